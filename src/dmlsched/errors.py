@@ -1,0 +1,70 @@
+"""One exception per failure kind.
+
+The CLI maps :class:`InvalidInput` to exit status 2 with ``str(error)`` as the
+single line on stderr, so every message names the field and the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["DmlschedError", "InvalidDecision", "InvalidInput", "SolverFailed"]
+
+
+class DmlschedError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class InvalidInput(DmlschedError, ValueError):
+    """Bad user input: config, trace row, job spec or CLI flag."""
+
+    def __init__(self, field: str, value: Any, allowed: str = "", where: str = "") -> None:
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        self.where = where
+        msg = f"{where + ': ' if where else ''}invalid {field}={value!r}"
+        if allowed:
+            msg += f" (expected {allowed})"
+        super().__init__(msg)
+
+
+class InvalidDecision(DmlschedError):
+    """A scheduler returned a decision the engine refuses.
+
+    Names the scheduler, job, slot, machine and resource so that the culprit is
+    found without a debugger.
+    """
+
+    def __init__(
+        self,
+        scheduler: str,
+        job: int | None,
+        slot: int,
+        detail: str,
+        machine: int | None = None,
+        resource: str | None = None,
+    ) -> None:
+        self.scheduler = scheduler
+        self.job = job
+        self.slot = slot
+        self.machine = machine
+        self.resource = resource
+        self.detail = detail
+        parts = [f"scheduler={scheduler}", f"slot={slot}"]
+        if job is not None:
+            parts.append(f"job={job}")
+        if machine is not None:
+            parts.append(f"machine={machine}")
+        if resource is not None:
+            parts.append(f"resource={resource}")
+        super().__init__(f"invalid decision ({', '.join(parts)}): {detail}")
+
+
+class SolverFailed(DmlschedError):
+    """An LP/MILP/convex solve ended with a status we cannot use."""
+
+    def __init__(self, status: str, model: str) -> None:
+        self.status = status
+        self.model = model
+        super().__init__(f"solver failed on {model}: status {status}")

@@ -1,0 +1,115 @@
+"""The experiment catalogue: one declarative :class:`Experiment` per paper figure.
+
+An experiment sweeps one parameter over ``points``; each (scheduler, point,
+seed) *cell* is independent and yields metrics by name.  Definitions live in
+``dmlsched.experiments.defs.<paper>`` modules that call :func:`register`;
+importing :mod:`dmlsched.experiments.defs` loads them all.
+
+A cell, by default (:func:`default_cell`): ``build(point, seed, quick)`` makes
+the workload (must depend only on its arguments, so every scheduler sees the
+same instance), the scheduler is made from the registry with
+``scheduler_params``, and the setting's engine runs it with
+``make_rng(seed)``'s second child stream.  Experiments whose metrics need more
+than one run (ratios to an optimum, gains over a baseline) pass their own
+``cell`` function; it must be a module-level function (picklable) and
+deterministic in (scheduler, point, seed, quick).
+
+Claims are checked on the per-point means over seeds (:mod:`.claims`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dmlsched.errors import InvalidInput
+from dmlsched.experiments.claims import Claim
+from dmlsched.rng import make_rng, spawn
+
+__all__ = ["Experiment", "all_experiments", "default_cell", "get", "register"]
+
+Point = float | int | str
+Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A figure or table to reproduce.
+
+    * ``param`` / ``points`` / ``quick_points`` — the sweep (x-axis);
+    * ``schedulers`` — registry names (the setting's);
+    * ``metrics`` — what the report tabulates and plots (first = main);
+    * ``build(point, seed, quick)`` — the workload for a cell;
+    * ``claims`` — the paper's statements this run checks;
+    * ``scheduler_params`` — constructor arguments per scheduler name;
+    * ``cell`` — optional replacement of :func:`default_cell`;
+    * ``plot`` — "line" (metric vs param per scheduler) or "bar".
+    """
+
+    id: str
+    setting: str
+    title: str
+    param: str
+    points: tuple[Point, ...]
+    quick_points: tuple[Point, ...]
+    schedulers: tuple[str, ...]
+    metrics: tuple[str, ...]
+    build: Callable[[Point, int, bool], Any]
+    claims: tuple[Claim, ...] = ()
+    scheduler_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    cell: Cell | None = None
+    default_seeds: int = 5
+    plot: str = "line"
+    reproduces: str = ""
+
+    def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
+        fn = self.cell or default_cell
+        return fn(self, scheduler, point, seed, quick)
+
+    def sweep(self, quick: bool) -> tuple[Point, ...]:
+        return self.quick_points if quick else self.points
+
+
+def default_cell(
+    exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
+) -> dict[str, float]:
+    """Build the workload, run one registered scheduler, return its metrics."""
+    from dmlsched.schedulers.protocols import make_scheduler
+    from dmlsched.sim.engine import simulate
+
+    workload = exp.build(point, seed, quick)
+    sched = make_scheduler(exp.setting, scheduler, **dict(exp.scheduler_params.get(scheduler, {})))
+    _, sched_rng = spawn(make_rng(seed), 2)
+    return simulate(exp.setting, workload, sched, sched_rng).metrics
+
+
+_CATALOGUE: dict[str, Experiment] = {}
+
+
+def register(exp: Experiment) -> Experiment:
+    if exp.id in _CATALOGUE:
+        raise ValueError(f"experiment {exp.id} registered twice")
+    _CATALOGUE[exp.id] = exp
+    return exp
+
+
+def _load() -> None:
+    import dmlsched.experiments.defs  # noqa: F401
+
+
+def all_experiments() -> list[Experiment]:
+    _load()
+    return list(_CATALOGUE.values())
+
+
+def get(exp_id: str) -> Experiment:
+    _load()
+    if exp_id not in _CATALOGUE:
+        raise InvalidInput("experiment", exp_id, "one of `dmlsched reproduce --list`")
+    return _CATALOGUE[exp_id]
+
+
+def seeds_for(n: int) -> Sequence[int]:
+    """Seeds 0..n-1 (the seed is also the cell's only randomness)."""
+    return range(n)

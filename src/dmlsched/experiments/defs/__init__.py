@@ -1,0 +1,7 @@
+"""Experiment definitions, one module per paper; importing registers them all."""
+
+from importlib import import_module
+from pkgutil import iter_modules
+
+for _m in iter_modules(__path__):
+    import_module(f"{__name__}.{_m.name}")

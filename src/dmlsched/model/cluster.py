@@ -1,0 +1,178 @@
+"""The ``cluster`` setting: jobs of PD-ORS Table I and a cluster of H × R.
+
+Units (one set, used everywhere in this setting):
+
+* one slot = one hour (:data:`SLOT_SECONDS`);
+* τ (``tau``) in slots per sample (sync) or per mini-batch (async) — PD-ORS
+  Sec. V draws τ ∈ [1e-5, 1e-4] slots;
+* g (``grad_mb``) in MB; bandwidths b^(i), b^(e), B in Gbps (1 MB = 8e-3 Gb);
+* resources in the units of :data:`RESOURCES`: GPUs, vCPUs, GB memory,
+  GB storage.
+
+Two job models share one spec (``mode``):
+
+* ``sync`` — journal PD-ORS, BSP with a fixed global batch F: work is E·K
+  samples, at most F workers (Eq. (4)), workers:PSs = γ (Eq. (2)).
+* ``async`` — thesis Async-SGD: K chunks of M mini-batches, work E·K·M
+  mini-batches, at most K workers (3.2), PS bandwidth (3.4), PSs ≤ workers
+  (3.5); ``gamma`` is then the scheduler's preferred ratio only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.utility import Sigmoid, Utility
+
+__all__ = ["RESOURCES", "SLOT_SECONDS", "Cluster", "ClusterJob", "ClusterWorkload"]
+
+SLOT_SECONDS = 3600.0
+RESOURCES: tuple[str, ...] = ("gpu", "cpu", "mem", "storage")
+
+
+def _positive(name: str, value: float, *, strict: bool = True, job: int | None = None) -> None:
+    ok = (value > 0 if strict else value >= 0) and math.isfinite(value)
+    if not ok:
+        where = f"job {job}" if job is not None else ""
+        raise InvalidInput(name, value, "> 0" if strict else ">= 0", where)
+
+
+@dataclass(frozen=True)
+class ClusterJob:
+    """One training job (PD-ORS Table I; thesis Table 3.1 for ``async``)."""
+
+    id: int
+    arrival: int
+    epochs: int  # E
+    samples: int  # K: samples (sync) or data chunks (async)
+    batch: int  # F: global batch size (sync)
+    grad_mb: float  # g
+    tau: float  # τ, slots per sample (sync) / per mini-batch (async)
+    gamma: float  # γ = workers / PSs, Eq. (2)
+    worker_demand: tuple[float, ...]  # α^r
+    ps_demand: tuple[float, ...]  # β^r
+    b_int: float  # b^(i), Gbps
+    b_ext: float  # b^(e), Gbps
+    utility: Utility = field(default_factory=lambda: Sigmoid(1.0, 0.0, 0.0))
+    mode: Literal["sync", "async"] = "sync"
+    minibatches: int = 1  # M, mini-batches per chunk (async)
+    ps_bandwidth: float = math.inf  # B, Gbps per PS (async, (3.4))
+
+    def __post_init__(self) -> None:
+        j = self.id
+        if self.mode not in ("sync", "async"):
+            raise InvalidInput("mode", self.mode, "sync | async", f"job {j}")
+        if int(self.arrival) != self.arrival or self.arrival < 0:
+            raise InvalidInput("arrival", self.arrival, "integer slot >= 0", f"job {j}")
+        for name in ("epochs", "samples", "batch", "minibatches"):
+            v = getattr(self, name)
+            if int(v) != v or v < 1:
+                raise InvalidInput(name, v, "integer >= 1", f"job {j}")
+        for name in ("grad_mb", "b_int", "b_ext"):
+            _positive(name, getattr(self, name), strict=name != "grad_mb", job=j)
+        _positive("tau", self.tau, job=j)
+        _positive("gamma", self.gamma, job=j)
+        if not (self.ps_bandwidth > 0):
+            raise InvalidInput("ps_bandwidth", self.ps_bandwidth, "> 0", f"job {j}")
+        if len(self.worker_demand) != len(self.ps_demand):
+            raise InvalidInput(
+                "ps_demand", self.ps_demand, f"{len(self.worker_demand)} resources", f"job {j}"
+            )
+        for name in ("worker_demand", "ps_demand"):
+            for r, v in enumerate(getattr(self, name)):
+                _positive(f"{name}[{r}]", v, strict=False, job=j)
+        if sum(self.worker_demand) <= 0:
+            raise InvalidInput("worker_demand", self.worker_demand, "some resource > 0", f"job {j}")
+
+    @property
+    def total_work(self) -> float:
+        """Samples (sync, E·K) or mini-batches (async, E·K·M) to train, Eq. (3)/(3.1)."""
+        if self.mode == "sync":
+            return float(self.epochs) * float(self.samples)
+        return float(self.epochs) * float(self.samples) * float(self.minibatches)
+
+    @property
+    def max_workers(self) -> int:
+        """Eq. (4): ≤ F workers (sync); (3.2): ≤ K workers (async)."""
+        return self.batch if self.mode == "sync" else self.samples
+
+    def min_ps(self, workers: int) -> int:
+        """Fewest PSs the engine accepts for ``workers`` workers (Eq. (2) as ⌈W/γ⌉)."""
+        if workers <= 0:
+            return 0
+        return max(1, math.ceil(workers / self.gamma - 1e-9))
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """H machines × R resources; ``capacity[h, r]`` = C_h^r (read-only array)."""
+
+    capacity: np.ndarray
+    resources: tuple[str, ...] = RESOURCES
+
+    def __post_init__(self) -> None:
+        cap = np.array(self.capacity, dtype=float)
+        if cap.ndim != 2 or cap.shape[0] < 1:
+            raise InvalidInput("capacity", cap.shape, "a 2-D array H x R with H >= 1")
+        if cap.shape[1] != len(self.resources):
+            raise InvalidInput("capacity", cap.shape, f"{len(self.resources)} resource columns")
+        if not np.all(np.isfinite(cap)) or np.any(cap < 0):
+            raise InvalidInput("capacity", float(cap.min()), "finite and >= 0")
+        cap.setflags(write=False)
+        object.__setattr__(self, "capacity", cap)
+
+    @property
+    def machines(self) -> int:
+        return int(self.capacity.shape[0])
+
+    @classmethod
+    def uniform(cls, machines: int, per_machine: tuple[float, ...]) -> Cluster:
+        if machines < 1:
+            raise InvalidInput("machines", machines, ">= 1")
+        return cls(np.tile(np.asarray(per_machine, dtype=float), (machines, 1)))
+
+
+@dataclass(frozen=True)
+class ClusterWorkload:
+    """A ``cluster``-setting instance: jobs (sorted by arrival), cluster, horizon T."""
+
+    jobs: tuple[ClusterJob, ...]
+    cluster: Cluster
+    horizon: int
+    source: str = "synthetic"
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.horizon < 1:
+            raise InvalidInput("slots", self.horizon, ">= 1")
+        ids = [j.id for j in self.jobs]
+        if len(set(ids)) != len(ids):
+            raise InvalidInput("job.id", ids, "unique ids")
+        cap_max = self.cluster.capacity.max(axis=0)
+        for job in self.jobs:
+            if len(job.worker_demand) != len(self.cluster.resources):
+                raise InvalidInput(
+                    "worker_demand", job.worker_demand, f"{len(self.cluster.resources)} values",
+                    f"job {job.id}",
+                )
+            if job.arrival >= self.horizon:
+                raise InvalidInput("arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}")
+            fits_w = np.all(self.cluster.capacity >= np.asarray(job.worker_demand), axis=1)
+            fits_p = np.all(self.cluster.capacity >= np.asarray(job.ps_demand), axis=1)
+            if not fits_w.any():
+                r = int(np.argmax(np.asarray(job.worker_demand) - cap_max))
+                raise InvalidInput(
+                    f"worker_demand[{self.cluster.resources[r]}]", job.worker_demand[r],
+                    f"<= largest machine capacity {cap_max[r]:g}", f"job {job.id}",
+                )
+            if not fits_p.any():
+                r = int(np.argmax(np.asarray(job.ps_demand) - cap_max))
+                raise InvalidInput(
+                    f"ps_demand[{self.cluster.resources[r]}]", job.ps_demand[r],
+                    f"<= largest machine capacity {cap_max[r]:g}", f"job {job.id}",
+                )

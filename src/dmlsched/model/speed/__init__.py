@@ -1,0 +1,1 @@
+"""Speed models, one module per paper; pure functions, no state."""

@@ -1,0 +1,102 @@
+"""Round-robin placement and bundle sizing shared by FIFO, DRF, Dorm, ….
+
+Round-robin (PD-ORS Sec. V: "workers and parameter servers are placed in a
+round-robin fashion on available machines"): tasks go one by one to the next
+machine, in cyclic order from a persistent pointer, that still has room for
+the task; PSs and workers are interleaved so a job's PSs spread like its
+workers.  Placement is all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from dmlsched.model.cluster import ClusterJob
+from dmlsched.model.decisions import Placement
+from dmlsched.model.speed.pdors import ps_bandwidth_load
+
+__all__ = ["bundle", "demand_of", "place_round_robin", "task_order"]
+
+_EPS = 1e-9
+
+
+def bundle(job: ClusterJob, workers: int) -> tuple[int, int]:
+    """Largest (W, S) with W ≤ ``workers`` that the engine accepts for any placement.
+
+    Sync: S = ⌈W/γ⌉ (Eq. (2)), W ≤ F.  Async: S = ⌈W/γ⌉ ≤ W (3.5), W ≤ K and
+    W · b^(e) ≤ B, the PS-bandwidth bound (3.4) when every worker–PS link is
+    external and each PS has its own machine; :func:`place_round_robin`
+    then checks (3.4) exactly for the placement it finds.
+    """
+    w = min(int(workers), job.max_workers)
+    while w > 0:
+        s = job.min_ps(w)
+        if job.mode == "sync":
+            return w, s
+        if w * job.b_ext <= job.ps_bandwidth * (1 + 1e-12):
+            return w, min(s, w)
+        w -= 1
+    return 0, 0
+
+
+def task_order(workers: int, ps: int) -> list[bool]:
+    """Interleave S PSs among W workers (True = PS), PS first in each group."""
+    order: list[bool] = []
+    placed_ps = 0
+    for k in range(workers):
+        while placed_ps < ps and placed_ps * workers <= k * ps:
+            order.append(True)
+            placed_ps += 1
+        order.append(False)
+    order.extend([True] * (ps - placed_ps))
+    return order
+
+
+def place_round_robin(
+    free: np.ndarray, job: ClusterJob, workers: int, ps: int, start: int
+) -> tuple[Placement, int] | None:
+    """Place ``workers`` + ``ps`` tasks round-robin on ``free`` (H × R, not modified).
+
+    Returns the placement and the pointer after the last used machine, or
+    ``None`` when some task fits nowhere or, for an async job, the placement
+    breaks the PS-bandwidth constraint (3.4) (nothing is placed then).
+    """
+    H = free.shape[0]
+    left = free.copy()
+    wd = np.asarray(job.worker_demand)
+    pd = np.asarray(job.ps_demand)
+    w_cnt: Counter[int] = Counter()
+    s_cnt: Counter[int] = Counter()
+    h = start % H
+    for is_ps in task_order(workers, ps):
+        d = pd if is_ps else wd
+        fits = np.flatnonzero(np.all(left >= d - _EPS, axis=1))
+        if fits.size == 0:
+            return None
+        pos = int(np.searchsorted(fits, h))
+        m = int(fits[pos % fits.size])
+        left[m] -= d
+        (s_cnt if is_ps else w_cnt)[m] += 1
+        h = (m + 1) % H
+    p = Placement.from_counts(w_cnt, s_cnt)
+    if job.mode == "async":
+        load, cap = ps_bandwidth_load(job, p.machines, p.workers, p.ps)
+        if load > cap * (1 + 1e-9):
+            return None
+    return p, h
+
+
+def demand_of(job: ClusterJob, p: Placement, n_machines: int) -> np.ndarray:
+    """H × R resource use of placement ``p``."""
+    use = np.zeros((n_machines, len(job.worker_demand)))
+    if p.machines:
+        idx = np.asarray(p.machines, dtype=np.intp)
+        use[idx] += np.outer(p.workers, job.worker_demand) + np.outer(p.ps, job.ps_demand)
+    return use
+
+
+def ceil_div(a: float, b: float) -> int:
+    return math.ceil(a / b - 1e-12)

@@ -1,0 +1,105 @@
+"""One protocol per setting, and the registry every scheduler joins.
+
+Contract for every scheduler (whatever the setting):
+
+* The constructor only stores parameters (scikit-learn style); ``reset`` is
+  called once per run with the static instance data and the run's generator;
+  learned state lives in attributes ending in ``_``.
+* The engine hands a *read-only view* per decision; a scheduler must not
+  mutate it and must not keep references to engine state.
+* The returned decision is validated by the engine; an invalid one raises
+  :class:`~dmlsched.errors.InvalidDecision`, it is never clipped.
+* All randomness comes from the generator given to ``reset``.
+
+``cluster`` (:class:`ClusterScheduler`): ``decide(view)`` once per slot.
+Schedulers that plan ahead (PD-ORS commits a whole schedule at admission)
+keep their plan and return the current slot's part; they must drop jobs the
+view reports as finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from dmlsched.model.cluster import Cluster
+    from dmlsched.model.decisions import ClusterDecision
+    from dmlsched.sim.views import ClusterView
+
+__all__ = [
+    "SETTINGS",
+    "ClusterScheduler",
+    "Scheduler",
+    "make_scheduler",
+    "register",
+    "registry",
+    "scheduler_names",
+]
+
+SETTINGS: tuple[str, ...] = ("cluster", "interval", "edge-cloud", "geo")
+
+
+@runtime_checkable
+class Scheduler(Protocol):
+    name: ClassVar[str]
+    setting: ClassVar[str]
+
+
+@runtime_checkable
+class ClusterScheduler(Scheduler, Protocol):
+    def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: ClusterView) -> ClusterDecision: ...
+
+
+_REGISTRY: dict[tuple[str, str], type] = {}
+T = TypeVar("T", bound=type)
+
+
+def register(cls: T) -> T:
+    """Class decorator: declare ``name`` and ``setting`` once, as ClassVars."""
+    name = cls.__dict__.get("name")
+    setting = getattr(cls, "setting", None)
+    if not isinstance(name, str) or setting not in SETTINGS:
+        raise TypeError(f"{cls.__name__} needs ClassVars name and setting in {SETTINGS}")
+    key = (setting, name)
+    if key in _REGISTRY and _REGISTRY[key] is not cls:
+        raise TypeError(f"scheduler {name!r} already registered for {setting}")
+    _REGISTRY[key] = cls
+    return cls
+
+
+def _load_all() -> None:
+    # Importing the setting packages runs their @register decorators.
+    import dmlsched.schedulers.cluster  # noqa: F401
+    import dmlsched.schedulers.edge_cloud  # noqa: F401
+    import dmlsched.schedulers.geo  # noqa: F401
+    import dmlsched.schedulers.interval  # noqa: F401
+
+
+def registry() -> dict[tuple[str, str], type]:
+    _load_all()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def scheduler_names(setting: str | None = None) -> list[str]:
+    return [n for (s, n) in registry() if setting is None or s == setting]
+
+
+def make_scheduler(setting: str, name: str, **params: Any) -> Any:
+    """Instantiate a registered scheduler; unknown names are an InvalidInput."""
+    if setting not in SETTINGS:
+        raise InvalidInput("setting", setting, " | ".join(SETTINGS))
+    reg = registry()
+    if (setting, name) not in reg:
+        raise InvalidInput("scheduler", name, " | ".join(scheduler_names(setting)) or "none yet")
+    cls: Callable[..., Any] = reg[(setting, name)]
+    try:
+        return cls(**params)
+    except TypeError as e:
+        raise InvalidInput(f"{name} parameters", params, str(e)) from e

@@ -1,0 +1,152 @@
+"""Seeded synthetic ``cluster`` workloads with the papers' parameter ranges.
+
+Sync jobs (PD-ORS Sec. V), each drawn uniformly: E ∈ [50, 200],
+K ∈ [20000, 500000], g ∈ [30, 575] MB, τ ∈ [1e-5, 1e-4] slots/sample,
+γ ∈ {1, …, 10}, F ∈ [1, 200]; worker 0–4 GPU, 1–10 vCPU, 2–32 GB mem,
+5–10 GB storage; PS 0 GPU, 1–10 vCPU, 2–32 GB, 5–10 GB; b^(e) ∈ [0.1, 4]
+Gbps and b^(i) = 40·b^(e) (thesis Sec. 4.1; DESIGN.md "units").
+
+Async jobs (thesis Sec. 4.1): E ∈ [50, 150], M ∈ [20, 40] mini-batches per
+chunk, K ∈ [5, 20] chunks, g ∈ [50, 100] MB, τ ∈ [0.01, 0.05] slots per
+mini-batch, b ∈ [0.1, 4] Gbps, B ∈ [4, 20] Gbps; worker 0–4 GPU, 1–10 vCPU,
+2–30 GB mem, 4–8 GB storage.
+
+Integer-valued quantities (E, K, F, M, γ, resource units) are drawn as
+integers.  Decision (the paper says "roughly 18 times of the resource
+demands of a worker/PS"): every machine gets ``capacity_factor`` (18) × the
+*upper bound* of each resource's demand range: 72 GPU, 180 vCPU, 576 GB
+memory, 180 GB storage (sync ranges).
+
+Arrivals (Sec. V): "normalized job arrival rates 1/3 and 2/3 in odd and even
+time-slots" — each job's arrival slot is drawn independently with slot
+weights 1/3 (odd slots, counting from 1) and 2/3 (even slots).
+
+Utility: sigmoid θ1 ∈ [1, 100], θ3 ∈ [1, 15]; θ2 = 0 (time-insensitive),
+∈ [0.01, 1] (time-sensitive) or ∈ [4, 6] (time-critical) with the class mix
+as a parameter (default 10/55/35; Figs. 15/17 use 30/69/1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
+from dmlsched.model.utility import Sigmoid
+
+__all__ = ["DEFAULT_MIX", "alternating_arrivals", "sigmoid_utility", "synthetic_cluster"]
+
+DEFAULT_MIX: tuple[float, float, float] = (0.10, 0.55, 0.35)
+_WORKER_MAX_SYNC = (4.0, 10.0, 32.0, 10.0)
+_WORKER_MAX_ASYNC = (4.0, 10.0, 30.0, 8.0)
+
+
+def alternating_arrivals(n_jobs: int, slots: int, rng: np.random.Generator) -> np.ndarray:
+    """Sec. V: arrival weights 1/3 in odd and 2/3 in even slots (1-based), sorted."""
+    weights = np.where(np.arange(1, slots + 1) % 2 == 1, 1 / 3, 2 / 3)
+    return np.sort(rng.choice(slots, size=n_jobs, p=weights / weights.sum()))
+
+
+def sigmoid_utility(
+    rng: np.random.Generator, mix: Sequence[float] = DEFAULT_MIX
+) -> Sigmoid:
+    """Sec. V's sigmoid: class by ``mix`` (insensitive, sensitive, critical)."""
+    cls = int(rng.choice(3, p=np.asarray(mix) / np.sum(mix)))
+    theta1 = float(rng.uniform(1, 100))
+    theta3 = float(rng.uniform(1, 15))
+    theta2 = 0.0 if cls == 0 else float(rng.uniform(0.01, 1) if cls == 1 else rng.uniform(4, 6))
+    return Sigmoid(theta1, theta2, theta3)
+
+
+def _check_mix(mix: Sequence[float]) -> None:
+    if len(mix) != 3 or any(m < 0 for m in mix) or sum(mix) <= 0:
+        raise InvalidInput("mix", tuple(mix), "three non-negative shares, not all 0")
+
+
+def synthetic_cluster(
+    jobs: int,
+    machines: int,
+    slots: int,
+    rng: np.random.Generator,
+    *,
+    mix: Sequence[float] = DEFAULT_MIX,
+    mode: str = "sync",
+    capacity_factor: float = 18.0,
+    arrivals: np.ndarray | None = None,
+) -> ClusterWorkload:
+    """``jobs`` jobs on ``machines`` identical machines over ``slots`` slots.
+
+    ``arrivals`` (sorted slot per job) replaces the alternating pattern, e.g.
+    with arrivals scaled from a real trace.
+    """
+    if jobs < 1:
+        raise InvalidInput("jobs", jobs, ">= 1")
+    if machines < 1:
+        raise InvalidInput("machines", machines, ">= 1")
+    if slots < 1:
+        raise InvalidInput("slots", slots, ">= 1")
+    if mode not in ("sync", "async"):
+        raise InvalidInput("mode", mode, "sync | async")
+    _check_mix(mix)
+    if arrivals is None:
+        arrivals = alternating_arrivals(jobs, slots, rng)
+    elif len(arrivals) != jobs:
+        raise InvalidInput("arrivals", len(arrivals), f"{jobs} values")
+    out = []
+    for i in range(jobs):
+        b_ext = float(rng.uniform(0.1, 4.0))
+        wmax = _WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC
+        worker = (
+            float(rng.integers(0, 5)),
+            float(rng.integers(1, 11)),
+            float(rng.integers(2, int(wmax[2]) + 1)),
+            float(rng.integers(5 if mode == "sync" else 4, int(wmax[3]) + 1)),
+        )
+        ps = (
+            0.0,
+            float(rng.integers(1, 11)),
+            float(rng.integers(2, int(wmax[2]) + 1)),
+            float(rng.integers(5 if mode == "sync" else 4, int(wmax[3]) + 1)),
+        )
+        if mode == "sync":
+            spec = dict(
+                epochs=int(rng.integers(50, 201)),
+                samples=int(rng.integers(20000, 500001)),
+                batch=int(rng.integers(1, 201)),
+                grad_mb=float(rng.uniform(30, 575)),
+                tau=float(rng.uniform(1e-5, 1e-4)),
+                gamma=float(rng.integers(1, 11)),
+            )
+        else:
+            spec = dict(
+                epochs=int(rng.integers(50, 151)),
+                samples=int(rng.integers(5, 21)),
+                minibatches=int(rng.integers(20, 41)),
+                batch=1,
+                grad_mb=float(rng.uniform(50, 100)),
+                tau=float(rng.uniform(0.01, 0.05)),
+                gamma=float(rng.integers(1, 11)),
+                ps_bandwidth=float(rng.uniform(4, 20)),
+            )
+        out.append(
+            ClusterJob(
+                id=i,
+                arrival=int(arrivals[i]),
+                worker_demand=worker,
+                ps_demand=ps,
+                b_ext=b_ext,
+                b_int=40.0 * b_ext,
+                utility=sigmoid_utility(rng, mix),
+                mode=mode,  # type: ignore[arg-type]
+                **spec,  # type: ignore[arg-type]
+            )
+        )
+    per_machine = tuple(capacity_factor * x for x in (_WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC))
+    return ClusterWorkload(
+        jobs=tuple(out),
+        cluster=Cluster.uniform(machines, per_machine),
+        horizon=slots,
+        source=f"synthetic-{mode}",
+    )
