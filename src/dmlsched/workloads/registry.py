@@ -1,0 +1,68 @@
+"""Named workloads per setting, so the CLI and experiments never branch on names.
+
+A builder takes :class:`WorkloadParams` and the run's workload generator and
+returns the setting's workload object (what its engine's ``simulate``
+accepts).  Register with ``@register_workload(setting, name)``; every setting
+registers at least ``"synthetic"`` (the contract test builds a tiny one with
+``jobs=4, machines=3, slots=6``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+
+__all__ = ["WorkloadParams", "build_workload", "register_workload", "workload_names"]
+
+
+@dataclass(frozen=True)
+class WorkloadParams:
+    """Size knobs shared by all settings; ``None`` = the setting's default.
+
+    ``machines`` means machines (cluster), servers (edge-cloud), data
+    centers (geo) or capacity units (interval).  ``extra`` carries
+    setting-specific options (e.g. ``mix``, ``mode``, ``skip_bad_rows``).
+    """
+
+    jobs: int | None = None
+    machines: int | None = None
+    slots: int | None = None
+    trace: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Builder = Callable[[WorkloadParams, np.random.Generator], Any]
+_BUILDERS: dict[tuple[str, str], Builder] = {}
+
+
+def register_workload(setting: str, name: str) -> Callable[[Builder], Builder]:
+    def deco(fn: Builder) -> Builder:
+        _BUILDERS[(setting, name)] = fn
+        return fn
+
+    return deco
+
+
+def _load() -> None:
+    import dmlsched.workloads.builtin  # noqa: F401
+
+
+def workload_names(setting: str) -> list[str]:
+    _load()
+    return sorted(n for (s, n) in _BUILDERS if s == setting)
+
+
+def build_workload(
+    setting: str, name: str, params: WorkloadParams, rng: np.random.Generator
+) -> Any:
+    """The named workload; a path-like ``name`` is a job-spec file (see ``files``)."""
+    _load()
+    if (setting, name) not in _BUILDERS:
+        raise InvalidInput("workload", name, " | ".join(workload_names(setting)) + " | PATH")
+    return _BUILDERS[(setting, name)](params, rng)
