@@ -1,0 +1,267 @@
+"""The online primal-dual loop shared by PD-ORS and OASiS (journal Alg. 1–3).
+
+Alg. 1: on each arrival, price every (slot, machine, resource) by Eq. (12)
+from the resources already reserved (ρ), find the schedule maximizing
+``λ = u(t̃ − a) − cost`` (Alg. 2), admit iff λ > 0 and reserve its resources
+for every slot of the schedule.  The scheduler then returns, each slot, the
+current slot's part of every committed schedule, and releases the rest of a
+job's reservation when the engine reports it finished (it can finish early:
+the engine's Eq. (1) with ⌈W/γ⌉ PSs is never slower than the γ-form used for
+planning).
+
+Alg. 2–3 with workload quanta (DESIGN.md "Where the papers leave gaps"): the
+job's work V is cut into Q quanta of V/Q; a subclass's *slot oracle* gives
+θ(t, k), the cost of training k quanta in slot t, for every k at once.  One
+forward DP over slots ``Φ_t(k) = min_j θ(t, j) + Φ_{t−1}(k − j)`` gives
+``Θ(t̃, V) = Φ_t̃(Q)`` for every completion slot t̃; Alg. 2 then takes the
+t̃ with the largest ``u(t̃ − a) − Θ(t̃, V)``.  Q is ``quanta``, raised when a
+quantum would exceed half of what ``max_workers`` external workers train in
+one slot divided by ``quanta_per_slot`` (8; at most 8T quanta), so a slot's
+work is never rounded down by more than ~1/8 of the job's peak per-slot work.
+
+Randomized slot costs (PD-ORS's rounding) are *estimated* in the DP
+(``G_δ ×`` LP value, the rounding's expected cost) and realized lazily: the
+DP's chosen (t, k) cells are rounded, their true costs written back, and the
+DP re-run until the chosen path is made of realized cells (at most
+``max_repairs`` rounds; a path with an unrealizable cell is never committed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.cluster import Cluster, ClusterJob
+from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.schedulers._shared.pricing import OnlineBounds, PriceBounds, prices
+from dmlsched.sim.views import ClusterView
+
+__all__ = ["JobPlan", "PrimalDualScheduler", "SlotOracle", "forward_dp", "quanta_for"]
+
+_TOL = 1e-9
+
+
+class SlotOracle(Protocol):
+    """Per-job θ(t, ·) of Alg. 4 (or OASiS's per-slot subroutine)."""
+
+    def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
+        """(Q+1,) estimated cost of k quanta in slot t (inf = infeasible); [0] = 0."""
+        ...
+
+    def realize(self, t: int, k: int) -> tuple[float, Placement, int] | None:
+        """(cost, placement, rounding attempts) for k quanta in slot t, or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """A committed schedule: slot → placement, its cost and payoff λ."""
+
+    job: int
+    slots: dict[int, Placement]
+    cost: float
+    payoff: float
+    completion: int
+
+
+def quanta_for(job: ClusterJob, quanta: int, horizon: int, per_slot: int = 8) -> int:
+    """Number of quanta Q for ``job`` (see module docstring)."""
+    rate = job.max_workers * worker_rate(job, internal=False)
+    need = math.ceil(per_slot * job.total_work / rate - _TOL)
+    return int(max(quanta, min(per_slot * horizon, need)))
+
+
+def forward_dp(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Φ (n_slots × Q+1) and argmin choices for ``theta`` (n_slots × Q+1), Eq. (21).
+
+    ``Φ[s, k]`` = cheapest way to train k quanta in the first s+1 slots;
+    ``choice[s, k]`` = quanta trained in slot s on that way.
+    """
+    n, q1 = theta.shape
+    finite = np.isfinite(theta)
+    band = int(np.max(np.where(finite, np.arange(q1)[None, :], 0))) + 1  # largest j used
+    k_idx = np.arange(q1)
+    j_idx = np.arange(band)
+    diff = k_idx[:, None] - j_idx[None, :]  # k − j
+    valid = diff >= 0
+    diff_c = np.where(valid, diff, 0)
+    phi = np.empty((n, q1))
+    choice = np.zeros((n, q1), dtype=np.int64)
+    prev = np.full(q1, np.inf)
+    prev[0] = 0.0
+    for s in range(n):
+        m = theta[s, :band][None, :] + prev[diff_c]
+        m[~valid] = np.inf
+        j = np.argmin(m, axis=1)
+        phi[s] = m[k_idx, j]
+        choice[s] = j
+        prev = phi[s]
+    return phi, choice
+
+
+def _backtrack(choice: np.ndarray, last: int, q: int) -> list[tuple[int, int]]:
+    """(slot index, quanta) pairs with quanta > 0 of the DP path ending at ``last``."""
+    path = []
+    k = q
+    for s in range(last, -1, -1):
+        j = int(choice[s, k])
+        if j > 0:
+            path.append((s, j))
+        k -= j
+    return path[::-1]
+
+
+class PrimalDualScheduler:
+    """Alg. 1 around a per-job :class:`SlotOracle`; subclasses give ``_oracle``.
+
+    Parameters: ``quanta`` (minimum Q), ``price_estimate`` ("online": U^r and
+    L from the jobs seen so far; "oracle": from ``history``, e.g. the whole
+    workload), ``history`` (jobs for the oracle estimate), ``max_repairs``.
+    """
+
+    name: ClassVar[str]
+    setting: ClassVar[str] = "cluster"
+
+    def __init__(
+        self,
+        quanta: int = 32,
+        price_estimate: str = "online",
+        history: tuple[ClusterJob, ...] | None = None,
+        max_repairs: int = 20,
+        quanta_per_slot: int = 8,
+    ) -> None:
+        self.quanta = quanta
+        self.quanta_per_slot = quanta_per_slot
+        self.price_estimate = price_estimate
+        self.history = history
+        self.max_repairs = max_repairs
+
+    # -- per-run state ---------------------------------------------------
+    def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
+        if int(self.quanta) != self.quanta or self.quanta < 1:
+            raise InvalidInput("quanta", self.quanta, "integer >= 1")
+        if self.price_estimate not in ("online", "oracle"):
+            raise InvalidInput("price_estimate", self.price_estimate, "online | oracle")
+        if self.price_estimate == "oracle" and not self.history:
+            raise InvalidInput("history", self.history, "the jobs to estimate U and L from")
+        self.cluster_ = cluster
+        self.horizon_ = horizon
+        self.rng_ = rng
+        cap = np.asarray(cluster.capacity, dtype=float)
+        self.capacity_ = cap
+        self.rho_ = np.zeros((horizon, cap.shape[0], cap.shape[1]))
+        self.plans_: dict[int, JobPlan] = {}
+        self.estimator_ = OnlineBounds(cap.shape[1], horizon, float(cap.sum()))
+        if self.price_estimate == "oracle":
+            for job in self.history or ():
+                self.estimator_.observe(job)
+        self.attempts_: list[int] = []  # rounding attempts of every realized rounding
+        self.payoffs_: dict[int, float] = {}
+        self.known_: dict[int, ClusterJob] = {}
+        self._setup()
+
+    def _setup(self) -> None:
+        """Subclass hook after ``reset``."""
+
+    def _oracle(self, job: ClusterJob, q: int, bounds: PriceBounds) -> SlotOracle:
+        raise NotImplementedError
+
+    # -- Alg. 1 ------------------------------------------------------------
+    def decide(self, view: ClusterView) -> ClusterDecision:
+        t = view.slot
+        for j in [j for j in self.plans_ if j in view.finished]:
+            self._release(self.plans_.pop(j), t)
+        admit: list[int] = []
+        reject: list[int] = []
+        for j in view.pending:
+            job = view.jobs[j]
+            if self.price_estimate == "online":
+                self.estimator_.observe(job)
+            plan = self.plan(job, t)
+            if plan is None:
+                reject.append(j)
+                continue
+            self._reserve(job, plan)
+            self.plans_[j] = plan
+            admit.append(j)
+        alloc = {j: p.slots[t] for j, p in self.plans_.items() if t in p.slots}
+        return ClusterDecision(allocations=alloc, admit=tuple(admit), reject=tuple(reject))
+
+    def _reserve(self, job: ClusterJob, plan: JobPlan, sign: float = 1.0, since: int = 0) -> None:
+        a = np.asarray(job.worker_demand, dtype=float)
+        b = np.asarray(job.ps_demand, dtype=float)
+        for t, p in plan.slots.items():
+            if t < since or not p.machines:
+                continue
+            idx = np.asarray(p.machines, dtype=np.intp)
+            use = np.outer(p.workers, a) + np.outer(p.ps, b)
+            self.rho_[t, idx] += sign * use
+        if sign < 0:
+            np.maximum(self.rho_, 0.0, out=self.rho_)
+
+    def _release(self, plan: JobPlan, since: int) -> None:
+        self._reserve(self.known_[plan.job], plan, sign=-1.0, since=since)
+
+    # -- Alg. 2 + 3 ------------------------------------------------------
+    def plan(self, job: ClusterJob, now: int) -> JobPlan | None:
+        """Best schedule for ``job`` from slot ``now`` on (None = reject, λ ≤ 0)."""
+        self.known_[job.id] = job
+        T = self.horizon_
+        slots = list(range(max(now, job.arrival), T))
+        if not slots:
+            return None
+        q = quanta_for(job, self.quanta, T, self.quanta_per_slot)
+        bounds = self.estimator_.bounds()
+        oracle = self._oracle(job, q, bounds)
+        free = self.capacity_[None, :, :] - self.rho_[slots[0] :]
+        price = prices(self.rho_[slots[0] :], np.broadcast_to(self.capacity_, free.shape), bounds)
+        theta = np.vstack([oracle.costs(t, price[s], free[s]) for s, t in enumerate(slots)])
+        utility = np.array([job.utility(t - job.arrival) for t in slots])
+        realized: dict[tuple[int, int], tuple[float, Placement, int] | None] = {}
+        for _ in range(self.max_repairs):
+            phi, choice = forward_dp(theta)
+            payoff = utility - phi[:, q]
+            last = int(np.argmax(payoff))
+            if not np.isfinite(phi[last, q]) or payoff[last] <= 0:
+                return None
+            path = _backtrack(choice, last, q)
+            changed = False
+            for s, k in path:
+                if (s, k) in realized:
+                    continue
+                res = oracle.realize(slots[s], k)
+                realized[(s, k)] = res
+                if res is not None and res[2] > 0:
+                    self.attempts_.append(res[2])
+                cost = res[0] if res is not None else math.inf
+                if cost > theta[s, k] * (1 + 1e-9) + 1e-300 or not math.isfinite(cost):
+                    changed = True
+                theta[s, k] = cost
+            if not changed:
+                break
+        else:
+            return None
+        chosen = [(slots[s], realized[(s, k)]) for s, k in path]
+        if any(r is None for _, r in chosen):
+            return None
+        cost = float(sum(r[0] for _, r in chosen))  # type: ignore[index]
+        completion = chosen[-1][0]
+        lam = job.utility(completion - job.arrival) - cost
+        if lam <= 0:
+            return None
+        self.payoffs_[job.id] = lam
+        return JobPlan(job.id, {t: r[1] for t, r in chosen}, cost, lam, completion)  # type: ignore[index]
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Diagnostics of the last run (rounding attempts, payoffs)."""
+        att = self.attempts_
+        return {
+            "rounding_attempts": float(np.mean(att)) if att else 0.0,
+            "roundings": float(len(att)),
+        }

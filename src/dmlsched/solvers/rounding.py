@@ -1,0 +1,123 @@
+"""Scaled randomized rounding for mixed cover/packing integer programs (PD-ORS Sec. IV-C).
+
+For ``min {c·x : A x ≥ a, B x ≤ b, x ∈ Z_+^n}`` with a fractional optimum x̄,
+Eq. (27)–(28): scale x' = G_δ x̄, then round each coordinate up with
+probability x'_j − ⌊x'_j⌋ and down otherwise.  Alg. 4 Step 11 repeats the
+rounding while the result is infeasible, at most S times; we read it as
+"stop at the first feasible rounding" and report how many attempts it took
+(the thesis's "times of rounding", Fig. 3.13).  All S candidates are drawn
+as one (S × n) array, so the attempts are vectorized.
+
+G_δ either fixed or from the paper:
+
+* Eq. (29) (Theorem 3, packing favoured, 0 < G_δ ≤ 1)::
+
+      G = 1 + 3 ln(3(RH+1)/δ)/(2 W2) − sqrt((3 ln(3(RH+1)/δ)/(2 W2))² + 3 ln(3(RH+1)/δ)/W2)
+
+* Eq. (30) (Theorem 4, cover favoured, G_δ > 1)::
+
+      G = 1 + ln(3/δ)/W1 + sqrt((ln(3/δ)/W1)² + 2 ln(3/δ)/W1)
+
+This module knows nothing of jobs: callers pass matrices and an optional
+extra feasibility predicate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+
+__all__ = ["RoundingResult", "g_delta_cover", "g_delta_packing", "scaled_round"]
+
+_TOL = 1e-9
+
+
+def g_delta_packing(w2: float, n_packing_rows: int, delta: float) -> float:
+    """Eq. (29): G_δ ∈ (0, 1] from W2 and the number of packing rows RH + 1."""
+    if not (0 < delta <= 1):
+        raise InvalidInput("delta", delta, "in (0, 1]")
+    if w2 <= 0:
+        raise InvalidInput("W2", w2, "> 0")
+    c = 3.0 * math.log(3.0 * n_packing_rows / delta)
+    return 1.0 + c / (2.0 * w2) - math.sqrt((c / (2.0 * w2)) ** 2 + c / w2)
+
+
+def g_delta_cover(w1: float, delta: float) -> float:
+    """Eq. (30): G_δ > 1 from W1 (the cover right-hand side)."""
+    if not (0 < delta <= 1):
+        raise InvalidInput("delta", delta, "in (0, 1]")
+    if w1 <= 0:
+        raise InvalidInput("W1", w1, "> 0")
+    c = math.log(3.0 / delta)
+    return 1.0 + c / w1 + math.sqrt((c / w1) ** 2 + 2.0 * c / w1)
+
+
+@dataclass(frozen=True)
+class RoundingResult:
+    """``x`` is the first feasible rounding (None if all ``attempts`` failed)."""
+
+    x: np.ndarray | None
+    cost: float
+    attempts: int
+
+    @property
+    def success(self) -> bool:
+        return self.x is not None
+
+
+def _times(mat: object, cand: np.ndarray) -> np.ndarray:
+    """(k × rows) products of a dense or scipy-sparse matrix with each candidate."""
+    return np.asarray(mat @ cand.T).T  # type: ignore[operator]
+
+
+def scaled_round(
+    x_bar: np.ndarray,
+    gain: float,
+    rng: np.random.Generator,
+    *,
+    cost: np.ndarray,
+    cover: tuple[np.ndarray, np.ndarray] | None = None,
+    packing: tuple[np.ndarray, np.ndarray] | None = None,
+    extra: Callable[[np.ndarray], np.ndarray] | None = None,
+    attempts: int = 100,
+    repair: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> RoundingResult:
+    """Round ``gain · x_bar`` by Eq. (27)–(28) until ``A x ≥ a``, ``B x ≤ b`` and ``extra``.
+
+    ``cover`` = (A, a), ``packing`` = (B, b) as dense or scipy-sparse matrices; ``extra`` maps a
+    (k × n) batch of candidates to a boolean vector of length k.
+    """
+    if attempts < 1:
+        raise InvalidInput("attempts", attempts, ">= 1")
+    if gain <= 0:
+        raise InvalidInput("G_delta", gain, "> 0")
+    xs = gain * np.maximum(np.asarray(x_bar, dtype=float), 0.0)
+    lo = np.floor(xs + _TOL)
+    frac = np.clip(xs - lo, 0.0, 1.0)
+    frac[frac < _TOL] = 0.0
+    draws = rng.random((attempts, xs.size))
+    cand = lo[None, :] + (draws < frac[None, :])
+    if repair is not None:
+        cand = repair(cand, np.asarray(cost, dtype=float))
+    ok = np.ones(attempts, dtype=bool)
+    if cover is not None:
+        a_mat, a_vec = cover
+        ok &= np.all(_times(a_mat, cand) >= np.asarray(a_vec) - _TOL, axis=1)
+    if packing is not None:
+        b_mat, b_vec = packing
+        b_vec = np.asarray(b_vec)
+        ok &= np.all(_times(b_mat, cand) <= b_vec + _TOL * np.maximum(1.0, np.abs(b_vec)), axis=1)
+    if extra is not None and ok.any():
+        idx = np.flatnonzero(ok)
+        ok[idx] = np.asarray(extra(cand[idx]), dtype=bool)
+    hit = np.flatnonzero(ok)
+    if hit.size == 0:
+        return RoundingResult(None, math.inf, attempts)
+    k = int(hit[0])
+    x = cand[k].astype(np.int64)
+    return RoundingResult(x, float(np.dot(cost, x)), k + 1)
