@@ -167,7 +167,7 @@ class PdorsOracle:
         self.sched = sched
         self.job = job
         self.q = q
-        H, R = sched.capacity_.shape
+        H = sched.capacity_.shape[0]
         self.H = H
         self.alpha = np.asarray(job.worker_demand, dtype=float)
         self.beta = np.asarray(job.ps_demand, dtype=float)
@@ -312,7 +312,7 @@ class PdorsOracle:
         return best
 
     def _round(self, key: bytes, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
-        job, H = self.job, self.H
+        H = self.H
         lp = self._lp_for(key, d)
         x_bar = d.lp[m][1]
         cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
