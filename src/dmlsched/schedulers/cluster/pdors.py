@@ -28,6 +28,15 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   async: the exact (3.4) load and (3.5)); a rounding with more than
   max_workers workers first drops its costliest surplus workers (the paper
   assumes (25) never binds; our engine enforces Eq. (4)).
+* **Packing margin** (``safe_packing``, default on; a gap decision): the LP's
+  packing bounds are Ĉ_h^r − (α^r + β^r) instead of Ĉ_h^r.  Rounding moves
+  each w_h and s_h up by at most one, so every rounding then meets (24) and
+  only the cover and PS rows are left to chance.  Without it, idle machines
+  all cost L, the LP saturates machines with fractional counts (e.g. 22.5
+  workers), and with G_δ = 1 a rounding is packing-feasible only if every
+  such machine rounds down (probability 2^-n): we measured jobs rejected or
+  finishing later after S = 100 failed attempts.  ``safe_packing=False``
+  gives the paper's plain LP.
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
@@ -144,9 +153,10 @@ class _ExternalLp:
         )
         self._pack_rows = np.arange(self.n_pack)
 
-    def set_slot(self, cost: np.ndarray, free: np.ndarray) -> None:
+    def set_slot(self, cost: np.ndarray, free: np.ndarray, margin: np.ndarray) -> None:
         self.model.set_costs(cost)
-        ub = np.maximum(free[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
+        room = free - margin[None, :]
+        ub = np.maximum(room[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
         self.model.set_row_bounds(self._pack_rows, np.full(self.n_pack, -INF), ub)
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
@@ -211,7 +221,8 @@ class PdorsOracle:
             self._lp = _ExternalLp(self.job, self.H)
         if self._lp_slot != key:
             cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-            self._lp.set_slot(cost, d.free)
+            margin = self.alpha + self.beta if self.sched.safe_packing else 0.0 * self.alpha
+            self._lp.set_slot(cost, d.free, margin)
             self._lp_slot = key
         return self._lp
 
@@ -395,8 +406,10 @@ class Pdors(PrimalDualScheduler):
         history: tuple[ClusterJob, ...] | None = None,
         max_repairs: int = 20,
         quanta_per_slot: int = 8,
+        safe_packing: bool = True,
     ) -> None:
         super().__init__(quanta, price_estimate, history, max_repairs, quanta_per_slot)
+        self.safe_packing = safe_packing
         self.g_delta = g_delta
         self.delta = delta
         self.attempts = attempts
