@@ -87,7 +87,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
@@ -97,16 +97,23 @@ from typing import Literal
 import numpy as np
 
 from dmlsched.errors import InvalidInput
+from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterWorkload
+from dmlsched.model.speed.pdors import sync_rate
+from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.synthetic import DEFAULT_MIX, machine_capacity, random_job
 
 __all__ = [
     "KINDS",
     "WARMUP_SECONDS",
     "Trace",
     "TraceRow",
+    "arrival_rows",
     "default_trace_dir",
     "load_trace",
+    "sample_rows",
     "scale_arrivals",
     "trace_arrivals",
+    "trace_cluster",
 ]
 
 Kind = Literal["philly", "google", "alibaba", "pai"]
@@ -582,3 +589,154 @@ def trace_arrivals(
         raise InvalidInput("trace kind", kind, " | ".join(ARRIVAL_KINDS))
     rows = arrival_rows(load_trace(kind, path))
     return scale_arrivals(np.array([r.arrival_s for r in rows]), n_jobs, slots, rng)
+
+
+# ---------------------------------------------------------------- cluster jobs
+
+_NODE_STORAGE_GB = 180.0  # 18 × the paper's 10 GB per-worker storage maximum
+
+
+def _cluster_from(trace: Trace, machines: int | None, rng: np.random.Generator) -> Cluster:
+    if not trace.nodes:
+        return Cluster.uniform(30 if machines is None else machines, machine_capacity("sync"))
+    nodes = np.asarray(trace.nodes, dtype=float)
+    if machines is not None:
+        if int(machines) != machines or machines < 1:
+            raise InvalidInput("machines", machines, "an integer >= 1")
+        nodes = nodes[sample_rows(len(nodes), int(machines), rng)]
+    storage = np.full((len(nodes), 1), _NODE_STORAGE_GB)
+    return Cluster(np.hstack([nodes, storage]))
+
+
+def _split_work(work: float, epochs: int) -> tuple[int, int]:
+    """(E, K) with E·K ≈ ``work``: keep the drawn E unless the work is smaller."""
+    samples = round(work / epochs)
+    if samples >= 1:
+        return epochs, samples
+    return max(1, round(work)), 1
+
+
+def trace_cluster(
+    trace: Trace,
+    n_jobs: int,
+    machines: int | None,
+    slots: int,
+    rng: np.random.Generator,
+    *,
+    mix: Sequence[float] = DEFAULT_MIX,
+    stragglers: Trace | None = None,
+) -> ClusterWorkload:
+    """``n_jobs`` sync jobs sampled from ``trace`` over ``slots`` slots (module docstring).
+
+    ``machines`` = identical machines (Philly, Google; ``None`` → 30) or nodes
+    sampled from the node list (Alibaba; ``None`` → all nodes).
+    """
+    _check_size(n_jobs, slots)
+    if trace.kind not in ARRIVAL_KINDS:
+        raise InvalidInput("trace kind", trace.kind, " | ".join(ARRIVAL_KINDS))
+    if stragglers is not None and not stragglers.stragglers:
+        raise InvalidInput("straggler trace", str(stragglers.path), "a PAI mini-batch trace")
+    cluster = _cluster_from(trace, machines, rng)
+    cap = cluster.capacity
+    rows = arrival_rows(trace)
+    lo, hi = rows[0].arrival_s, rows[-1].arrival_s
+    fits: list[TraceRow] = rows if not trace.nodes else []
+    if trace.nodes:  # per-worker requests must fit a node of this cluster
+        for r in rows:
+            need = (r.gpu_share or 0.0, r.cpu or 0.0, r.mem_gb or 0.0, 0.0)
+            if np.any(np.all(cap >= need, axis=1)):
+                fits.append(r)
+        if not fits:
+            raise InvalidInput("machines", machines, "nodes that fit at least one trace pod")
+    idx = sample_rows(len(fits), n_jobs, rng)
+    arrivals = _to_slots(np.array([fits[i].arrival_s for i in idx]), lo, hi, slots)
+    known = np.array([r.workers for r in rows if r.workers is not None], dtype=np.int64)
+    cap_max = cap.max(axis=0)
+    n_workers = n_runtime = 0
+    jobs = []
+    for k, i in enumerate(idx):
+        row = fits[i]
+        job = random_job(k, int(arrivals[k]), rng, mix=mix, mode="sync")
+        if row.workers is not None:
+            w: int | None = max(1, row.workers)
+            n_workers += 1
+        else:
+            w = max(1, int(rng.choice(known))) if known.size else None
+        change: dict[str, object] = {}
+        if w is not None:
+            change["batch"] = max(job.batch, w)  # Eq. (4): the trace's W must be allowed
+        if row.gpu_share is not None:
+            change["worker_demand"] = (row.gpu_share, row.cpu, row.mem_gb, job.worker_demand[3])
+            # a drawn PS larger than every sampled node would make the job unplaceable
+            change["ps_demand"] = tuple(np.minimum(job.ps_demand, cap_max).tolist())
+        if stragglers is not None:
+            change["straggler"] = max(1.0, float(rng.choice(stragglers.stragglers)))
+        job = replace(job, **change)  # type: ignore[arg-type]
+        if row.runtime_s is not None and w is not None:
+            s = job.min_ps(w)
+            bundle = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
+            internal = bool(np.any(np.all(cap >= bundle, axis=1)))  # Fact 1
+            work = row.runtime_s / SLOT_SECONDS * sync_rate(job, w, s, internal)
+            e, kk = _split_work(work, job.epochs)
+            job = replace(job, epochs=e, samples=kk)
+            n_runtime += 1
+        jobs.append(job)
+    n = len(jobs)
+    notes = [
+        f"trace {trace.kind}: {trace.path} ({len(trace.rows)} rows, {trace.skipped} bad rows"
+        " skipped)",
+        f"from the trace: arrival ({n}/{n} jobs, scaled onto {slots} slots), "
+        f"workers ({n_workers}/{n}; others resampled from the trace's counts), "
+        f"run time -> E*K ({n_runtime}/{n}; others drawn)",
+        "drawn from PD-ORS ranges: epochs, batch (>= workers), grad_mb, tau, gamma, "
+        + ("PS demand, worker storage" if trace.nodes else "worker and PS demand")
+        + ", bandwidth, utility",
+    ]
+    if trace.kind in WARMUP_SECONDS:
+        notes.append(f"{len(trace.rows) - len(rows)} warm-up rows before the dense period dropped")
+    if trace.nodes:
+        notes.append(
+            f"cluster: {cluster.machines} nodes from the node list ({len(rows) - len(fits)} pods "
+            "fit no node and were not sampled)"
+        )
+    if stragglers is not None:
+        notes.append(
+            f"straggler: PAI max/mean worker time ({len(stragglers.stragglers)} iterations, "
+            f"{stragglers.skipped} bad rows skipped)"
+        )
+    return ClusterWorkload(
+        jobs=tuple(jobs),
+        cluster=cluster,
+        horizon=slots,
+        source=f"trace-{trace.kind}",
+        notes=tuple(notes),
+    )
+
+
+def _builder(kind: str) -> Callable[[WorkloadParams, np.random.Generator], ClusterWorkload]:
+    def build(p: WorkloadParams, rng: np.random.Generator) -> ClusterWorkload:
+        extra = p.extra
+        if extra.get("mode", "sync") != "sync":
+            raise InvalidInput("mode", extra["mode"], f"sync (the {kind} workload is BSP)")
+        skip = bool(extra.get("skip_bad_rows", False))
+        trace = load_trace(kind, p.trace, skip_bad_rows=skip)
+        strag = None
+        if extra.get("straggler", False):
+            strag = load_trace("pai", extra.get("straggler_trace"), skip_bad_rows=skip)
+        machines = p.machines if kind == "alibaba" else (p.machines or 30)
+        return trace_cluster(
+            trace,
+            p.jobs or 100,
+            machines,
+            p.slots or 80,
+            rng,
+            mix=extra.get("mix", DEFAULT_MIX),
+            stragglers=strag,
+        )
+
+    build.__name__ = f"_cluster_{kind}"
+    return build
+
+
+for _kind in ARRIVAL_KINDS:
+    register_workload("cluster", _kind)(_builder(_kind))
