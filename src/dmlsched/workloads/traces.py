@@ -77,6 +77,10 @@ fields the trace has then replace the drawn ones:
   the speed model multiplies τ by it, and the work is computed *with* it
   so the run time is still the trace's.
 
+Drawn PS demands are capped per resource at the largest node of the
+(sampled) Alibaba cluster so every job stays placeable.  Google's CPU and
+memory requests are normalized (README), so they are not used as demands.
+
 Philly and Google clusters are ``machines`` identical machines with 18 ×
 the paper's per-worker maxima (as :func:`synthetic_cluster`).  The
 workload's ``notes`` say which fields came from the trace and how many rows
@@ -92,7 +96,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -116,7 +119,6 @@ __all__ = [
     "trace_cluster",
 ]
 
-Kind = Literal["philly", "google", "alibaba", "pai"]
 KINDS: dict[str, str] = {
     "philly": "philly-pollux",
     "google": "google-2011",
