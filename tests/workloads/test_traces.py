@@ -356,3 +356,14 @@ def test_trace_workloads_are_sync_only() -> None:
 
 def test_all_lists_public_names() -> None:
     assert all(hasattr(traces, n) for n in traces.__all__)
+
+
+@_needs("alibaba")
+def test_a_trace_file_of_any_name_or_a_companion_file_can_be_given(tmp_path: Path) -> None:
+    d = _copy("alibaba", tmp_path)
+    pods = next(d.glob("openb_pod_list*.csv"))
+    renamed = pods.rename(d / "pods.csv")
+    assert len(load_trace("alibaba", renamed).rows) == 2208
+    node_list = next(d.glob("openb_node_list*.csv"))
+    with pytest.raises(InvalidInput, match="openb_pod_list"):  # main file no longer there
+        load_trace("alibaba", node_list)

@@ -266,9 +266,10 @@ def _one(folder: Path, pattern: str) -> Path:
     return hits[0]
 
 
-def _pick(path: Path, pattern: str) -> Path:
-    """``path`` itself if it is a file matching ``pattern``, else the match in its folder."""
-    if path.is_file() and path.match(pattern):
+def _pick(path: Path, pattern: str, companion: str | None = None) -> Path:
+    """The main file: ``path`` itself if it is a file (unless it is the companion
+    file, e.g. the node list), else the file matching ``pattern`` in the folder."""
+    if path.is_file() and not (companion and path.match(companion)):
         return path
     return _one(path.parent if path.is_file() else path, pattern)
 
@@ -331,7 +332,7 @@ _TASK_COLS = (
 
 
 def _load_google(path: Path, skip: bool) -> Trace:
-    jf = _pick(path, "job_events*.csv")
+    jf = _pick(path, "job_events*.csv", "task_events*.csv")
     tf = _one(jf.parent, "task_events*.csv")
 
     def parse_job(r: dict[str, str], where: str) -> tuple[float, int, int]:
@@ -391,7 +392,7 @@ _NODE_COLS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 
 
 def _load_alibaba(path: Path, skip: bool) -> Trace:
-    pf = _pick(path, "openb_pod_list*.csv")
+    pf = _pick(path, "openb_pod_list*.csv", "openb_node_list*.csv")
     nf = _one(pf.parent, "openb_node_list*.csv")
 
     def parse_pod(r: dict[str, str], where: str) -> tuple[float, ...]:
