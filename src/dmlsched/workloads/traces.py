@@ -8,6 +8,7 @@ checked: field count, numbers parse and are finite and in range.  A bad row
 raises :class:`~dmlsched.errors.InvalidInput` whose ``where`` is
 ``"<file>:<line>"`` and whose ``field`` is the column name; with
 ``skip_bad_rows=True`` it is skipped and counted in ``Trace.skipped``.
+Bytes that are not UTF-8 spoil only the field they are in (same error).
 
 * ``philly`` (``philly-pollux/philly*.csv``, header
   ``timestamp,duration,num_gpus,gpu_time,cluster``): arrival = ``timestamp``
@@ -96,6 +97,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -197,17 +199,26 @@ class _Rows:
     ) -> Iterator[tuple[int, object]]:
         """Yield (line, parse(row, where)) per data line; ``columns`` name the fields."""
         try:
-            fh = self.path.open(newline="", encoding="utf-8")
+            # surrogateescape: a bad byte spoils only its own field, reported with its line
+            fh = self.path.open(newline="", encoding="utf-8", errors="surrogateescape")
         except OSError as e:
             raise InvalidInput("trace", str(self.path), f"a readable file ({e.strerror})") from e
         with fh:
             reader = csv.reader(fh)
             if header:
-                head = next(reader, None)
-                got = tuple(head or ())
+                got = tuple(self._next(reader) or ())
                 if got != columns:
                     raise InvalidInput("header", ",".join(got), ",".join(columns), f"{self.path}:1")
-            for fields in reader:
+            while True:
+                try:
+                    fields = self._next(reader)
+                except InvalidInput:
+                    if not self.skip:
+                        raise
+                    self.skipped += 1
+                    continue
+                if fields is None:
+                    return
                 line = reader.line_num
                 if not fields or fields == [""]:
                     continue
@@ -221,11 +232,32 @@ class _Rows:
                             f"{len(columns)} fields, got {len(fields)}",
                             where,
                         )
+                    for name, text in zip(columns, fields, strict=True):
+                        if not text.isascii():
+                            _check_utf8(name, text, where)
                     yield line, parse(dict(zip(columns, fields, strict=True)), where)
                 except InvalidInput:
                     if not self.skip:
                         raise
                     self.skipped += 1
+
+    def _next(self, reader: Any) -> list[str] | None:
+        """The next CSV record, ``None`` at the end; a CSV syntax error is a bad row."""
+        try:
+            return next(reader)
+        except StopIteration:
+            return None
+        except csv.Error as e:
+            where = f"{self.path}:{reader.line_num + 1}"
+            raise InvalidInput("row", str(e), "a CSV record", where) from None
+
+
+def _check_utf8(name: str, text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", errors="surrogateescape")
+        raise InvalidInput(name, raw[:40], "UTF-8 text", where) from None
 
 
 def _num(
