@@ -63,17 +63,19 @@ fields the trace has then replace the drawn ones:
   a count.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
 * run time → work: E·K = run time (slots) × the speed model's rate
   (:func:`dmlsched.model.speed.pdors.sync_rate`) with W workers and
-  ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on the largest
-  machine, else external.  E stays drawn from [50, 200]; K = round(work/E)
+  ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on one machine
+  of the cluster, else external.  E stays drawn from [50, 200]; K = round(work/E)
   (if that is < 1, E = max(1, round(work)), K = 1).  So, given the trace's
   W and placement, the job runs for its trace run time.  Rows without a run
-  time keep the drawn E and K;
+  time keep the drawn E and K.  W is not imposed on schedulers (FIFO, for
+  one, draws its own counts): it calibrates the work and bounds F;
 * Alibaba only: per-worker demand α = pod request ÷ max(1, num_gpu) for
   GPU (shared GPU: ``gpu_milli``/1000), cores and memory GB; storage stays
   drawn; the cluster is the node list (GPUs, cores, memory GB, and 180 GB
   storage — 18 × the paper's 10 GB, as in the synthetic cluster), all
-  1,213 nodes, or ``machines`` nodes sampled without replacement (with
-  replacement beyond 1,213);
+  1,213 nodes, or ``machines`` nodes sampled without replacement (tiled
+  beyond 1,213, like rows); pods whose per-worker request fits no node of
+  that cluster are not sampled;
 * straggler (optional, PAI) — a factor drawn from ``Trace.stragglers``;
   the speed model multiplies τ by it, and the work is computed *with* it
   so the run time is still the trace's.
@@ -86,6 +88,13 @@ Philly and Google clusters are ``machines`` identical machines with 18 ×
 the paper's per-worker maxima (as :func:`synthetic_cluster`).  The
 workload's ``notes`` say which fields came from the trace and how many rows
 were skipped.
+
+Registered workloads ``cluster``/``philly|google|alibaba``: ``jobs`` (default
+100) jobs sampled from the trace, ``slots`` (80), ``machines`` (30; Alibaba:
+the whole node list), ``trace`` = folder or file overriding
+:func:`default_trace_dir`; ``extra``: ``skip_bad_rows`` (bool),
+``straggler`` (bool: draw PAI factors), ``straggler_trace`` (PAI folder),
+``mix`` (utility class shares, as synthetic).  Sync only.
 """
 
 from __future__ import annotations
