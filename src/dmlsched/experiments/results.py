@@ -14,6 +14,7 @@ same bytes however the pool scheduled the cells.  Floats are written with
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,8 +24,17 @@ import pandas as pd
 
 from dmlsched.errors import InvalidInput
 
-__all__ = ["COLUMNS", "CellKey", "Row", "append_rows", "cell_rows", "done_cells", "read_results",
-           "sort_results"]
+__all__ = [
+    "COLUMNS",
+    "CellKey",
+    "Row",
+    "append_rows",
+    "cell_rows",
+    "done_cells",
+    "read_results",
+    "repair",
+    "sort_results",
+]
 
 COLUMNS = ("experiment", "setting", "scheduler", "param", "value", "seed", "metric", "metric_value")
 Row = tuple[str, str, str, str, str, int, str, float]
@@ -51,14 +61,15 @@ def _fmt(row: Row) -> list[str]:
 
 
 def append_rows(path: Path, rows: Iterable[Row]) -> None:
-    new = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        if new:
-            w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow(_fmt(r))
-        f.flush()
+    """Append one cell's rows with a single write (so a kill cannot split the cell)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if not path.exists() or path.stat().st_size == 0:
+        w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow(_fmt(r))
+    with path.open("ab", buffering=0) as f:
+        f.write(buf.getvalue().encode())
         os.fsync(f.fileno())
 
 
@@ -70,6 +81,30 @@ def read_results(path: Path) -> pd.DataFrame:
     if missing:
         raise InvalidInput("results.csv columns", missing, ",".join(COLUMNS), str(path))
     return df
+
+
+def repair(path: Path) -> int:
+    """Drop a torn last line (a hard kill during a write); returns lines dropped.
+
+    Each cell's rows are written with one ``write`` call on an unbuffered file
+    (:func:`append_rows`), so a kill leaves whole cells or, at worst, a line
+    without its newline — which this removes so the cell is recomputed.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return 0
+    keep = data[: data.rfind(b"\n") + 1]
+    # drop every row of the torn cell (rows of one cell are contiguous at the end)
+    lines = keep.decode().splitlines()
+    torn = data[len(keep) :].decode(errors="replace").split(",")
+    if len(torn) >= 6:
+        cell = (torn[2], torn[4], torn[5])
+        while len(lines) > 1 and tuple(lines[-1].split(",")[i] for i in (2, 4, 5)) == cell:
+            lines.pop()
+    path.write_text("\n".join(lines) + "\n")
+    return 1
 
 
 def done_cells(path: Path) -> set[CellKey]:
@@ -87,8 +122,16 @@ def sort_results(path: Path, point_order: list[str], scheduler_order: list[str])
         rows = list(csv.reader(f))[1:]
     p_idx = {p: i for i, p in enumerate(point_order)}
     s_idx = {s: i for i, s in enumerate(scheduler_order)}
-    rows.sort(key=lambda r: (p_idx.get(r[4], len(p_idx)), r[4], s_idx.get(r[2], len(s_idx)),
-                             r[2], int(r[5]), r[6]))
+    rows.sort(
+        key=lambda r: (
+            p_idx.get(r[4], len(p_idx)),
+            r[4],
+            s_idx.get(r[2], len(s_idx)),
+            r[2],
+            int(r[5]),
+            r[6],
+        )
+    )
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")

@@ -21,7 +21,14 @@ from typing import Any
 
 from dmlsched.errors import InvalidInput
 from dmlsched.experiments.catalogue import Experiment, Point
-from dmlsched.experiments.results import CellKey, append_rows, cell_rows, done_cells, sort_results
+from dmlsched.experiments.results import (
+    CellKey,
+    append_rows,
+    cell_rows,
+    done_cells,
+    repair,
+    sort_results,
+)
 
 __all__ = ["RunConfig", "run_experiment"]
 
@@ -35,7 +42,9 @@ class RunConfig:
     extra: dict[str, Any] | None = None  # recorded in config.json (e.g. compare's flags)
 
 
-def _cell(exp: Experiment, key: CellKey, point: Point, quick: bool) -> tuple[CellKey, dict[str, float]]:
+def _cell(
+    exp: Experiment, key: CellKey, point: Point, quick: bool
+) -> tuple[CellKey, dict[str, float]]:
     return key, exp.run_cell(key.scheduler, point, key.seed, quick)
 
 
@@ -76,8 +85,9 @@ def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[
     return cells
 
 
-def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-           ) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _local(
+    exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
+) -> Iterator[tuple[CellKey, dict[str, float]]]:
     workers = cfg.workers or os.cpu_count() or 1
     if workers <= 1 or len(cells) <= 1:
         for key, point in cells:
@@ -96,14 +106,19 @@ def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
             raise
 
 
-def _ray(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-         ) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _ray(
+    exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
+) -> Iterator[tuple[CellKey, dict[str, float]]]:
     import ray
 
     if not ray.is_initialized():
         if cfg.ray == "local":
-            ray.init(num_cpus=cfg.workers or os.cpu_count(), include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
+            ray.init(
+                num_cpus=cfg.workers or os.cpu_count(),
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         else:
             ray.init(address=cfg.ray, log_to_driver=False)
     remote = ray.remote(_cell)
@@ -128,6 +143,7 @@ def run_experiment(
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, _config_blob(exp, cfg))
     results = out / "results.csv"
+    repair(results)
     cells = _pending(exp, cfg, done_cells(results))
     total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
     done = total - len(cells)
