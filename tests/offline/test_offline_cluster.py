@@ -78,11 +78,17 @@ def _tiny(seed: int) -> ClusterWorkload:
     for i in range(2):
         jobs.append(
             make_job(
-                i, arrival=int(rng.integers(0, 2)) * i, batch=2, gamma=2.0, tau=1e-3,
-                samples=int(rng.integers(600, 1800)), grad_mb=float(rng.uniform(5e3, 2e4)),
+                i,
+                arrival=int(rng.integers(0, 2)) * i,
+                batch=2,
+                gamma=2.0,
+                tau=1e-3,
+                samples=int(rng.integers(600, 1800)),
+                grad_mb=float(rng.uniform(5e3, 2e4)),
                 epochs=1,
                 utility=Linear(float(rng.uniform(5, 10)), float(rng.uniform(0.5, 3))),
-                worker_demand=(1.0, 2.0, 0.0, 0.0), ps_demand=(0.0, 1.0, 0.0, 0.0),
+                worker_demand=(1.0, 2.0, 0.0, 0.0),
+                ps_demand=(0.0, 1.0, 0.0, 0.0),
             )
         )
     cluster = Cluster.uniform(2, (2.0, 5.0, 1.0, 1.0))
@@ -98,8 +104,9 @@ def test_offline_milp_matches_brute_force_on_tiny_instances(seed: int) -> None:
 
 def test_offline_milp_uses_the_internal_rate_only_when_everything_shares_one_machine() -> None:
     # one job; 2 workers co-located finish in 1 slot, spread they need 2 slots
-    job = make_job(0, batch=2, gamma=2.0, tau=1e-3, samples=1500, grad_mb=200.0,
-                   utility=Linear(10.0, 4.0))
+    job = make_job(
+        0, batch=2, gamma=2.0, tau=1e-3, samples=1500, grad_mb=200.0, utility=Linear(10.0, 4.0)
+    )
     assert 2 * worker_rate(job, True) >= job.total_work > 2 * worker_rate(job, False)
     assert 4 * worker_rate(job, False) >= job.total_work
     roomy = ClusterWorkload((job,), Cluster.uniform(2, (2.0, 5.0, 1.0, 1.0)), horizon=3)

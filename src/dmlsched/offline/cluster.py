@@ -143,9 +143,17 @@ def solve_offline(workload: ClusterWorkload, time_limit: float | None = 60.0) ->
     n = len(lo)
     a_mat = sp.csc_matrix((vals, (rows_i, rows_j)), shape=(len(rlo), n))
     model = LinearModel(
-        np.asarray(cost), a_mat, np.asarray(rlo), np.asarray(rhi), np.asarray(lo),
-        np.asarray(hi), integrality=np.asarray(integ), maximize=True, name="dmlrs-offline",
-        time_limit=time_limit, mip_rel_gap=1e-7,
+        np.asarray(cost),
+        a_mat,
+        np.asarray(rlo),
+        np.asarray(rhi),
+        np.asarray(lo),
+        np.asarray(hi),
+        integrality=np.asarray(integ),
+        maximize=True,
+        name="dmlrs-offline",
+        time_limit=time_limit,
+        mip_rel_gap=1e-7,
     )
     sol = model.solve(accept_feasible=True)
     x = sol.x

@@ -16,7 +16,8 @@ forward DP over slots ``Φ_t(k) = min_j θ(t, j) + Φ_{t−1}(k − j)`` gives
 ``Θ(t̃, V) = Φ_t̃(Q)`` for every completion slot t̃; Alg. 2 then takes the
 t̃ with the largest ``u(t̃ − a) − Θ(t̃, V)``.  Q is ``quanta``, raised when a
 quantum would exceed half of what ``max_workers`` external workers train in
-one slot divided by ``quanta_per_slot`` (8; at most 8T quanta), so a slot's
+one slot (or as many as fit in the cluster) divided by ``quanta_per_slot``
+(8; at most 8T quanta), so a slot's
 work is never rounded down by more than ~1/8 of the job's peak per-slot work.
 
 Randomized slot costs (PD-ORS's rounding) are *estimated* in the DP
@@ -69,9 +70,26 @@ class JobPlan:
     completion: int
 
 
-def quanta_for(job: ClusterJob, quanta: int, horizon: int, per_slot: int = 8) -> int:
-    """Number of quanta Q for ``job`` (see module docstring)."""
-    rate = job.max_workers * worker_rate(job, internal=False)
+def quanta_for(
+    job: ClusterJob,
+    quanta: int,
+    horizon: int,
+    per_slot: int = 8,
+    capacity: np.ndarray | None = None,
+) -> int:
+    """Number of quanta Q for ``job`` (see module docstring).
+
+    The peak per-slot work is that of min(max_workers, the workers — with
+    their share of PSs — that fit in the whole cluster's ``capacity``).
+    """
+    peak = float(job.max_workers)
+    if capacity is not None:
+        share = 1.0 / job.gamma if job.mode == "sync" else 1.0 / job.max_workers
+        per = np.asarray(job.worker_demand) + share * np.asarray(job.ps_demand)
+        total = np.asarray(capacity, dtype=float).sum(axis=0)
+        pos = per > 0
+        peak = max(1.0, min(peak, float(np.min(total[pos] / per[pos]))))
+    rate = peak * worker_rate(job, internal=False)
     need = math.ceil(per_slot * job.total_work / rate - _TOL)
     return int(max(quanta, min(per_slot * horizon, need)))
 
@@ -132,7 +150,7 @@ class PrimalDualScheduler:
         quanta: int = 32,
         price_estimate: str = "online",
         history: tuple[ClusterJob, ...] | None = None,
-        max_repairs: int = 20,
+        max_repairs: int = 200,
         quanta_per_slot: int = 8,
     ) -> None:
         self.quanta = quanta
@@ -161,6 +179,7 @@ class PrimalDualScheduler:
             for job in self.history or ():
                 self.estimator_.observe(job)
         self.attempts_: list[int] = []  # rounding attempts of every realized rounding
+        self.ratios_: list[float] = []  # rounded cost ÷ LP cost of every successful rounding
         self.payoffs_: dict[int, float] = {}
         self.known_: dict[int, ClusterJob] = {}
         self._setup()
@@ -215,7 +234,7 @@ class PrimalDualScheduler:
         slots = list(range(max(now, job.arrival), T))
         if not slots:
             return None
-        q = quanta_for(job, self.quanta, T, self.quanta_per_slot)
+        q = quanta_for(job, self.quanta, T, self.quanta_per_slot, self.capacity_)
         bounds = self.estimator_.bounds()
         oracle = self._oracle(job, q, bounds)
         free = self.capacity_[None, :, :] - self.rho_[slots[0] :]
@@ -264,4 +283,5 @@ class PrimalDualScheduler:
         return {
             "rounding_attempts": float(np.mean(att)) if att else 0.0,
             "roundings": float(len(att)),
+            "rounding_ratio": float(np.mean(self.ratios_)) if self.ratios_ else 1.0,
         }

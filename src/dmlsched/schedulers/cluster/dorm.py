@@ -42,7 +42,7 @@ import scipy.sparse as sp
 from dmlsched.errors import SolverFailed
 from dmlsched.model.cluster import Cluster, ClusterJob
 from dmlsched.model.decisions import ClusterDecision, Placement
-from dmlsched.schedulers._shared.placement import bundle, demand_of, place_round_robin
+from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
 from dmlsched.schedulers.protocols import register
 from dmlsched.sim.views import ClusterView
 from dmlsched.solvers.highs import INF, LinearModel
@@ -209,7 +209,6 @@ class Dorm:
 
     def _place(self, view: ClusterView, current: list[int]) -> None:
         free = np.array(self.cluster_.capacity, dtype=float)
-        H = free.shape[0]
         self.placed_ = {}
         for j in current:
             job = view.jobs[j]
@@ -221,7 +220,7 @@ class Dorm:
                 placed = place_round_robin(free, job, wb, sb, self.pointer_)
                 if placed is not None:
                     p, self.pointer_ = placed
-                    free -= demand_of(job, p, H)
+                    take(free, job, p)
                     self.placed_[j] = p
                     break
                 w = wb - 1

@@ -91,6 +91,7 @@ class _SlotData:
     int_machine: np.ndarray
     ext_est: np.ndarray
     lp: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
+    lp_margin: set[int] = field(default_factory=set)
 
 
 class _ExternalLp:
@@ -195,7 +196,7 @@ class PdorsOracle:
         self.cache: dict[bytes, _SlotData] = {}
         self.slot_key: dict[int, bytes] = {}
         self._lp: _ExternalLp | None = None
-        self._lp_slot: bytes | None = None
+        self._lp_slot: tuple[bytes, bool] | None = None
 
     # -- gains ---------------------------------------------------------------
     def gain(self, m: float, free: np.ndarray) -> float:
@@ -216,22 +217,32 @@ class PdorsOracle:
         return float(g)
 
     # -- θ(t, ·) -------------------------------------------------------------
-    def _lp_for(self, key: bytes, d: _SlotData) -> _ExternalLp:
+    def _lp_for(self, key: bytes, d: _SlotData, margin: bool = True) -> _ExternalLp:
         if self._lp is None:
             self._lp = _ExternalLp(self.job, self.H)
-        if self._lp_slot != key:
+        tag = (key, margin)
+        if self._lp_slot != tag:
             cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-            margin = self.alpha + self.beta if self.sched.safe_packing else 0.0 * self.alpha
-            self._lp.set_slot(cost, d.free, margin)
-            self._lp_slot = key
+            use = margin and self.sched.safe_packing
+            self._lp.set_slot(cost, d.free, self.alpha + self.beta if use else 0.0 * self.alpha)
+            self._lp_slot = tag
         return self._lp
 
     def _trace_lp(self, key: bytes, d: _SlotData) -> None:
-        """LP value (and solution) at every needed workload bound, with few solves."""
+        """LP values at every needed workload bound: margin LP, then the plain LP above it."""
         ms = sorted({int(m) for m in self.m_ext[self.ext_ok]})
+        self._trace(key, d, ms, margin=True)
+        if self.sched.safe_packing:
+            top = max(d.lp, default=0)
+            rest = [m for m in ms if m > top]
+            if rest:
+                self._trace(key, d, rest, margin=False)
+
+    def _trace(self, key: bytes, d: _SlotData, ms: list[int], margin: bool) -> None:
+        """LP value (and solution) at every bound in ``ms``, with few solves."""
         if not ms:
             return
-        lp = self._lp_for(key, d)
+        lp = self._lp_for(key, d, margin)
         sols: dict[int, tuple[float, np.ndarray, float]] = {}
         top = lp.solve(ms[-1])
         if top is None:  # largest feasible workload: bisect on feasibility
@@ -276,6 +287,8 @@ class PdorsOracle:
             stack += [(i, mid), (mid, j)]
         for m, (obj, x, _) in sols.items():
             d.lp[m] = (obj, x)
+            if margin:
+                d.lp_margin.add(m)
 
     def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
         key = free.tobytes()
@@ -324,7 +337,7 @@ class PdorsOracle:
 
     def _round(self, key: bytes, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
         H = self.H
-        lp = self._lp_for(key, d)
+        lp = self._lp_for(key, d, margin=m in d.lp_margin)
         x_bar = d.lp[m][1]
         cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
         cover = (np.concatenate([np.ones(H), np.zeros(H)])[None, :], np.array([float(m)]))
@@ -341,7 +354,10 @@ class PdorsOracle:
             repair=self._trim,
         )
         if not res.success:
-            return None
+            return self._heuristic(d, m, x_bar, cost, res.attempts)
+        lp_cost = d.lp[m][0]
+        if lp_cost > 0:
+            self.sched.ratios_.append(res.cost / lp_cost)
         x = res.x
         assert x is not None
         p = Placement.from_counts(
@@ -349,6 +365,55 @@ class PdorsOracle:
             {h: int(x[H + h]) for h in range(H) if x[H + h]},
         )
         return res.cost, p, res.attempts
+
+    def _heuristic(
+        self, d: _SlotData, m: int, x_bar: np.ndarray, cost: np.ndarray, attempts: int
+    ) -> tuple[float, Placement, int] | None:
+        """The thesis's Step-12 "heuristic search" after S failed roundings.
+
+        Start from ⌊G_δ x̄⌋ (never more than the LP, so within capacity when
+        G_δ ≤ 1 or after dropping overflow), then add workers, then PSs, one at
+        a time on the cheapest machine with room, until the workload row and
+        the engine's PS rules hold.
+        """
+        H, job = self.H, self.job
+        x = np.floor(np.minimum(self.gain(m, d.free), 1.0) * x_bar + 1e-9)
+        x[:H] = np.minimum(x[:H], np.floor(x_bar[:H] + 1e-9))
+        left = d.free - np.outer(x[:H], self.alpha) - np.outer(x[H:], self.beta)
+        if np.any(left < -1e-6 * np.maximum(1.0, d.free)):
+            return None
+        order_w = np.argsort(cost[:H], kind="stable")
+        order_s = np.argsort(cost[H:], kind="stable")
+
+        def add(col: int, dem: np.ndarray) -> bool:
+            h = col % H
+            if np.all(left[h] >= dem - 1e-9):
+                left[h] -= dem
+                x[col] += 1
+                return True
+            return False
+
+        target = min(m, job.max_workers)
+        for _ in range(8 * job.max_workers + 8):  # interleave so PSs keep pace with workers
+            w_now = x[:H].sum()
+            if w_now >= 1 and self._engine_rules(x[None, :])[0]:
+                if w_now >= target:
+                    break
+                if not any(add(int(h), self.alpha) for h in order_w):
+                    return None
+            elif w_now == 0:
+                if not any(add(int(h), self.alpha) for h in order_w):
+                    return None
+            else:
+                on = [h for h in order_s if x[H + h] > 0] + [h for h in order_s if x[H + h] == 0]
+                if not any(add(H + int(h), self.beta) for h in on):
+                    return None
+        else:
+            return None
+        xi = x.astype(np.int64)
+        workers = {h: int(xi[h]) for h in range(H) if xi[h]}
+        p = Placement.from_counts(workers, {h: int(xi[H + h]) for h in range(H) if xi[H + h]})
+        return float(np.dot(cost, xi)), p, attempts
 
     def _trim(self, cand: np.ndarray, cost: np.ndarray) -> np.ndarray:
         """Drop workers above max_workers (Eq. (25)/(4)), most expensive machines first.
@@ -404,7 +469,7 @@ class Pdors(PrimalDualScheduler):
         quanta: int = 32,
         price_estimate: str = "online",
         history: tuple[ClusterJob, ...] | None = None,
-        max_repairs: int = 20,
+        max_repairs: int = 200,
         quanta_per_slot: int = 8,
         safe_packing: bool = True,
     ) -> None:
