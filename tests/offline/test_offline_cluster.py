@@ -22,11 +22,11 @@ def _slot_options(job, H):
     per = range(job.max_workers + 1)
     ps_per = range(math.ceil(job.max_workers / job.gamma) + 1)
     for w in itertools.product(per, repeat=H):
-        W = sum(w)
-        if W == 0 or W > job.max_workers:
+        n_w = sum(w)
+        if n_w == 0 or n_w > job.max_workers:
             continue
         for s in itertools.product(ps_per, repeat=H):
-            if sum(s) * job.gamma >= W:
+            if sum(s) * job.gamma >= n_w:
                 opts.append((w, s))
     return opts
 

@@ -20,8 +20,10 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   quantum only the workload row's bound.  The LP value is convex and
   piecewise linear in the workload bound, so it is traced with few solves:
   bisection over the quanta, skipping a range when the cover row's dual
-  predicts the far end exactly (then the range is linear and its optimal
-  solutions are the interpolations).  Then the scaled randomized rounding of
+  predicts the far end to a relative ``lp_tol`` (1e-2; then the range is
+  linear up to that tolerance and the interpolated solutions are feasible,
+  optimal up to it); the largest feasible workload comes from one
+  max-workers LP.  Then the scaled randomized rounding of
   Eq. (27)–(28) (:func:`dmlsched.solvers.rounding.scaled_round`) with G_δ fixed
   or from Eq. (29)/(30), up to S attempts, accepting a rounding that meets the
   packing rows, the workload row and the engine's exact PS rules (⌈W/γ⌉;
@@ -153,12 +155,28 @@ class _ExternalLp:
             name=f"pdors-ext-job{job.id}",
         )
         self._pack_rows = np.arange(self.n_pack)
+        # re-solved hundreds of times from the previous basis: presolve only costs time
+        self.model._h.setOptionValue("presolve", "off")
 
     def set_slot(self, cost: np.ndarray, free: np.ndarray, margin: np.ndarray) -> None:
         self.model.set_costs(cost)
         room = free - margin[None, :]
         ub = np.maximum(room[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
         self.model.set_row_bounds(self._pack_rows, np.full(self.n_pack, -INF), ub)
+
+    def max_workers(self, cost: np.ndarray) -> float:
+        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores ``cost``."""
+        self.model.set_costs(np.concatenate([-np.ones(self.H), np.zeros(self.H)]))
+        self.model.set_row_bounds(
+            np.array([self.cover_row]), np.array([0.0]), np.array([self.wmax])
+        )
+        try:
+            sol = self.model.solve()
+            best = float(np.floor(sol.x[: self.H].sum() + 1e-7))
+        except SolverFailed:
+            best = 0.0
+        self.model.set_costs(cost)
+        return best
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
         """(objective, x, |dual of the workload row|) with Σ w ≥ m, or None if infeasible."""
@@ -245,28 +263,20 @@ class PdorsOracle:
         lp = self._lp_for(key, d, margin)
         sols: dict[int, tuple[float, np.ndarray, float]] = {}
         top = lp.solve(ms[-1])
-        if top is None:  # largest feasible workload: bisect on feasibility
-            lo, hi = 0, len(ms) - 1
-            first = lp.solve(ms[0])
-            if first is None:
+        if top is None:  # largest feasible workload from one max-workers LP
+            m_star = lp.max_workers(np.concatenate([d.price @ self.alpha, d.price @ self.beta]))
+            ms = [m for m in ms if m <= m_star + 1e-9]
+            if not ms:
                 return
-            sols[ms[0]] = first
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                r = lp.solve(ms[mid])
-                if r is None:
-                    hi = mid
-                else:
-                    lo = mid
-                    sols[ms[mid]] = r
-            ms = ms[: lo + 1]
-        else:
-            sols[ms[-1]] = top
-            if ms[0] not in sols:
-                r = lp.solve(ms[0])
-                if r is None:  # cannot happen for a convex feasible set; be safe
-                    return
-                sols[ms[0]] = r
+            top = lp.solve(ms[-1])
+            if top is None:
+                return
+        sols[ms[-1]] = top
+        if ms[0] not in sols:
+            r = lp.solve(ms[0])
+            if r is None:  # cannot happen for a convex feasible set; be safe
+                return
+            sols[ms[0]] = r
         stack = [(0, len(ms) - 1)]
         while stack:
             i, j = stack.pop()
@@ -274,7 +284,7 @@ class PdorsOracle:
                 continue
             oi, xi, gi = sols[ms[i]]
             oj, xj, _ = sols[ms[j]]
-            if abs(oi + gi * (ms[j] - ms[i]) - oj) <= 1e-9 * max(1.0, abs(oj)):
+            if abs(oi + gi * (ms[j] - ms[i]) - oj) <= self.sched.lp_tol * abs(oj) + 1e-300:
                 for k in range(i + 1, j):
                     f = (ms[k] - ms[i]) / (ms[j] - ms[i])
                     sols[ms[k]] = (oi + f * (oj - oi), xi + f * (xj - xi), gi)
@@ -301,11 +311,18 @@ class PdorsOracle:
 
     def _slot(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotData:
         slack = _TOL * np.maximum(1.0, free)
-        fits = np.all(self.int_demand[:, None, :] <= (free + slack)[None, :, :], axis=2)
-        cost = self.int_demand @ price.T
-        cost = np.where(fits & self.int_ok[:, None], cost, np.inf)
-        h = np.argmin(cost, axis=1)
-        int_cost = cost[np.arange(cost.shape[0]), h]
+        room = free + slack
+        # only quanta whose single-machine demand fits the roomiest machine
+        cand = np.flatnonzero(self.int_ok & np.all(self.int_demand <= room.max(axis=0), axis=1))
+        int_cost = np.full(self.q + 1, np.inf)
+        h = np.zeros(self.q + 1, dtype=np.int64)
+        if cand.size:
+            dem = self.int_demand[cand]
+            fits = np.all(dem[:, None, :] <= room[None, :, :], axis=2)
+            cost = np.where(fits, dem @ price.T, np.inf)
+            best = np.argmin(cost, axis=1)
+            h[cand] = best
+            int_cost[cand] = cost[np.arange(cand.size), best]
         int_cost[0] = 0.0
         d = _SlotData(price, free, int_cost, h, np.full(self.q + 1, np.inf))
         d.ext_est[0] = 0.0
@@ -430,15 +447,11 @@ class PdorsOracle:
         if rows.size == 0:
             return cand
         out = cand.copy()
-        order = np.argsort(-cost[:H], kind="stable")
-        for i in rows:
-            left = int(excess[i])
-            for h in order:
-                if left <= 0:
-                    break
-                take = min(left, int(out[i, h]))
-                out[i, h] -= take
-                left -= take
+        order = np.argsort(-cost[:H], kind="stable")  # costliest machines first
+        w_sorted = out[rows][:, order]
+        before = np.cumsum(w_sorted, axis=1) - w_sorted  # workers on costlier machines
+        cut = np.clip(excess[rows][:, None] - before, 0, w_sorted)
+        out[np.ix_(rows, order)] = w_sorted - cut
         return out
 
     def _engine_rules(self, cand: np.ndarray) -> np.ndarray:
@@ -472,7 +485,9 @@ class Pdors(PrimalDualScheduler):
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
         safe_packing: bool = True,
+        lp_tol: float = 1e-2,
     ) -> None:
+        self.lp_tol = lp_tol
         super().__init__(quanta, price_estimate, history, max_repairs, quanta_per_slot)
         self.safe_packing = safe_packing
         self.g_delta = g_delta

@@ -1,0 +1,151 @@
+"""PD-ORS, OASiS and Dorm end to end; PD-ORS's commitments always pass the engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.decisions import ClusterDecision
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers._shared.primal_dual import forward_dp
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.engine import simulate
+from dmlsched.workloads.synthetic import synthetic_cluster
+
+
+def _run(name: str, wl, seed: int = 0, **params):  # type: ignore[no-untyped-def]
+    sched = make_scheduler("cluster", name, **params)
+    decisions: list[ClusterDecision] = []
+    inner = sched.decide
+
+    def decide(view):  # type: ignore[no-untyped-def]
+        d = inner(view)
+        decisions.append(d)
+        return d
+
+    sched.decide = decide
+    _, rng = spawn(make_rng(seed), 2)
+    return simulate("cluster", wl, sched, rng), sched, decisions
+
+
+def _wl(jobs: int, machines: int, slots: int, seed: int, mode: str = "sync"):  # type: ignore[no-untyped-def]
+    wl_rng, _ = spawn(make_rng(seed), 2)
+    return synthetic_cluster(jobs, machines, slots, wl_rng, mode=mode)
+
+
+def test_forward_dp_gives_the_cheapest_split_for_every_horizon() -> None:
+    inf = np.inf
+    theta = np.array([[0, 5, 9, inf], [0, 1, 4, 8], [0, 3, 3, 3]], dtype=float)
+    phi, choice = forward_dp(theta)
+    assert phi[0].tolist() == [0, 5, 9, inf]
+    # 2 quanta by slot 1: min(0 + 9, 1 + 5, 4 + 0) = 4, both in slot 1
+    # 3 quanta by slot 1: min(1 + 9, 4 + 5, 8 + 0) = 8
+    assert phi[1].tolist() == [0, 1, 4, 8]
+    assert choice[1, 2] == 2 and choice[1, 3] == 3
+    assert phi[2, 3] == pytest.approx(3.0)  # all three in the last slot
+    assert choice[2, 3] == 3
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.integers(3, 8),
+    st.integers(2, 4),
+    st.integers(4, 8),
+    st.sampled_from(["sync", "async"]),
+)
+def test_every_pdors_commitment_passes_engine_validation(
+    seed: int, jobs: int, machines: int, slots: int, mode: str
+) -> None:
+    wl = _wl(jobs, machines, slots, seed, mode)
+    res, _sched, decisions = _run("pd-ors", wl, seed)  # raises InvalidDecision otherwise
+    admitted = {j for d in decisions for j in d.admit}
+    rejected = {j for d in decisions for j in d.reject}
+    assert admitted | rejected == {j.id for j in wl.jobs} and not admitted & rejected
+    # a committed schedule always completes: admitted jobs finish (work ≥ V by plan)
+    assert res.metrics["completed_jobs"] == len(admitted)
+
+
+def test_pdors_releases_reservations_of_finished_jobs() -> None:
+    wl = _wl(12, 4, 10, 3)
+    _, sched, _ = _run("pd-ors", wl, 3)
+    assert not sched.plans_ or all(p.completion >= 0 for p in sched.plans_.values())
+    assert np.all(sched.rho_ >= -1e-9)
+    cap = sched.capacity_
+    assert np.all(sched.rho_ <= cap[None] + 1e-6)
+
+
+def test_pdors_beats_oasis_and_fifo_on_a_small_cluster() -> None:
+    wl = _wl(40, 20, 12, 1)
+    pd = _run("pd-ors", wl, 1)[0].metrics["total_utility"]
+    oa = _run("oasis", wl, 1)[0].metrics["total_utility"]
+    fi = _run("fifo", wl, 1)[0].metrics["total_utility"]
+    assert pd > 0 and pd >= oa and pd > fi
+
+
+@pytest.mark.parametrize("size", [(30, 20, 12, 1), (40, 20, 12, 1)])
+def test_utility_is_stable_as_the_number_of_quanta_grows(size: tuple[int, int, int, int]) -> None:
+    jobs, machines, slots, seed = size
+    wl = _wl(jobs, machines, slots, seed)
+    util = {
+        q: _run("pd-ors", wl, seed, quanta=q, quanta_per_slot=1)[0].metrics["total_utility"]
+        for q in (64, 128, 256)
+    }
+    assert util[64] > 0
+    assert util[128] == pytest.approx(util[256], rel=0.02)
+    assert util[64] == pytest.approx(util[256], rel=0.05)
+
+
+def test_oasis_never_puts_workers_and_pss_on_the_same_machine_half() -> None:
+    wl = _wl(30, 10, 12, 1)
+    res, _, decisions = _run("oasis", wl, 1)
+    assert res.metrics["completed_jobs"] >= 1
+    for d in decisions:
+        for p in d.allocations.values():
+            for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
+                assert (w == 0 or m < 5) and (s == 0 or m >= 5)
+
+
+def test_dorm_keeps_its_partition_while_the_job_set_is_unchanged() -> None:
+    wl = _wl(10, 6, 10, 5)
+    res, _sched, decisions = _run("dorm", wl, 5)
+    assert res.metrics["admitted_jobs"] >= 1
+    arrivals = {j.arrival for j in wl.jobs}
+    for t in range(1, len(decisions)):
+        before, now = decisions[t - 1].allocations, decisions[t].allocations
+        if t not in arrivals and set(now) == set(before):
+            assert now == before
+
+
+def test_async_pdors_runs_and_respects_the_ps_bandwidth_rule() -> None:
+    wl = _wl(6, 6, 100, 6, mode="async")
+    res, _, _ = _run("pd-ors", wl, 6)
+    assert res.metrics["completed_jobs"] >= 1
+
+
+def test_bad_parameters_are_invalid_input() -> None:
+    wl = _wl(3, 2, 4, 0)
+    for params in (
+        {"g_delta": "eq31"},
+        {"delta": 0.0},
+        {"attempts": 0},
+        {"quanta": 0},
+        {"price_estimate": "oracle"},
+    ):
+        with pytest.raises(InvalidInput):
+            _run("pd-ors", wl, 0, **params)
+
+
+def test_g_delta_from_eq29_and_eq30_and_oracle_prices_run() -> None:
+    wl = _wl(10, 4, 8, 7)
+    for params in (
+        {"g_delta": "eq29"},
+        {"g_delta": "eq30"},
+        {"price_estimate": "oracle", "history": wl.jobs},
+    ):
+        res, sched, _ = _run("pd-ors", wl, 7, **params)
+        assert res.metrics["total_utility"] >= 0
+        assert sched.stats["rounding_attempts"] >= 0
