@@ -20,6 +20,13 @@ one slot (or as many as fit in the cluster) divided by ``quanta_per_slot``
 (8; at most 8T quanta), so a slot's
 work is never rounded down by more than ~1/8 of the job's peak per-slot work.
 
+Slots are priced lazily, in order: once u(t̃ − a) is no larger than the best
+payoff found so far, no later completion can win (λ ≤ u, u non-increasing)
+and the remaining slots are never priced.  A payoff below ``payoff_floor``
+(1e-9) × the job's best utility counts as 0 (Alg. 1 Step 4 rejects): with
+sigmoid utilities u(T − a) can be 1e-40, and admitting a job for such a
+"payoff" only blocks resources.
+
 Randomized slot costs (PD-ORS's rounding) are *estimated* in the DP
 (``G_δ ×`` LP value, the rounding's expected cost) and realized lazily: the
 DP's chosen (t, k) cells are rounded, their true costs written back, and the
@@ -94,7 +101,7 @@ def quanta_for(
     return int(max(quanta, min(per_slot * horizon, need)))
 
 
-def forward_dp(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Φ (n_slots × Q+1) and argmin choices for ``theta`` (n_slots × Q+1), Eq. (21).
 
     ``Φ[s, k]`` = cheapest way to train k quanta in the first s+1 slots;
@@ -110,8 +117,11 @@ def forward_dp(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     diff_c = np.where(valid, diff, 0)
     phi = np.empty((n, q1))
     choice = np.zeros((n, q1), dtype=np.int64)
-    prev = np.full(q1, np.inf)
-    prev[0] = 0.0
+    if start is None:
+        prev = np.full(q1, np.inf)
+        prev[0] = 0.0
+    else:
+        prev = np.asarray(start, dtype=float)
     for s in range(n):
         m = theta[s, :band][None, :] + prev[diff_c]
         m[~valid] = np.inf
@@ -152,8 +162,10 @@ class PrimalDualScheduler:
         history: tuple[ClusterJob, ...] | None = None,
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
+        payoff_floor: float = 1e-9,
     ) -> None:
         self.quanta = quanta
+        self.payoff_floor = payoff_floor
         self.quanta_per_slot = quanta_per_slot
         self.price_estimate = price_estimate
         self.history = history
@@ -239,14 +251,29 @@ class PrimalDualScheduler:
         oracle = self._oracle(job, q, bounds)
         free = self.capacity_[None, :, :] - self.rho_[slots[0] :]
         price = prices(self.rho_[slots[0] :], np.broadcast_to(self.capacity_, free.shape), bounds)
-        theta = np.vstack([oracle.costs(t, price[s], free[s]) for s, t in enumerate(slots)])
-        utility = np.array([job.utility(t - job.arrival) for t in slots])
+        u_all = np.array([job.utility(t - job.arrival) for t in slots])
+        zero = self.payoff_floor * float(u_all.max(initial=0.0))
+        rows: list[np.ndarray] = []
+        prev = np.full(q + 1, np.inf)
+        prev[0] = 0.0
+        best = -np.inf
+        for s, t in enumerate(slots):
+            # λ(t̃) ≤ u(t̃ − a) and u is non-increasing: later slots cannot beat ``best``
+            if s > 0 and u_all[s] <= max(best, zero):
+                break
+            rows.append(oracle.costs(t, price[s], free[s]))
+            step, _ = forward_dp(rows[-1][None, :], start=prev)
+            prev = step[0]
+            best = max(best, u_all[s] - prev[q])
+        theta = np.vstack(rows)
+        slots = slots[: len(rows)]
+        utility = u_all[: len(rows)]
         realized: dict[tuple[int, int], tuple[float, Placement, int] | None] = {}
         for _ in range(self.max_repairs):
             phi, choice = forward_dp(theta)
             payoff = utility - phi[:, q]
             last = int(np.argmax(payoff))
-            if not np.isfinite(phi[last, q]) or payoff[last] <= 0:
+            if not np.isfinite(phi[last, q]) or payoff[last] <= zero:
                 return None
             path = _backtrack(choice, last, q)
             changed = False
@@ -271,7 +298,7 @@ class PrimalDualScheduler:
         cost = float(sum(r[0] for _, r in chosen))  # type: ignore[index]
         completion = chosen[-1][0]
         lam = job.utility(completion - job.arrival) - cost
-        if lam <= 0:
+        if lam <= zero:
             return None
         self.payoffs_[job.id] = lam
         return JobPlan(job.id, {t: r[1] for t, r in chosen}, cost, lam, completion)  # type: ignore[index]

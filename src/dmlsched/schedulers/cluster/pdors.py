@@ -484,11 +484,14 @@ class Pdors(PrimalDualScheduler):
         history: tuple[ClusterJob, ...] | None = None,
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
+        payoff_floor: float = 1e-9,
         safe_packing: bool = True,
         lp_tol: float = 1e-2,
     ) -> None:
         self.lp_tol = lp_tol
-        super().__init__(quanta, price_estimate, history, max_repairs, quanta_per_slot)
+        super().__init__(
+            quanta, price_estimate, history, max_repairs, quanta_per_slot, payoff_floor
+        )
         self.safe_packing = safe_packing
         self.g_delta = g_delta
         self.delta = delta
