@@ -266,14 +266,19 @@ class PrimalDualScheduler:
             prev = step[0]
             best = max(best, u_all[s] - prev[q])
         theta = np.vstack(rows)
-        slots = slots[: len(rows)]
-        utility = u_all[: len(rows)]
         realized: dict[tuple[int, int], tuple[float, Placement, int] | None] = {}
-        for _ in range(self.max_repairs):
+        repairs = 0
+        while True:
+            n = theta.shape[0]
             phi, choice = forward_dp(theta)
-            payoff = utility - phi[:, q]
+            payoff = u_all[:n] - phi[:, q]
             last = int(np.argmax(payoff))
-            if not np.isfinite(phi[last, q]) or payoff[last] <= zero:
+            best = float(payoff[last]) if np.isfinite(phi[last, q]) else -np.inf
+            if n < len(slots) and u_all[n] > max(best, zero):
+                # realized costs lowered the best payoff: the next slot may now win
+                theta = np.vstack([theta, oracle.costs(slots[n], price[n], free[n])])
+                continue
+            if best <= zero:
                 return None
             path = _backtrack(choice, last, q)
             changed = False
@@ -290,8 +295,9 @@ class PrimalDualScheduler:
                 theta[s, k] = cost
             if not changed:
                 break
-        else:
-            return None
+            repairs += 1
+            if repairs >= self.max_repairs:
+                return None
         chosen = [(slots[s], realized[(s, k)]) for s, k in path]
         if any(r is None for _, r in chosen):
             return None
