@@ -110,12 +110,15 @@ class LinearModel:
             len(cols), cols, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         )
 
-    def solve(self, *, accept_feasible: bool = False) -> Solution:
+    def solve(self, *, accept_feasible: bool = False, cold: bool = False) -> Solution:
         """Solve; return the solution or raise ``SolverFailed``.
 
         ``accept_feasible`` lets a MILP that hit its time limit return its best
-        incumbent (the status string then says so).
+        incumbent (the status string then says so).  ``cold`` discards the
+        previous basis first (HiGHS may answer "Unknown" from a stale one).
         """
+        if cold:
+            self._h.clearSolver()
         self._h.run()
         status = self._h.getModelStatus()
         ms = highspy.HighsModelStatus
@@ -150,3 +153,15 @@ def solve_lp(
 ) -> Solution:
     """Build and solve once (see :class:`LinearModel` for the arguments)."""
     return LinearModel(c, a, row_lower, row_upper, col_lower, col_upper, **kwargs).solve()  # type: ignore[arg-type]
+
+
+def set_coefficients(
+    model: LinearModel, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
+) -> None:
+    """Change matrix entries A[row, col] in place (e.g. a grid point's ratio bound).
+
+    Appended for SMD Alg. 1, whose grid constraints ζ_j(x) ≤ ν_j put ν_j in
+    the matrix after the Charnes–Cooper transform.
+    """
+    for r, c, v in zip(rows, cols, values, strict=True):
+        model._h.changeCoeff(int(r), int(c), float(v))
