@@ -28,7 +28,9 @@ w = p = 1) is rejected as invalid input: Eq. (8) demands both ≥ 1.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 import numpy as np
@@ -39,7 +41,9 @@ from dmlsched.model.utility import Sigmoid, Utility
 __all__ = [
     "COMM_MODELS",
     "RESOURCES",
+    "IntervalDecision",
     "IntervalJob",
+    "IntervalView",
     "IntervalWorkload",
 ]
 
@@ -163,3 +167,21 @@ class IntervalWorkload:
                 raise InvalidInput(
                     "limit", job.limit, f"{len(self.resources)} values", _where(job.id)
                 )
+
+
+@dataclass(frozen=True)
+class IntervalView:
+    """What an ``interval`` scheduler sees: the interval's jobs and C^r (read-only)."""
+
+    jobs: tuple[IntervalJob, ...]
+    capacity: np.ndarray
+    resources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IntervalDecision:
+    """Admitted jobs (x_i = 1) with their (w[i], p[i]); absent jobs are not admitted."""
+
+    allocations: Mapping[int, tuple[int, int]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )

@@ -103,3 +103,21 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
         return cls(**params)
     except TypeError as e:
         raise InvalidInput(f"{name} parameters", params, str(e)) from e
+
+
+# ``interval`` (SMD paper): one decision per run.  ``reset(capacity, resources,
+# rng)`` then ``decide(view)`` with the interval's jobs; the decision admits
+# jobs and gives each (w[i], p[i]) (Eq. (2)–(3), positive integers).
+@runtime_checkable
+class IntervalScheduler(Scheduler, Protocol):
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None: ...
+
+    def decide(self, view: IntervalView) -> IntervalDecision: ...
+
+
+if TYPE_CHECKING:
+    from dmlsched.model.interval import IntervalDecision, IntervalView
+
+__all__ += ["IntervalScheduler"]
