@@ -42,12 +42,10 @@ def test_grid_is_geometric_from_l_and_covers_phi():
 
 def _brute(ratios, const, a_mat, cap, n=801, hi=30.0):
     xs = np.linspace(1.0, hi, n)
-    best = np.inf
-    for x1, x2 in itertools.product(xs, xs):
-        x = np.array([x1, x2])
-        if np.all(a_mat @ x <= cap + 1e-12):
-            best = min(best, const + sum(r(x) for r in ratios))
-    return best
+    x = np.stack(np.meshgrid(xs, xs, indexing="ij"), axis=-1).reshape(-1, 2)
+    ok = np.all(x @ a_mat.T <= cap + 1e-12, axis=1)
+    val = const + sum((x @ np.asarray(r.a) + r.q) / (x @ np.asarray(r.c) + r.d) for r in ratios)
+    return float(val[ok].min())
 
 
 @pytest.mark.parametrize("eps", [0.01, 0.1, 0.3])
