@@ -71,8 +71,11 @@ def test_unknown_jobs_are_refused():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.integers(0, 7), st.tuples(st.integers(-1, 40), st.integers(-1, 40)),
-                       max_size=6))
+@given(
+    st.dictionaries(
+        st.integers(0, 7), st.tuples(st.integers(-1, 40), st.integers(-1, 40)), max_size=6
+    )
+)
 def test_any_accepted_decision_respects_eq_2_and_3_and_scores_what_the_model_says(alloc):
     try:
         res = run(alloc)
@@ -80,13 +83,18 @@ def test_any_accepted_decision_respects_eq_2_and_3_and_scores_what_the_model_say
         ids = {j.id for j in WL.jobs}
         by_id = {j.id: j for j in WL.jobs}
         bad = any(
-            k not in ids or w < 1 or p < 1 or np.any(by_id[k].usage(w, p) > np.asarray(by_id[k].limit) + 1e-6)
+            k not in ids
+            or w < 1
+            or p < 1
+            or np.any(by_id[k].usage(w, p) > np.asarray(by_id[k].limit) + 1e-6)
             for k, (w, p) in alloc.items()
         ) or np.any(sum(np.asarray(by_id[k].limit) for k in alloc if k in ids) > WL.capacity)
         assert bad
         return
     by_id = {j.id: j for j in WL.jobs}
-    expect = sum(by_id[k].utility(float(completion_time(by_id[k], w, p))) for k, (w, p) in alloc.items())
+    expect = sum(
+        by_id[k].utility(float(completion_time(by_id[k], w, p))) for k, (w, p) in alloc.items()
+    )
     assert res.metrics["total_utility"] == pytest.approx(expect)
     assert 0.0 <= res.metrics["used_resource_ratio"] <= 1.0 + 1e-9
     assert res.metrics["admitted_jobs"] == len(alloc)

@@ -29,8 +29,12 @@ def test_the_three_schedulers_are_registered_and_follow_the_protocol():
 @pytest.mark.parametrize("name", NAMES)
 def test_tiny_workload_runs_deterministically_without_touching_the_view(name, sync):
     wl_rng, _ = spawn(make_rng(3), 2)
-    wl = build_workload("interval", "synthetic",
-                        WorkloadParams(jobs=4, machines=3, slots=6, extra={"sync": sync}), wl_rng)
+    wl = build_workload(
+        "interval",
+        "synthetic",
+        WorkloadParams(jobs=4, machines=3, slots=6, extra={"sync": sync}),
+        wl_rng,
+    )
     runs = []
     for _ in range(2):
         sched = make_scheduler("interval", name, **({"eps": 0.1} if name == "smd" else {}))
@@ -48,11 +52,17 @@ def test_tiny_workload_runs_deterministically_without_touching_the_view(name, sy
 
 @pytest.mark.parametrize("sync", [False, True])
 def test_no_scheduler_beats_the_brute_force_optimum_and_smd_is_close(sync):
-    wl = build_workload("interval", "synthetic",
-                        WorkloadParams(jobs=12, machines=1, extra={"sync": sync}), make_rng(5))
+    wl = build_workload(
+        "interval",
+        "synthetic",
+        WorkloadParams(jobs=12, machines=1, extra={"sync": sync}),
+        make_rng(5),
+    )
     opt = interval_optimum(wl).total_utility
-    got = {n: simulate("interval", wl, make_scheduler("interval", n), make_rng(0)).metrics
-           for n in NAMES}
+    got = {
+        n: simulate("interval", wl, make_scheduler("interval", n), make_rng(0)).metrics
+        for n in NAMES
+    }
     for m in got.values():
         assert m["total_utility"] <= opt + 1e-6
     assert got["smd"]["total_utility"] >= 0.95 * opt

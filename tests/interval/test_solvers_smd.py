@@ -94,8 +94,14 @@ def test_randomized_rounding_returns_a_feasible_integer_point_near_the_fraction(
 
 
 def test_rounding_falls_back_to_the_floor_when_every_attempt_is_infeasible():
-    out = smd_round(np.array([1.5, 1.5]), lambda z: bool(z.sum() <= 2), lambda z: 0.0,
-                    np.random.default_rng(0), attempts=1, max_attempts=1)
+    out = smd_round(
+        np.array([1.5, 1.5]),
+        lambda z: bool(z.sum() <= 2),
+        lambda z: 0.0,
+        np.random.default_rng(0),
+        attempts=1,
+        max_attempts=1,
+    )
     assert out.fallback or out.x.sum() <= 2
 
 

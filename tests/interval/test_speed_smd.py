@@ -76,10 +76,25 @@ def test_overlap_beats_sequential_and_etas_stay_in_unit_interval():
 
 def _job(mode: str = "sync", **kw) -> IntervalJob:
     base = dict(
-        id=0, iterations=100, global_batch=400, minibatch=20, grad_mb=125.0, ps_bandwidth=10.0,
-        fp_ms=(100.0, 100.0), bp_ms=(50.0, 50.0), comm_ms=(100.0, 100.0), beta1=3.0, beta2=0.01,
-        alpha=0.5, worker_demand=(1.0, 2.0), ps_demand=(0.0, 2.0), limit=(10.0, 40.0),
-        utility=Sigmoid(10.0, 5.0, 2.0), mode=mode, comm_model="sequential", time_unit_s=3600.0,
+        id=0,
+        iterations=100,
+        global_batch=400,
+        minibatch=20,
+        grad_mb=125.0,
+        ps_bandwidth=10.0,
+        fp_ms=(100.0, 100.0),
+        bp_ms=(50.0, 50.0),
+        comm_ms=(100.0, 100.0),
+        beta1=3.0,
+        beta2=0.01,
+        alpha=0.5,
+        worker_demand=(1.0, 2.0),
+        ps_demand=(0.0, 2.0),
+        limit=(10.0, 40.0),
+        utility=Sigmoid(10.0, 5.0, 2.0),
+        mode=mode,
+        comm_model="sequential",
+        time_unit_s=3600.0,
     )
     base.update(kw)
     return IntervalJob(**base)
@@ -117,8 +132,15 @@ def test_theta_forms_9_and_10_equal_e_over_f(mode):
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("iterations", 0), ("alpha", 1.5), ("mode", "bsp"), ("comm_model", "ring"),
-     ("limit", (0.5, 40.0)), ("bp_ms", (1.0,)), ("grad_mb", -1.0)],
+    [
+        ("iterations", 0),
+        ("alpha", 1.5),
+        ("mode", "bsp"),
+        ("comm_model", "ring"),
+        ("limit", (0.5, 40.0)),
+        ("bp_ms", (1.0,)),
+        ("grad_mb", -1.0),
+    ],
 )
 def test_invalid_job_fields_are_named(field, value):
     with pytest.raises(InvalidInput, match=field.split("_")[0]):

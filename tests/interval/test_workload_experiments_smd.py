@@ -29,8 +29,9 @@ def test_synthetic_jobs_stay_in_the_sec_v_ranges():
 
 
 def test_registered_synthetic_builds_tiny_and_rejects_bad_params():
-    wl = build_workload("interval", "synthetic", WorkloadParams(jobs=4, machines=3, slots=6),
-                        make_rng(1))
+    wl = build_workload(
+        "interval", "synthetic", WorkloadParams(jobs=4, machines=3, slots=6), make_rng(1)
+    )
     assert len(wl.jobs) == 4 and wl.jobs[0].mode == "async"
     with pytest.raises(InvalidInput, match="sync"):
         build_workload("interval", "synthetic", WorkloadParams(extra={"sync": "yes"}), make_rng(1))

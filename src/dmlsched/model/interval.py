@@ -127,8 +127,10 @@ class IntervalJob:
             need = self.worker_demand[k] + self.ps_demand[k]
             if need > self.limit[k] * (1 + 1e-12):
                 raise InvalidInput(
-                    f"limit[{k}]", self.limit[k],
-                    f">= one worker + one PS = {need:g} (Eq. (3) with w = p = 1)", _where(j),
+                    f"limit[{k}]",
+                    self.limit[k],
+                    f">= one worker + one PS = {need:g} (Eq. (3) with w = p = 1)",
+                    _where(j),
                 )
 
     @property
@@ -182,6 +184,4 @@ class IntervalView:
 class IntervalDecision:
     """Admitted jobs (x_i = 1) with their (w[i], p[i]); absent jobs are not admitted."""
 
-    allocations: Mapping[int, tuple[int, int]] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    allocations: Mapping[int, tuple[int, int]] = field(default_factory=lambda: MappingProxyType({}))

@@ -42,8 +42,9 @@ def simulate_interval(
 ) -> RunResult:
     name = type(scheduler).name
     scheduler.reset(workload.capacity, workload.resources, rng)
-    view = IntervalView(jobs=workload.jobs, capacity=workload.capacity,
-                        resources=workload.resources)
+    view = IntervalView(
+        jobs=workload.jobs, capacity=workload.capacity, resources=workload.resources
+    )
     decision = scheduler.decide(view)
     if not isinstance(decision, IntervalDecision):
         raise InvalidDecision(name, None, 0, f"decide returned {type(decision).__name__}")
@@ -58,23 +59,26 @@ def simulate_interval(
     ps: list[int] = []
     for jid, alloc in decision.allocations.items():
         if jid not in by_id:
-            raise InvalidDecision(name, jid if isinstance(jid, int) else None, 0,
-                                  f"unknown job {jid!r}")
+            raise InvalidDecision(
+                name, jid if isinstance(jid, int) else None, 0, f"unknown job {jid!r}"
+            )
         job = by_id[jid]
         if not (isinstance(alloc, tuple) and len(alloc) == 2):
             raise InvalidDecision(name, jid, 0, f"allocation {alloc!r} is not (w, p)")
         w, p = alloc
         for what, v in (("workers", w), ("ps", p)):
             if not _is_pos_int(v):
-                raise InvalidDecision(name, jid, 0, f"{what}={v!r} is not a positive integer (Eq. 8)")
+                raise InvalidDecision(
+                    name, jid, 0, f"{what}={v!r} is not a positive integer (Eq. 8)"
+                )
         use = job.usage(int(w), int(p))
         lim = np.asarray(job.limit, dtype=float)
         over = use > lim * (1 + _TOL) + _TOL
         if over.any():
             r = int(np.argmax(over))
-            raise InvalidDecision(name, jid, 0,
-                                  f"uses {use[r]:g} > user limit {lim[r]:g} (Eq. 3)",
-                                  resource=res[r])
+            raise InvalidDecision(
+                name, jid, 0, f"uses {use[r]:g} > user limit {lim[r]:g} (Eq. 3)", resource=res[r]
+            )
         limits += lim
         used += use
         t = float(completion_time(job, int(w), int(p), job_etas(job)))
@@ -89,9 +93,13 @@ def simulate_interval(
     over = limits > cap * (1 + _TOL) + _TOL
     if over.any():
         r = int(np.argmax(over))
-        raise InvalidDecision(name, None, 0,
-                              f"admitted limits sum to {limits[r]:g} > capacity {cap[r]:g} (Eq. 2)",
-                              resource=res[r])
+        raise InvalidDecision(
+            name,
+            None,
+            0,
+            f"admitted limits sum to {limits[r]:g} > capacity {cap[r]:g} (Eq. 2)",
+            resource=res[r],
+        )
     for job in workload.jobs:
         if job.id not in decision.allocations:
             events.append(Event(0, "reject", job.id))
@@ -102,8 +110,9 @@ def simulate_interval(
         "admitted_jobs": float(n_adm),
         "rejected_jobs": float(len(workload.jobs) - n_adm),
         "used_resource_ratio": float(np.mean(used[pos] / limits[pos])) if pos.any() else 0.0,
-        "capacity_ratio": float(np.mean(np.divide(limits, cap, out=np.zeros_like(cap),
-                                                   where=cap > 0))),
+        "capacity_ratio": float(
+            np.mean(np.divide(limits, cap, out=np.zeros_like(cap), where=cap > 0))
+        ),
         "mean_completion_time": float(np.mean(times)) if times else 0.0,
         "mean_workers": float(np.mean(ws)) if ws else 0.0,
         "mean_ps": float(np.mean(ps)) if ps else 0.0,

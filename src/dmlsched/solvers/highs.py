@@ -110,15 +110,12 @@ class LinearModel:
             len(cols), cols, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         )
 
-    def solve(self, *, accept_feasible: bool = False, cold: bool = False) -> Solution:
+    def solve(self, *, accept_feasible: bool = False) -> Solution:
         """Solve; return the solution or raise ``SolverFailed``.
 
         ``accept_feasible`` lets a MILP that hit its time limit return its best
-        incumbent (the status string then says so).  ``cold`` discards the
-        previous basis first (HiGHS may answer "Unknown" from a stale one).
+        incumbent (the status string then says so).
         """
-        if cold:
-            self._h.clearSolver()
         self._h.run()
         status = self._h.getModelStatus()
         ms = highspy.HighsModelStatus
@@ -165,3 +162,12 @@ def set_coefficients(
     """
     for r, c, v in zip(rows, cols, values, strict=True):
         model._h.changeCoeff(int(r), int(c), float(v))
+
+
+def clear_basis(model: LinearModel) -> None:
+    """Discard the previous basis so the next solve starts cold.
+
+    After many in-place matrix changes HiGHS may answer "Unknown" from a
+    stale basis; a cold re-solve settles the status.
+    """
+    model._h.clearSolver()

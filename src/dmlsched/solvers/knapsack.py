@@ -41,8 +41,16 @@ def mkp_exact(values: np.ndarray, weights: np.ndarray, capacity: np.ndarray) -> 
         return np.zeros(0, dtype=bool)
     upper = (u > 0).astype(float)
     model = LinearModel(
-        u, w.T, np.full(c.size, -np.inf), c, np.zeros(n), upper,
-        integrality=np.ones(n, dtype=bool), maximize=True, name="mkp-milp", mip_rel_gap=0.0,
+        u,
+        w.T,
+        np.full(c.size, -np.inf),
+        c,
+        np.zeros(n),
+        upper,
+        integrality=np.ones(n, dtype=bool),
+        maximize=True,
+        name="mkp-milp",
+        mip_rel_gap=0.0,
     )
     return model.solve().x > 0.5
 
@@ -56,8 +64,14 @@ def mkp_ptas(
     if n == 0:
         return np.zeros(0, dtype=bool)
     model = LinearModel(
-        u, w.T, np.full(c.size, -np.inf), c, np.zeros(n), np.ones(n),
-        maximize=True, name="mkp-lp",
+        u,
+        w.T,
+        np.full(c.size, -np.inf),
+        c,
+        np.zeros(n),
+        np.ones(n),
+        maximize=True,
+        name="mkp-lp",
     )
     cols = np.arange(n)
     best = np.zeros(n, dtype=bool)

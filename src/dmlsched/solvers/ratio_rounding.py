@@ -34,7 +34,9 @@ class RoundingResult:
 def m_delta(w_b: float, rows: int, delta: float) -> float:
     """Lemma 3: M_δ = 1 + 3ln(2r/δ)/(2W_b) − sqrt((3ln(2r/δ)/(2W_b))² + 3ln(2r/δ)/W_b)."""
     if not (0 < delta <= 1) or w_b <= 0 or rows < 1:
-        raise ValueError(f"m_delta needs delta in (0, 1], W_b > 0, r >= 1; got {delta}, {w_b}, {rows}")
+        raise ValueError(
+            f"m_delta needs delta in (0, 1], W_b > 0, r >= 1; got {delta}, {w_b}, {rows}"
+        )
     c = 3.0 * math.log(2.0 * rows / delta)
     return 1.0 + c / (2.0 * w_b) - math.sqrt((c / (2.0 * w_b)) ** 2 + c / w_b)
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlsched.errors import SolverFailed
-from dmlsched.solvers.highs import INF, LinearModel, set_coefficients
+from dmlsched.solvers.highs import INF, LinearModel, clear_basis, set_coefficients
 
 __all__ = [
     "Ratio",
@@ -139,7 +139,7 @@ def ratio_bounds(
 
 def grid(lower: float, upper: float, eps: float) -> np.ndarray:
     """Q^ε = {l, l(1+ε), …, l(1+ε)^λ} with λ = max{n : l(1+ε)^n ≤ φ} (Step 2.1)."""
-    if not (lower > 0 and upper >= lower and 0 < eps):
+    if not (lower > 0 and upper >= lower and eps > 0):
         raise ValueError(f"grid needs 0 < l <= phi and eps > 0, got {lower}, {upper}, {eps}")
     lam = math.floor(math.log(upper / lower) / math.log1p(eps) + 1e-12)
     pts = lower * (1.0 + eps) ** np.arange(lam + 1)
@@ -182,8 +182,12 @@ def solve_sum_of_ratios(
     # grid rows (a_j − ν_j c_j)·y + (q_j − ν_j d_j) t ≤ 0, first at ν_j = φ_j; the
     # coefficients are overwritten per grid point
     extra = [
-        np.concatenate([np.asarray(terms[k].a) - ups[k] * np.asarray(terms[k].c),
-                        [terms[k].q - ups[k] * terms[k].d]])
+        np.concatenate(
+            [
+                np.asarray(terms[k].a) - ups[k] * np.asarray(terms[k].c),
+                [terms[k].q - ups[k] * terms[k].d],
+            ]
+        )
         for k in others
     ]
     model = LinearModel(
@@ -230,7 +234,8 @@ def solve_sum_of_ratios(
         except SolverFailed as e:
             if e.status == "Unknown":  # HiGHS gave up from the previous basis: cold start
                 try:
-                    sol = model.solve(cold=True)
+                    clear_basis(model)
+                    sol = model.solve()
                 except SolverFailed as e2:
                     if "nfeasible" in e2.status:
                         return None

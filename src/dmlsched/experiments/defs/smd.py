@@ -67,12 +67,14 @@ def build_big(point: Point, seed: int, quick: bool) -> IntervalWorkload:
     """Figs. 11–12: ``"<mode>:<jobs>"`` on 1000 instances' capacity."""
     sync, jobs = _mode_jobs(point)
     wl_rng, _ = spawn(make_rng(seed), 2)
-    return synthetic_interval(jobs, 1.0, wl_rng, sync=sync,
-                              capacity=instance_capacity(BIG_CAPACITY_INSTANCES))
+    return synthetic_interval(
+        jobs, 1.0, wl_rng, sync=sync, capacity=instance_capacity(BIG_CAPACITY_INSTANCES)
+    )
 
 
-def smd_cell(exp: Experiment, scheduler: str, point: Point, seed: int,
-             quick: bool) -> dict[str, float]:
+def smd_cell(
+    exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
+) -> dict[str, float]:
     """Run one scheduler (SMD with ε1 by size); add ``approx_ratio`` when the metric is asked."""
     from dmlsched.offline.interval import interval_optimum
     from dmlsched.schedulers.protocols import make_scheduler
@@ -93,51 +95,116 @@ def smd_cell(exp: Experiment, scheduler: str, point: Point, seed: int,
 
 
 def _beats(fig: str) -> tuple[Beats, ...]:
-    return (Beats("total_utility", "smd", ("esw", "optimus"),
-                  text=f"SMD earns more total utility than ESW and Optimus at every point ({fig})"),)
+    return (
+        Beats(
+            "total_utility",
+            "smd",
+            ("esw", "optimus"),
+            text=f"SMD earns more total utility than ESW and Optimus at every point ({fig})",
+        ),
+    )
 
 
 _METRICS = ("total_utility", "used_resource_ratio", "admitted_jobs")
 
 for _id, _title, _param, _points, _quick, _build in (
-    ("smd-fig7", "Total utility vs cluster resources (Async-SGD, I=50)", "units",
-     (1, 2, 3, 4, 5), (1, 3), build_fig7),
-    ("smd-fig8", "Total utility vs cluster resources (Sync-SGD, I=50)", "units",
-     (1, 2, 3, 4, 5), (1, 3), build_fig8),
-    ("smd-fig9", "Total utility vs number of jobs (Async-SGD, 3 units)", "jobs",
-     (10, 20, 30, 40, 50), (10, 30), build_fig9),
-    ("smd-fig10", "Total utility vs number of jobs (Sync-SGD, 3 units)", "jobs",
-     (10, 20, 30, 40, 50), (10, 30), build_fig10),
+    (
+        "smd-fig7",
+        "Total utility vs cluster resources (Async-SGD, I=50)",
+        "units",
+        (1, 2, 3, 4, 5),
+        (1, 3),
+        build_fig7,
+    ),
+    (
+        "smd-fig8",
+        "Total utility vs cluster resources (Sync-SGD, I=50)",
+        "units",
+        (1, 2, 3, 4, 5),
+        (1, 3),
+        build_fig8,
+    ),
+    (
+        "smd-fig9",
+        "Total utility vs number of jobs (Async-SGD, 3 units)",
+        "jobs",
+        (10, 20, 30, 40, 50),
+        (10, 30),
+        build_fig9,
+    ),
+    (
+        "smd-fig10",
+        "Total utility vs number of jobs (Sync-SGD, 3 units)",
+        "jobs",
+        (10, 20, 30, 40, 50),
+        (10, 30),
+        build_fig10,
+    ),
 ):
-    register(Experiment(
-        id=_id, setting="interval", title=_title, param=_param, points=_points,
-        quick_points=_quick, schedulers=SCHEDULERS, metrics=_METRICS, build=_build,
-        claims=_beats(_id), cell=smd_cell, default_seeds=5,
-        reproduces=f"SMD Sec. V, Fig. {_id.removeprefix('smd-fig')}",
-    ))
+    register(
+        Experiment(
+            id=_id,
+            setting="interval",
+            title=_title,
+            param=_param,
+            points=_points,
+            quick_points=_quick,
+            schedulers=SCHEDULERS,
+            metrics=_METRICS,
+            build=_build,
+            claims=_beats(_id),
+            cell=smd_cell,
+            default_seeds=5,
+            reproduces=f"SMD Sec. V, Fig. {_id.removeprefix('smd-fig')}",
+        )
+    )
 
-register(Experiment(
-    id="smd-fig11", setting="interval",
-    title="Approximation ratio SMD / optimum vs jobs (capacity 1000 instances)",
-    param="mode:jobs",
-    points=tuple(f"{m}:{n}" for m in ("async", "sync") for n in (10, 20, 30, 40, 50)),
-    quick_points=("async:10", "sync:10", "async:30", "sync:30"),
-    schedulers=("smd",), metrics=("approx_ratio", "total_utility", "optimum_utility"),
-    build=build_big, cell=smd_cell, plot="bar",
-    claims=(Bound("approx_ratio", "smd", ">=", 0.95,
-                  text="SMD's utility is at least 95% of the brute-force optimum at every point"),),
-    reproduces="SMD Sec. V, Fig. 11",
-))
+register(
+    Experiment(
+        id="smd-fig11",
+        setting="interval",
+        title="Approximation ratio SMD / optimum vs jobs (capacity 1000 instances)",
+        param="mode:jobs",
+        points=tuple(f"{m}:{n}" for m in ("async", "sync") for n in (10, 20, 30, 40, 50)),
+        quick_points=("async:10", "sync:10", "async:30", "sync:30"),
+        schedulers=("smd",),
+        metrics=("approx_ratio", "total_utility", "optimum_utility"),
+        build=build_big,
+        cell=smd_cell,
+        plot="bar",
+        claims=(
+            Bound(
+                "approx_ratio",
+                "smd",
+                ">=",
+                0.95,
+                text="SMD's utility is at least 95% of the brute-force optimum at every point",
+            ),
+        ),
+        reproduces="SMD Sec. V, Fig. 11",
+    )
+)
 
-register(Experiment(
-    id="smd-fig12", setting="interval",
-    title="Used ÷ user-specified resources vs jobs (ε1 = 0.01, capacity 1000 instances)",
-    param="mode:jobs",
-    points=tuple(f"{m}:{n}" for m in ("async", "sync") for n in (40, 80, 120, 160, 200)),
-    quick_points=("async:40", "sync:40"),
-    schedulers=SCHEDULERS, metrics=("used_resource_ratio", "total_utility", "admitted_jobs"),
-    build=build_big, cell=smd_cell, plot="bar",
-    claims=(Report("used_resource_ratio", "smd",
-                   "SMD uses 30–50% of the user-specified resources (paper, Fig. 12)"),),
-    reproduces="SMD Sec. V, Fig. 12",
-))
+register(
+    Experiment(
+        id="smd-fig12",
+        setting="interval",
+        title="Used ÷ user-specified resources vs jobs (ε1 = 0.01, capacity 1000 instances)",
+        param="mode:jobs",
+        points=tuple(f"{m}:{n}" for m in ("async", "sync") for n in (40, 80, 120, 160, 200)),
+        quick_points=("async:40", "sync:40"),
+        schedulers=SCHEDULERS,
+        metrics=("used_resource_ratio", "total_utility", "admitted_jobs"),
+        build=build_big,
+        cell=smd_cell,
+        plot="bar",
+        claims=(
+            Report(
+                "used_resource_ratio",
+                "smd",
+                "SMD uses 30–50% of the user-specified resources (paper, Fig. 12)",
+            ),
+        ),
+        reproduces="SMD Sec. V, Fig. 12",
+    )
+)

@@ -35,10 +35,12 @@ def max_counts(job: IntervalJob) -> tuple[int, int]:
     o = np.asarray(job.worker_demand)
     g = np.asarray(job.ps_demand)
     v = np.asarray(job.limit)
-    w_max = min((math.floor((v[r] - g[r]) / o[r] + _TOL) for r in range(v.size) if o[r] > 0),
-                default=10**6)
-    p_max = min((math.floor((v[r] - o[r]) / g[r] + _TOL) for r in range(v.size) if g[r] > 0),
-                default=10**6)
+    w_max = min(
+        (math.floor((v[r] - g[r]) / o[r] + _TOL) for r in range(v.size) if o[r] > 0), default=10**6
+    )
+    p_max = min(
+        (math.floor((v[r] - o[r]) / g[r] + _TOL) for r in range(v.size) if g[r] > 0), default=10**6
+    )
     return max(w_max, 1), max(p_max, 1)
 
 

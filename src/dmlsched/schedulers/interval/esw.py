@@ -33,8 +33,9 @@ class Esw:
     name: ClassVar[str] = "esw"
     setting: ClassVar[str] = "interval"
 
-    def reset(self, capacity: np.ndarray, resources: tuple[str, ...],
-              rng: np.random.Generator) -> None:
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None:
         self.capacity_ = np.array(capacity, dtype=float)
 
     def decide(self, view: IntervalView) -> IntervalDecision:

@@ -44,7 +44,7 @@ def optimus_allocation(job: IntervalJob) -> tuple[int, int]:
             key = (job.utility(t2) - u, t - t2)
             if best is None or key > best[0]:
                 best = (key, dw, dp, t2)
-        if best is None or best[0][1] <= 0 and best[0][0] <= 0:
+        if best is None or (best[0][1] <= 0 and best[0][0] <= 0):
             return w, p
         _, dw, dp, t = best
         w, p = w + dw, p + dp
@@ -56,13 +56,15 @@ class Optimus:
     name: ClassVar[str] = "optimus"
     setting: ClassVar[str] = "interval"
 
-    def reset(self, capacity: np.ndarray, resources: tuple[str, ...],
-              rng: np.random.Generator) -> None:
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None:
         self.capacity_ = np.array(capacity, dtype=float)
 
     def decide(self, view: IntervalView) -> IntervalDecision:
         by_id = {j.id: j for j in view.jobs}
         return IntervalDecision(
-            allocations={jid: optimus_allocation(by_id[jid])
-                         for jid in first_fit(view.jobs, view.capacity)}
+            allocations={
+                jid: optimus_allocation(by_id[jid]) for jid in first_fit(view.jobs, view.capacity)
+            }
         )

@@ -81,8 +81,9 @@ def solve_inner(
     def objective(x: np.ndarray) -> float:
         return float(completion_time(job, x[0], x[1], eta))
 
-    out = smd_round(res.x, feasible, objective, rng, scale=m_delta, attempts=attempts,
-                    lower=np.ones(2))
+    out = smd_round(
+        res.x, feasible, objective, rng, scale=m_delta, attempts=attempts, lower=np.ones(2)
+    )
     if out.x is None:  # cannot happen for w, p ≥ 1 packing rows; kept explicit
         return 1, 1
     return int(out.x[0]), int(out.x[1])
@@ -93,16 +94,23 @@ class Smd:
     name: ClassVar[str] = "smd"
     setting: ClassVar[str] = "interval"
 
-    def __init__(self, eps: float = 0.01, m_delta: float = 1.0, attempts: int = 10,
-                 mkp: str = "milp", mkp_k: int = 2) -> None:
+    def __init__(
+        self,
+        eps: float = 0.01,
+        m_delta: float = 1.0,
+        attempts: int = 10,
+        mkp: str = "milp",
+        mkp_k: int = 2,
+    ) -> None:
         self.eps = eps
         self.m_delta = m_delta
         self.attempts = attempts
         self.mkp = mkp
         self.mkp_k = mkp_k
 
-    def reset(self, capacity: np.ndarray, resources: tuple[str, ...],
-              rng: np.random.Generator) -> None:
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None:
         if not (0 < self.eps < 1):
             raise InvalidInput("eps", self.eps, "in (0, 1)")
         if self.mkp not in ("milp", "ptas"):
@@ -112,9 +120,12 @@ class Smd:
     def decide(self, view: IntervalView) -> IntervalDecision:
         jobs = view.jobs
         allocs = [solve_inner(j, self.eps, self.m_delta, self.attempts, self.rng_) for j in jobs]
-        values = np.array([
-            j.utility(float(completion_time(j, w, p))) for j, (w, p) in zip(jobs, allocs, strict=True)
-        ])
+        values = np.array(
+            [
+                j.utility(float(completion_time(j, w, p)))
+                for j, (w, p) in zip(jobs, allocs, strict=True)
+            ]
+        )
         weights = np.array([j.limit for j in jobs], dtype=float).reshape(len(jobs), -1)
         if self.mkp == "milp":
             pick = mkp_exact(values, weights, view.capacity)
