@@ -141,18 +141,13 @@ def simulate_cluster(
             progress.append((j, rate))
             if record_events:
                 events.append(
-                    Event(
-                        t,
-                        "allocate",
-                        j,
-                        f"workers={p.total_workers} ps={p.total_ps} machines={len(p.machines)} "
-                        f"rate={rate:.6g}",
-                    )
+                    Event(t, "allocate", j,
+                          f"workers={p.total_workers} ps={p.total_ps} machines={len(p.machines)} "
+                          f"rate={rate:.6g}")
                 )
         check_capacity(name, cluster, usage, t, owners)
-        util[t] = np.divide(
-            usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
-        )
+        util[t] = np.divide(usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total),
+                            where=cap_total > 0)
 
         newly_done = False
         for j, rate in progress:

@@ -65,7 +65,6 @@ def incremental_price(h: np.ndarray, delta: np.ndarray, sites: GeoSites) -> floa
 
 def local_placement(D: np.ndarray, P: float, ps: int) -> GeoPlacement:
     """Workers ⌈D^r/P⌉ where the data are, q^{rr} = D^r, PS at ``ps``."""
-    R = D.size
     w = tuple(workers_needed(float(x), P) for x in D)
     return GeoPlacement(w, ps, np.diag(D))
 

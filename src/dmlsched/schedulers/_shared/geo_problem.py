@@ -61,7 +61,8 @@ class SlotData:
     @property
     def W(self) -> np.ndarray:
         return np.array(
-            [workers_needed(float(d.sum()), float(p)) for d, p in zip(self.D, self.P)], dtype=float
+            [workers_needed(float(d.sum()), float(p)) for d, p in zip(self.D, self.P, strict=True)],
+            dtype=float,
         )
 
     @property
