@@ -188,8 +188,9 @@ def simulate_geo(workload: GeoWorkload, scheduler: object, rng: np.random.Genera
         )
         decision = scheduler.decide(view)  # type: ignore[attr-defined]
         y, s, q = validate_geo(name, t, sites, active, decision)
-        n = np.array([j.worker_demand for j in active], dtype=float).reshape(len(active), -1)
-        m = np.array([j.ps_demand for j in active], dtype=float).reshape(len(active), -1)
+        K = sites.kinds
+        n = np.array([j.worker_demand for j in active], dtype=float).reshape(len(active), K)
+        m = np.array([j.ps_demand for j in active], dtype=float).reshape(len(active), K)
         h = usage(y, s, n, m) if active else np.zeros((R, sites.kinds))
         v = deployed(y, s)
         v_prev = np.array([prev_v.get(j.id, np.zeros(R)) for j in active]).reshape(len(active), R)

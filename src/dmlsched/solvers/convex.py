@@ -11,7 +11,8 @@ weights c_i.  (x+ε) ln(x+ε) = −entr(x+ε) is one exponential cone per
 coordinate, so the problem is a conic program; we hand it to Clarabel (an
 interior-point conic solver, as Alg. 1 line 4 asks) through cvxpy.
 
-The status is always checked: anything but ``optimal`` raises
+The status is always checked (a numerically failed attempt is retried once
+without equilibration): anything but ``optimal`` raises
 :class:`~dmlsched.errors.SolverFailed` (``optimal_inaccurate`` too, unless
 ``accept_inaccurate``).
 """
@@ -27,6 +28,11 @@ import scipy.sparse as sp
 from dmlsched.errors import SolverFailed
 
 __all__ = ["ConvexSolution", "regularized_lp", "sigma"]
+
+# Clarabel's Ruiz equilibration occasionally breaks down on these problems
+# (measured: a 6-job, 3-DC slot fails with it and solves without it); the
+# second attempt disables it.  Every attempt's status is checked.
+_ATTEMPTS: tuple[dict[str, object], ...] = ({}, {"equilibrate_enable": False})
 
 
 @dataclass(frozen=True)
@@ -88,11 +94,21 @@ def regularized_lp(
     if fin_ub.any():
         cons.append(x[np.flatnonzero(fin_ub)] <= ub[fin_ub])
     prob = cp.Problem(cp.Minimize(obj), cons)
-    try:
-        prob.solve(solver=cp.CLARABEL)
-    except cp.error.SolverError as e:
-        raise SolverFailed(f"solver error: {e}", name) from e
-    ok = prob.status == cp.OPTIMAL or (accept_inaccurate and prob.status == cp.OPTIMAL_INACCURATE)
-    if not ok or x.value is None:
-        raise SolverFailed(str(prob.status), name)
+    status = "not solved"
+    for opts in _ATTEMPTS:
+        try:
+            prob.solve(solver=cp.CLARABEL, **opts)
+        except cp.error.SolverError as e:
+            status = f"solver error: {e}"
+            continue
+        status = str(prob.status)
+        ok = prob.status == cp.OPTIMAL or (
+            accept_inaccurate and prob.status == cp.OPTIMAL_INACCURATE
+        )
+        if ok and x.value is not None:
+            break
+        if prob.status in (cp.INFEASIBLE, cp.UNBOUNDED):
+            raise SolverFailed(status, name)
+    else:
+        raise SolverFailed(status, name)
     return ConvexSolution(np.asarray(x.value, dtype=float), float(prob.value), str(prob.status))
