@@ -74,7 +74,7 @@ def build_slots(point: Point, seed: int, quick: bool) -> GeoWorkload:
 
 def build_jobs_per_slot(point: Point, seed: int, quick: bool) -> GeoWorkload:
     R, T, _ = _size(quick, milp=True)
-    return _instance(seed, R, T, int(round(float(point) * T)), data_gb=700.0)
+    return _instance(seed, R, T, round(float(point) * T), data_gb=700.0)
 
 
 def build_table4(point: Point, seed: int, quick: bool) -> GeoWorkload:
