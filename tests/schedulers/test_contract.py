@@ -26,9 +26,12 @@ def snapshot(obj: Any, depth: int = 0) -> Any:
     if depth > 8:
         return repr(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return (type(obj).__name__,
-                tuple((f.name, snapshot(getattr(obj, f.name), depth + 1))
-                      for f in dataclasses.fields(obj)))
+        return (
+            type(obj).__name__,
+            tuple(
+                (f.name, snapshot(getattr(obj, f.name), depth + 1)) for f in dataclasses.fields(obj)
+            ),
+        )
     if isinstance(obj, Mapping):
         return tuple(sorted((repr(k), snapshot(v, depth + 1)) for k, v in obj.items()))
     if isinstance(obj, np.ndarray):
@@ -66,12 +69,14 @@ def _run(setting: str, name: str, seed: int, guard: bool) -> dict[str, float]:
 @pytest.mark.parametrize(("setting", "name"), ALL, ids=[f"{s}:{n}" for s, n in ALL])
 def test_scheduler_makes_valid_decisions_without_mutating_the_view(setting: str, name: str) -> None:
     metrics = _run(setting, name, seed=3, guard=True)
-    assert metrics and all(np.isfinite(v) for v in metrics.values())
+    # NaN is allowed for undefined means (e.g. mean_jct with no completed job)
+    assert metrics and not any(np.isinf(v) for v in metrics.values())
 
 
 @pytest.mark.parametrize(("setting", "name"), ALL, ids=[f"{s}:{n}" for s, n in ALL])
 def test_same_seed_gives_same_metrics(setting: str, name: str) -> None:
-    assert _run(setting, name, seed=5, guard=False) == _run(setting, name, seed=5, guard=False)
+    a, b = _run(setting, name, seed=5, guard=False), _run(setting, name, seed=5, guard=False)
+    assert repr(a) == repr(b)  # repr: exact floats, and NaN equals NaN
 
 
 def test_registry_names_are_unique_per_setting_and_nonempty() -> None:
