@@ -33,6 +33,7 @@ Gaps decided here:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -161,15 +162,20 @@ def synthetic_geo(
     return GeoWorkload(sites=sites, jobs=tuple(out), horizon=int(slots))
 
 
-def google_arrivals(jobs: int, slots: int, rng: np.random.Generator) -> np.ndarray:
+def google_arrivals(
+    jobs: int, slots: int, rng: np.random.Generator, path: Path | None = None
+) -> np.ndarray:
     """Arrival slots scaled from the Google 2011 sample (traces helper's loader)."""
-    from dmlsched.workloads.traces import trace_arrivals
-
-    return np.sort(np.asarray(trace_arrivals("google", jobs, slots, rng), dtype=int))
+    try:
+        from dmlsched.workloads.traces import trace_arrivals
+    except ImportError as e:  # the loader lives in the traces helper's module
+        raise InvalidInput("arrivals", "google", "dmlsched.workloads.traces installed") from e
+    return np.sort(np.asarray(trace_arrivals("google", jobs, slots, rng, path), dtype=int))
 
 
 def _kwargs(p: WorkloadParams) -> dict:
     ex = dict(p.extra)
+    ex.pop("skip_bad_rows", None)  # the CLI always passes it; arrivals need no row skipping
     kw: dict = {}
     if "data_gb" in ex:
         kw["data_gb"] = float(ex.pop("data_gb"))
@@ -202,6 +208,6 @@ def _geo_google(p: WorkloadParams, rng: np.random.Generator) -> GeoWorkload:
         p.machines or 15,
         slots,
         wl_rng,
-        arrivals=google_arrivals(jobs, slots, arr_rng),
+        arrivals=google_arrivals(jobs, slots, arr_rng, p.trace),
         **_kwargs(p),
     )
