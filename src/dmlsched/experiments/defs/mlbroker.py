@@ -14,7 +14,8 @@ Performance ratios (custom cells):
   Fig. 7 the rounding variants as series (``mlbroker``, ``mlbroker-ir``,
   ``mlbroker-gr`` = the ``rounding`` option).
 * Fig. 9, 10 — mlBroker: engine cost ÷ optimum of the MILP (8) (HiGHS,
-  small instances: R = 3, few jobs).
+  R = 5 — 3 quick —, 700 GB per job per slot; a MILP stopped by its time
+  limit is compared with its incumbent and flagged by ``opt_optimal`` = 0).
 * Fig. 8, 11–14 — the engine's cost parts per scheduler; ``opt`` is the
   P_f optimum (Sec. 6.3 iv) and its parts.
 * Table 4 — 3 DCs, 10 slots, Table 3 models, 3–8-slot jobs.
@@ -38,9 +39,9 @@ CAPACITIES = ((16.0, 32.0), (33.0, 49.0), (50.0, 66.0))
 
 
 def _size(quick: bool, *, milp: bool = False) -> tuple[int, int, int]:
-    """(DCs, slots, jobs) of a figure's default instance."""
+    """(DCs, slots, jobs) of a figure's default instance (MILP figures: small R)."""
     if milp:
-        return (3, 5, 4) if quick else (3, 10, 8)
+        return (3, 5, 5) if quick else (5, 10, 10)
     return (5, 10, 20) if quick else (15, 50, 100)
 
 
@@ -67,9 +68,10 @@ def build_data(point: Point, seed: int, quick: bool) -> GeoWorkload:
 
 
 def build_slots(point: Point, seed: int, quick: bool) -> GeoWorkload:
-    R, _, J = _size(quick, milp=True)
+    """Fig. 9: T slots, one job per slot on average, 700 GB ("large datasets")."""
+    R, _, _ = _size(quick, milp=True)
     T = int(point)
-    return _instance(seed, R, T, max(J, T), data_gb=700.0)
+    return _instance(seed, R, T, T, data_gb=700.0)
 
 
 def build_jobs_per_slot(point: Point, seed: int, quick: bool) -> GeoWorkload:
@@ -277,8 +279,8 @@ register(
         setting="geo",
         title="mlBroker performance ratio (÷ MILP (8) optimum) vs number of slots",
         param="slots",
-        points=(4, 6, 8, 10),
-        quick_points=(3, 5),
+        points=(10, 20, 30, 40, 50),
+        quick_points=(5, 10),
         schedulers=("mlbroker",),
         metrics=("performance_ratio", "total_cost", "opt_total_cost"),
         build=build_slots,
@@ -302,8 +304,8 @@ register(
         setting="geo",
         title="mlBroker performance ratio (÷ MILP (8) optimum) vs jobs per slot",
         param="jobs_per_slot",
-        points=(0.5, 1.0, 1.5, 2.0),
-        quick_points=(0.5, 1.0),
+        points=(1, 2, 3, 4),
+        quick_points=(1, 2),
         schedulers=("mlbroker",),
         metrics=("performance_ratio", "total_cost", "opt_total_cost"),
         build=build_jobs_per_slot,
