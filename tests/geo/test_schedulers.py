@@ -114,3 +114,33 @@ def test_regularized_lp_raises_on_an_infeasible_problem() -> None:
             np.array([0.0]),
             0.5,
         )
+
+
+def test_presolve_substitutes_fixed_variables_without_changing_the_optimum() -> None:
+    import scipy.sparse as sp
+
+    # min x0 + 2 x1 + reg(x2) s.t. x0 + x1 + x2 = 3, x1 fixed at 1 → x0 + x2 = 2
+    c = np.array([1.0, 2.0, 0.0])
+    a_eq = sp.csr_matrix([[1.0, 1.0, 1.0]])
+    args = (c, a_eq, np.array([3.0]), None, None)
+    free = regularized_lp(
+        *args,
+        np.array([0.0, 1.0, 0.0]),
+        np.array([np.inf, np.inf, np.inf]),
+        np.array([2]),
+        np.array([1.0]),
+        np.array([0.0]),
+        0.5,
+    )
+    fixed = regularized_lp(
+        *args,
+        np.array([0.0, 1.0, 0.0]),
+        np.array([np.inf, 1.0, np.inf]),
+        np.array([2]),
+        np.array([1.0]),
+        np.array([0.0]),
+        0.5,
+    )
+    assert fixed.x[1] == 1.0
+    assert fixed.objective == pytest.approx(free.objective, abs=1e-5)
+    assert fixed.x == pytest.approx(free.x, abs=1e-4)

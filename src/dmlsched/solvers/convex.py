@@ -63,9 +63,85 @@ def regularized_lp(
     name: str = "regularized-lp",
     accept_inaccurate: bool = False,
 ) -> ConvexSolution:
-    """Solve the regularized LP above with Clarabel; see the module docstring."""
+    """Solve the regularized LP above with Clarabel; see the module docstring.
+
+    Presolve: unregularized variables fixed by their bounds (lb = ub) are
+    substituted out before the conic solve (mlBroker fixes q^{rr'} = 0 for
+    every DC r without data, most of q), rows left empty are checked and dropped.
+    """
     if not eps > 0:
         raise ValueError(f"eps must be > 0, got {eps}")
+    c = np.asarray(c, dtype=float)
+    lb = np.asarray(lb, dtype=float)
+    ub = np.asarray(ub, dtype=float)
+    fixed = lb == ub
+    fixed[np.asarray(reg_idx, dtype=np.intp)] = False
+    if not fixed.any():
+        return _solve(
+            c,
+            a_eq,
+            b_eq,
+            a_ub,
+            b_ub,
+            lb,
+            ub,
+            reg_idx,
+            reg_weight,
+            prev,
+            eps,
+            name,
+            accept_inaccurate,
+        )
+    keep = np.flatnonzero(~fixed)
+    new_pos = np.full(c.size, -1)
+    new_pos[keep] = np.arange(keep.size)
+    val = lb[fixed]
+    mats = []
+    for is_eq, a, b in ((True, a_eq, b_eq), (False, a_ub, b_ub)):
+        if a is None or not a.shape[0]:
+            mats.append((None, None))
+            continue
+        a = sp.csc_matrix(a)
+        rhs = np.asarray(b, dtype=float) - a[:, np.flatnonzero(fixed)] @ val
+        a_k = sp.csr_matrix(a[:, keep])
+        empty = np.diff(a_k.indptr) == 0
+        bad = (np.abs(rhs[empty]) > 1e-9) if is_eq else (rhs[empty] < -1e-9)
+        if bad.any():
+            raise SolverFailed("infeasible (presolve)", name)
+        mats.append((a_k[~empty], rhs[~empty]))
+    sol = _solve(
+        c[keep],
+        *mats[0],
+        *mats[1],
+        lb[keep],
+        ub[keep],
+        new_pos[reg_idx],
+        reg_weight,
+        prev,
+        eps,
+        name,
+        accept_inaccurate,
+    )
+    x = lb.copy()
+    x[keep] = sol.x
+    return ConvexSolution(x, sol.objective + float(c[fixed] @ val), sol.status)
+
+
+def _solve(
+    c: np.ndarray,
+    a_eq: sp.spmatrix | None,
+    b_eq: np.ndarray | None,
+    a_ub: sp.spmatrix | None,
+    b_ub: np.ndarray | None,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    reg_idx: np.ndarray,
+    reg_weight: np.ndarray,
+    prev: np.ndarray,
+    eps: float,
+    name: str,
+    accept_inaccurate: bool,
+) -> ConvexSolution:
     n = int(np.asarray(c).size)
     x = cp.Variable(n)
     sig = sigma(eps)

@@ -265,6 +265,8 @@ def build_slot(sites: GeoSites, data: SlotData, mode: str = "valid") -> SlotProb
     lb = np.zeros(L.size)
     ub = np.full(L.size, np.inf)
     ub[L.y] = W[job_of_nr]  # WLOG cut y ≤ W_i
+    # (8b) with D_i^r = 0 forces q[i,r,·] = 0: state it as bounds so solvers drop them.
+    ub[L.q.start + qidx[(data.D.ravel() == 0)[i_f * R + r_f]]] = 0.0
     ub[L.s] = 1.0
     ub[L.v] = 1.0
     ub[L.u1] = 1.0
