@@ -22,6 +22,11 @@ A_round only through solver noise), workers are added one at a time in the
 DC with the largest ỹ − ȳ until (8a)/(8j) can hold — otherwise the decision
 is infeasible and the engine would reject it.
 
+Clarabel's ``optimal_inaccurate`` status is accepted for P̃_ft (seen only
+with deployment costs ~1000× Sec. 6.1's): the rounding works on any
+fractional point and the engine re-validates the decision; every other
+non-optimal status raises ``SolverFailed``.
+
 After each slot the scheduler keeps ``fractional_costs_`` (the objective of
 P_f (9) on A_fractional's solution: C_1 + Σx + Σ c_i max(ṽ(t) − ṽ(t−1), 0)
 + C_4) for the performance ratios of Fig. 5–7.
