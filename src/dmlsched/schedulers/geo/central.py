@@ -10,13 +10,18 @@ arrival order, re-deciding every slot.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from dmlsched.model.geo import GeoDecision, GeoSites
 from dmlsched.schedulers._shared.geo_placement import central_placement, placement_cost
 from dmlsched.schedulers.protocols import register
+
+if TYPE_CHECKING:
+    from dmlsched.sim.geo import GeoView
+
+__all__ = ["Central"]
 
 
 @register
@@ -27,7 +32,7 @@ class Central:
     def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None:
         self.sites_ = sites
 
-    def decide(self, view) -> GeoDecision:
+    def decide(self, view: GeoView) -> GeoDecision:
         sites = self.sites_
         h = np.zeros((sites.dcs, sites.kinds))
         out = {}

@@ -8,13 +8,18 @@ Assumption: the PS site is drawn once, when the job first appears, and kept
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from dmlsched.model.geo import GeoDecision, GeoSites
 from dmlsched.schedulers._shared.geo_placement import local_placement
 from dmlsched.schedulers.protocols import register
+
+if TYPE_CHECKING:
+    from dmlsched.sim.geo import GeoView
+
+__all__ = ["Local"]
 
 
 @register
@@ -27,7 +32,7 @@ class Local:
         self.rng_ = rng
         self.ps_: dict[int, int] = {}
 
-    def decide(self, view) -> GeoDecision:
+    def decide(self, view: GeoView) -> GeoDecision:
         out = {}
         for j in view.active:
             if j not in self.ps_:

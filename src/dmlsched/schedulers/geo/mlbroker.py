@@ -34,7 +34,7 @@ P_f (9) on A_fractional's solution: C_1 + Σx + Σ c_i max(ṽ(t) − ṽ(t−1)
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from dmlsched.solvers.dependent_rounding import (
     round1_y,
     round2_y,
 )
+
+if TYPE_CHECKING:
+    from dmlsched.sim.geo import GeoView
 
 __all__ = ["MlBroker", "a_round", "fractional_slot"]
 
@@ -146,7 +149,7 @@ class MlBroker:
         self.v_frac_: dict[int, np.ndarray] = {}
         self.fractional_costs_: list[float] = []
 
-    def decide(self, view) -> GeoDecision:
+    def decide(self, view: GeoView) -> GeoDecision:
         ids = list(view.active)
         if not ids:
             self.fractional_costs_.append(0.0)

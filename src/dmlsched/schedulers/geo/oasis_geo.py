@@ -15,7 +15,7 @@ unit price × demand + deployment on new DCs + worker–PS traffic.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -27,6 +27,11 @@ from dmlsched.schedulers._shared.geo_placement import (
 )
 from dmlsched.schedulers.protocols import register
 
+if TYPE_CHECKING:
+    from dmlsched.sim.geo import GeoView
+
+__all__ = ["OasisGeo"]
+
 
 @register
 class OasisGeo:
@@ -36,7 +41,7 @@ class OasisGeo:
     def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None:
         self.sites_ = sites
 
-    def decide(self, view) -> GeoDecision:
+    def decide(self, view: GeoView) -> GeoDecision:
         sites = self.sites_
         h = np.zeros((sites.dcs, sites.kinds))
         out = {}
