@@ -144,3 +144,26 @@ def test_presolve_substitutes_fixed_variables_without_changing_the_optimum() -> 
     assert fixed.x[1] == 1.0
     assert fixed.objective == pytest.approx(free.objective, abs=1e-5)
     assert fixed.x == pytest.approx(free.x, abs=1e-4)
+
+
+def test_offline_optima_on_a_hand_worked_one_dc_instance() -> None:
+    from dmlsched.model.geo import GeoJob, GeoSites, GeoWorkload
+
+    # 30 GB, P = 20 → W = 2 workers (8j); usage h = 2·1 + 1 (PS) = 3 gpu.
+    # a = 2, b = 1, l = 10 → e = 10; h̄ = 3 → M = max(e, (a−b)h̄ − e) = 10.
+    # MILP: F(3) = 2·3 = 6, plus c = 0.5 for deploying once.
+    # P_f: u1 = ½ relaxes x to ((a+b)h + e − M)/2 = 4.5; v = (y+s)/U = 3/3 → z = 1.
+    sites = GeoSites(a=[[2.0]], b=[[1.0]], l=[[10.0]], d=[[0.0]], resources=("gpu",))
+    job = GeoJob(
+        id=0,
+        arrival=0,
+        data=[[30.0]],
+        capacity=20.0,
+        worker_demand=(1.0,),
+        ps_demand=(1.0,),
+        exchange_gb=1.0,
+        deploy_cost=0.5,
+    )
+    wl = GeoWorkload(sites, (job,), horizon=1)
+    assert integer_optimum(wl).total_cost == pytest.approx(6.5)
+    assert relaxed_optimum(wl).total_cost == pytest.approx(5.0)
