@@ -88,9 +88,9 @@ def test_engine_rejects_invalid_decisions_naming_the_constraint(placement, match
     assert err.value.scheduler == "fixed" and err.value.job == 0 and err.value.slot == 0
 
 
-def test_engine_rejects_too_few_workers_for_the_ps_connections() -> None:
-    # 40 GB with P = 20 needs 2 workers; 1 worker of a 50-GB job is caught by (8a) first,
-    # so give enormous capacity to the single worker... impossible: P is fixed. Use data 0.
+def test_a_slot_without_data_needs_no_worker_but_still_pays_the_ps() -> None:
+    # (8j) needs ceil(0 / P) = 0 workers; (8f) still places one PS (0.5 gpu at a = 4).
+    # With integer y, (8j) is implied by (8a)+(8b), so no decision violates only (8j).
     job = GeoJob(
         id=0,
         arrival=0,
