@@ -62,6 +62,7 @@ class ClusterJob:
     mode: Literal["sync", "async"] = "sync"
     minibatches: int = 1  # M, mini-batches per chunk (async)
     ps_bandwidth: float = math.inf  # B, Gbps per PS (async, (3.4))
+    straggler: float = 1.0  # slowest ÷ mean worker time per sample (sync, BSP); τ·straggler
 
     def __post_init__(self) -> None:
         j = self.id
@@ -77,6 +78,11 @@ class ClusterJob:
             _positive(name, getattr(self, name), strict=name != "grad_mb", job=j)
         _positive("tau", self.tau, job=j)
         _positive("gamma", self.gamma, job=j)
+        if not (self.straggler >= 1.0 and math.isfinite(self.straggler)):
+            raise InvalidInput("straggler", self.straggler, "finite and >= 1", f"job {j}")
+        if self.mode == "async" and self.straggler != 1.0:
+            # async workers do not wait for each other, so one factor for all is wrong
+            raise InvalidInput("straggler", self.straggler, "1 for async (BSP only)", f"job {j}")
         if not (self.ps_bandwidth > 0):
             raise InvalidInput("ps_bandwidth", self.ps_bandwidth, "> 0", f"job {j}")
         if len(self.worker_demand) != len(self.ps_demand):
@@ -157,22 +163,30 @@ class ClusterWorkload:
         for job in self.jobs:
             if len(job.worker_demand) != len(self.cluster.resources):
                 raise InvalidInput(
-                    "worker_demand", job.worker_demand, f"{len(self.cluster.resources)} values",
+                    "worker_demand",
+                    job.worker_demand,
+                    f"{len(self.cluster.resources)} values",
                     f"job {job.id}",
                 )
             if job.arrival >= self.horizon:
-                raise InvalidInput("arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}")
+                raise InvalidInput(
+                    "arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}"
+                )
             fits_w = np.all(self.cluster.capacity >= np.asarray(job.worker_demand), axis=1)
             fits_p = np.all(self.cluster.capacity >= np.asarray(job.ps_demand), axis=1)
             if not fits_w.any():
                 r = int(np.argmax(np.asarray(job.worker_demand) - cap_max))
                 raise InvalidInput(
-                    f"worker_demand[{self.cluster.resources[r]}]", job.worker_demand[r],
-                    f"<= largest machine capacity {cap_max[r]:g}", f"job {job.id}",
+                    f"worker_demand[{self.cluster.resources[r]}]",
+                    job.worker_demand[r],
+                    f"<= largest machine capacity {cap_max[r]:g}",
+                    f"job {job.id}",
                 )
             if not fits_p.any():
                 r = int(np.argmax(np.asarray(job.ps_demand) - cap_max))
                 raise InvalidInput(
-                    f"ps_demand[{self.cluster.resources[r]}]", job.ps_demand[r],
-                    f"<= largest machine capacity {cap_max[r]:g}", f"job {job.id}",
+                    f"ps_demand[{self.cluster.resources[r]}]",
+                    job.ps_demand[r],
+                    f"<= largest machine capacity {cap_max[r]:g}",
+                    f"job {job.id}",
                 )

@@ -76,9 +76,9 @@ def register(cls: T) -> T:
 
 def _load_all() -> None:
     # Importing the setting packages runs their @register decorators.
-    import dmlsched.schedulers.cluster  # noqa: F401
-    import dmlsched.schedulers.edge_cloud  # noqa: F401
-    import dmlsched.schedulers.geo  # noqa: F401
+    import dmlsched.schedulers.cluster
+    import dmlsched.schedulers.edge_cloud
+    import dmlsched.schedulers.geo
     import dmlsched.schedulers.interval  # noqa: F401
 
 
@@ -105,9 +105,32 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
         raise InvalidInput(f"{name} parameters", params, str(e)) from e
 
 
+# ``geo`` (mlBroker): ``decide(view)`` once per slot returns a
+# :class:`~dmlsched.model.geo.GeoDecision` with a placement for every active
+# job (workers y_i^r(t), PS site, data moves q_i^{rr'}(t)); the engine derives
+# g, v, z and prices the slot.
+if TYPE_CHECKING:
+    from dmlsched.model.geo import GeoDecision, GeoSites
+    from dmlsched.sim.geo import GeoView
+
+
+@runtime_checkable
+class GeoScheduler(Scheduler, Protocol):
+    def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: GeoView) -> GeoDecision: ...
+
+
+__all__ += ["GeoScheduler"]
+
+
 # ``interval`` (SMD paper): one decision per run.  ``reset(capacity, resources,
 # rng)`` then ``decide(view)`` with the interval's jobs; the decision admits
 # jobs and gives each (w[i], p[i]) (Eq. (2)–(3), positive integers).
+if TYPE_CHECKING:
+    from dmlsched.model.interval import IntervalDecision, IntervalView
+
+
 @runtime_checkable
 class IntervalScheduler(Scheduler, Protocol):
     def reset(
@@ -116,8 +139,5 @@ class IntervalScheduler(Scheduler, Protocol):
 
     def decide(self, view: IntervalView) -> IntervalDecision: ...
 
-
-if TYPE_CHECKING:
-    from dmlsched.model.interval import IntervalDecision, IntervalView
 
 __all__ += ["IntervalScheduler"]
