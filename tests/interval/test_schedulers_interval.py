@@ -87,3 +87,23 @@ def test_optimus_never_ends_slower_than_one_worker_one_ps_and_optimum_is_best():
         t = float(completion_time(job, w, p))
         assert t <= float(completion_time(job, 1, 1)) + 1e-12
         assert float(completion_time(job, bw, bp)) <= t + 1e-12
+
+
+def test_smd_with_the_ptas_admits_a_feasible_set_no_better_than_the_exact_mkp():
+    wl = build_workload("interval", "synthetic", WorkloadParams(jobs=10, machines=1), make_rng(6))
+    exact = simulate("interval", wl, make_scheduler("interval", "smd", eps=0.1), make_rng(0))
+    ptas = simulate(
+        "interval", wl, make_scheduler("interval", "smd", eps=0.1, mkp="ptas", mkp_k=1), make_rng(0)
+    )
+    assert 0 < ptas.metrics["total_utility"] <= exact.metrics["total_utility"] + 1e-9
+
+
+@pytest.mark.parametrize(
+    ("param", "value"), [("eps", 0.0), ("m_delta", 1.5), ("attempts", 0), ("mkp", "greedy")]
+)
+def test_smd_rejects_bad_parameters_by_name(param, value):
+    from dmlsched.errors import InvalidInput
+
+    sched = make_scheduler("interval", "smd", **{param: value})
+    with pytest.raises(InvalidInput, match=param):
+        sched.reset(np.ones(4), ("gpu", "cpu", "mem", "storage"), make_rng(0))

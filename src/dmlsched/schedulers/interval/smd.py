@@ -113,6 +113,14 @@ class Smd:
     ) -> None:
         if not (0 < self.eps < 1):
             raise InvalidInput("eps", self.eps, "in (0, 1)")
+        if not (0 < self.m_delta <= 1):
+            raise InvalidInput("m_delta", self.m_delta, "in (0, 1]")
+        if (
+            isinstance(self.attempts, bool)
+            or int(self.attempts) != self.attempts
+            or self.attempts < 1
+        ):
+            raise InvalidInput("attempts", self.attempts, "integer >= 1")
         if self.mkp not in ("milp", "ptas"):
             raise InvalidInput("mkp", self.mkp, "milp | ptas")
         self.rng_ = rng
