@@ -213,12 +213,14 @@ def per_sample_seconds(prof: AppProfile, workers: int, batch: int) -> float:
     return max(st - sy, 1e-12) / lb
 
 
-def _job(i: int, row: PeerRow, slot_seconds: float, profiles: Mapping[str, AppProfile]) -> ClusterJob:
+def _job(
+    i: int, row: PeerRow, slot_seconds: float, profiles: Mapping[str, AppProfile]
+) -> ClusterJob:
     app = APPLICATIONS[row.application]
     scale = slot_seconds / 3600.0  # see "time" in the module docstring
     return ClusterJob(
         id=i,
-        arrival=int(math.floor(row.time / slot_seconds + 1e-9)),
+        arrival=math.floor(row.time / slot_seconds + 1e-9),
         epochs=row.epochs,
         samples=row.samples,
         batch=row.batch,
@@ -268,10 +270,10 @@ def build_peer_workload(
         for j in jobs:
             m, w, s = _packed_counts(j.requested_workers or 1)
             rates = [job_rate(j, m, w, s)]
-            rates.append(job_rate(j, list(range(len(w) + 1)), w + [0], [0] * len(w) + [1]))
+            rates.append(job_rate(j, list(range(len(w) + 1)), [*w, 0], [0] * len(w) + [1]))
             rates.append(measured.rate(j, m, w, s))
             serial += j.total_work / max(min(rates), 1e-12)
-        slots = max(j.arrival for j in jobs) + int(math.ceil(2 * serial)) + 1
+        slots = max(j.arrival for j in jobs) + math.ceil(2 * serial) + 1
     return ClusterWorkload(
         jobs=tuple(sorted(jobs, key=lambda j: (j.arrival, j.id))),
         cluster=Cluster.uniform(H, MACHINE),

@@ -20,6 +20,7 @@ defaults.
 
 from __future__ import annotations
 
+import itertools
 from bisect import bisect_right
 from collections.abc import Sequence
 
@@ -35,7 +36,7 @@ __all__ = [
 def threshold_slots(gpu_hours: Sequence[float], slot_seconds: float) -> tuple[float, ...]:
     """Queue thresholds from GPU-hours to worker·slots (slots of ``slot_seconds``)."""
     out = tuple(float(h) * 3600.0 / float(slot_seconds) for h in gpu_hours)
-    if any(b <= a for a, b in zip(out, out[1:], strict=False)) or any(t <= 0 for t in out):
+    if any(b <= a for a, b in itertools.pairwise(out)) or any(t <= 0 for t in out):
         raise ValueError(f"thresholds must be positive and increasing: {tuple(gpu_hours)}")
     return out
 

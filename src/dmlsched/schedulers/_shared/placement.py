@@ -102,9 +102,7 @@ def ceil_div(a: float, b: float) -> int:
     return math.ceil(a / b - 1e-12)
 
 
-def place_packed(
-    free: np.ndarray, job: ClusterJob, workers: int, ps: int
-) -> Placement | None:
+def place_packed(free: np.ndarray, job: ClusterJob, workers: int, ps: int) -> Placement | None:
     """Consolidate ``workers`` + ``ps`` tasks on as few machines as possible.
 
     The gang placement of Tiresias (Gu et al., NSDI'19, "consolidated
