@@ -151,9 +151,25 @@ def load_profile(directory: Path, name: str) -> AppProfile:
     return AppProfile(name, placements, np.array(rows, dtype=float), max_local)
 
 
+_CACHE: dict[tuple, dict[str, AppProfile]] = {}
+
+
 def load_profiles(directory: Path | None = None) -> dict[str, AppProfile]:
-    """Every application of :data:`APPLICATIONS` from ``directory`` (default: shared)."""
+    """Every application of :data:`APPLICATIONS` from ``directory`` (default: shared).
+
+    Parsed once per process and folder (keyed by the files' paths, sizes and
+    modification times, so an edited file is re-read); profiles are read-only.
+    """
     d = directory or default_profile_dir()
     if d is None or not Path(d).is_dir():
         raise InvalidInput("profiles", str(d), "the pollux-osdi21/profiles folder")
-    return {name: load_profile(Path(d), name) for name in APPLICATIONS}
+    d = Path(d).resolve()
+    key = [str(d)]
+    for name in APPLICATIONS:
+        for f in ("placements.csv", "scalability.csv"):
+            st = (d / name / f).stat() if (d / name / f).is_file() else None
+            key.append((name, f, st.st_size, st.st_mtime_ns) if st else (name, f, None))
+    hit = _CACHE.get(tuple(key))
+    if hit is None:
+        hit = _CACHE[tuple(key)] = {name: load_profile(d, name) for name in APPLICATIONS}
+    return dict(hit)

@@ -208,7 +208,7 @@ class MeasuredSpeed:
         self.profiles = dict(profiles)
         self.apps = dict(apps)
         self.slot_seconds = float(slot_seconds)
-        self._interp = {a: _Interp(p) for a, p in self.profiles.items()}
+        self._interp: dict[str, _Interp] = {}  # built on first use per application
         self._memo: dict[tuple[str, tuple[int, ...], int], float] = {}
 
     def seconds_per_step(self, app: str, placement: Sequence[int], batch: int) -> tuple[float, int]:
@@ -217,7 +217,10 @@ class MeasuredSpeed:
         key = normalise_placement(placement)
         w = sum(key)
         atomic, accum = accumulation(batch, w, prof.max_local_bsz)
-        st, sy = step_time(prof, key, atomic, self._interp[app])
+        interp = self._interp.get(app)
+        if interp is None:
+            interp = self._interp[app] = _Interp(prof)
+        st, sy = step_time(prof, key, atomic, interp)
         total = st + accum * max(st - sy, 0.0)
         return total, w * atomic * (accum + 1)
 

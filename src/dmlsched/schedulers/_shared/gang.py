@@ -22,7 +22,7 @@ from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.decisions import Placement
 from dmlsched.schedulers._shared.placement import demand_of, place_packed, place_round_robin
 
-__all__ = ["fits_empty", "gang_allocate", "place"]
+__all__ = ["fits_empty", "gang_allocate", "gang_need", "place"]
 
 _EPS = 1e-9
 
@@ -42,6 +42,11 @@ def fits_empty(capacity: np.ndarray, job: ClusterJob, w: int, s: int, how: str) 
     return w > 0 and place(capacity, job, w, s, how, 0) is not None
 
 
+def gang_need(job: ClusterJob, w: int, s: int) -> tuple[float, ...]:
+    """Aggregate demand W·α + S·β of a gang, per resource."""
+    return tuple(w * a + s * b for a, b in zip(job.worker_demand, job.ps_demand, strict=True))
+
+
 def gang_allocate(
     order: Sequence[int],
     jobs: Mapping[int, ClusterJob],
@@ -50,24 +55,30 @@ def gang_allocate(
     capacity: np.ndarray,
     how: str = "packed",
     pointer: int = 0,
+    needs: Mapping[int, tuple[float, ...]] | None = None,
 ) -> tuple[dict[int, Placement], int]:
-    """This slot's placements for jobs in priority ``order`` (see the module docstring)."""
-    H = capacity.shape[0]
-    left = capacity.sum(axis=0).astype(float)
+    """This slot's placements for jobs in priority ``order`` (see the module docstring).
+
+    ``needs`` may carry precomputed :func:`gang_need` values (a hot path: it is
+    called every slot).
+    """
+    left = [float(x) for x in capacity.sum(axis=0)]
     selected = []
     for j in order:
-        job = jobs[j]
-        w, s = gangs[j]
-        need = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
-        if np.all(need <= left + _EPS):
-            left -= need
+        need = needs[j] if needs is not None else gang_need(jobs[j], *gangs[j])
+        if all(n <= c + _EPS for n, c in zip(need, left, strict=True)):
+            left = [c - n for c, n in zip(left, need, strict=True)]
             selected.append(j)
     free = np.array(capacity, dtype=float)
     out: dict[int, Placement] = {}
     for j in selected:
-        if j in running:
-            out[j] = running[j]
-            free -= demand_of(jobs[j], running[j], H)
+        p = running.get(j)
+        if p is not None and p.machines:
+            out[j] = p
+            job = jobs[j]
+            free[list(p.machines)] -= np.outer(p.workers, job.worker_demand) + np.outer(
+                p.ps, job.ps_demand
+            )
     for j in selected:
         if j in out:
             continue
@@ -77,5 +88,5 @@ def gang_allocate(
             continue
         p, pointer = got
         out[j] = p
-        free -= demand_of(jobs[j], p, H)
+        free -= demand_of(jobs[j], p, free.shape[0])
     return out, pointer

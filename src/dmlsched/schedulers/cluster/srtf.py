@@ -25,7 +25,7 @@ import numpy as np
 from dmlsched.model.cluster import Cluster
 from dmlsched.model.decisions import ClusterDecision, Placement
 from dmlsched.model.speed.pdors import sync_rate, worker_rate
-from dmlsched.schedulers._shared.gang import gang_allocate, place
+from dmlsched.schedulers._shared.gang import gang_allocate, gang_need, place
 from dmlsched.schedulers._shared.las import srtf_key
 from dmlsched.schedulers.cluster.tiresias import gang_size
 from dmlsched.schedulers.protocols import register
@@ -48,6 +48,7 @@ class Srtf:
         self.cluster_ = cluster
         self.rng_ = rng
         self.gang_: dict[int, tuple[int, int]] = {}
+        self.need_: dict[int, tuple[float, ...]] = {}
         self.rate_: dict[int, float] = {}
         self.running_: dict[int, Placement] = {}
         self.pointer_ = 0
@@ -62,6 +63,7 @@ class Srtf:
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)
+            self.need_[job.id] = gang_need(job, w, s)
             internal = len(got[0].machines) == 1
             if job.mode == "sync":
                 rate = sync_rate(job, w, s, internal)
@@ -80,7 +82,14 @@ class Srtf:
 
         order = sorted(candidates, key=key)
         alloc, self.pointer_ = gang_allocate(
-            order, view.jobs, self.gang_, self.running_, cap, self.placement, self.pointer_
+            order,
+            view.jobs,
+            self.gang_,
+            self.running_,
+            cap,
+            self.placement,
+            self.pointer_,
+            self.need_,
         )
         self.running_ = alloc
         return ClusterDecision(allocations=dict(alloc), reject=tuple(reject))

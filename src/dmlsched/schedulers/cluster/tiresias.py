@@ -35,7 +35,7 @@ import numpy as np
 
 from dmlsched.model.cluster import SLOT_SECONDS, Cluster
 from dmlsched.model.decisions import ClusterDecision, Placement
-from dmlsched.schedulers._shared.gang import fits_empty, gang_allocate
+from dmlsched.schedulers._shared.gang import fits_empty, gang_allocate, gang_need
 from dmlsched.schedulers._shared.las import las_key, las_queue, starved, threshold_slots
 from dmlsched.schedulers._shared.placement import bundle
 from dmlsched.schedulers.protocols import register
@@ -76,6 +76,7 @@ class Tiresias:
         self.rng_ = rng
         self.thresholds_ = threshold_slots(self.thresholds_gpu_hours, self.slot_seconds)
         self.gang_: dict[int, tuple[int, int]] = {}
+        self.need_: dict[int, tuple[float, ...]] = {}
         self.executed_: dict[int, float] = {}  # worker·slots since (re)entering queue 0
         self.waited_: dict[int, float] = {}  # slots waiting since last run
         self.queue_: dict[int, int] = {}
@@ -98,6 +99,7 @@ class Tiresias:
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)
+            self.need_[job.id] = gang_need(job, w, s)
             self.executed_[job.id] = 0.0
             self.waited_[job.id] = 0.0
             self._enter(job.id, 0)
@@ -122,7 +124,14 @@ class Tiresias:
                 self._enter(j, q)
         order = sorted(candidates, key=lambda j: las_key(self.queue_[j], self.entered_[j], j))
         alloc, self.pointer_ = gang_allocate(
-            order, view.jobs, self.gang_, self.running_, cap, self.placement, self.pointer_
+            order,
+            view.jobs,
+            self.gang_,
+            self.running_,
+            cap,
+            self.placement,
+            self.pointer_,
+            self.need_,
         )
         self.running_ = alloc
         return ClusterDecision(allocations=dict(alloc), reject=tuple(reject))
