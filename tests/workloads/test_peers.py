@@ -123,9 +123,20 @@ def test_corrupted_line_exits_2_naming_file_and_line(
     lines[5] = lines[5].replace(",", ";", 1)
     p = write(tmp_path, "corrupt.csv", "\n".join(lines) + "\n")
     code = main(
-        ["compare", "--schedulers", "tiresias", "--workload", f"pollux:{p}",
-         "--out", str(tmp_path / "o"), "--seeds", "1", "--workers", "1"]
-    )  # fmt: skip
+        [
+            "compare",
+            "--schedulers",
+            "tiresias",
+            "--workload",
+            f"pollux:{p}",
+            "--out",
+            str(tmp_path / "o"),
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and f"{p}:6" in err and "columns" in err
     assert err.count("\n") == 1
@@ -147,8 +158,9 @@ def test_registry_dispatches_kind_path_names_with_slot_seconds() -> None:
 @needs_peers
 def test_workload6_replayed_with_tiresias_completes_all_160_jobs() -> None:
     wl = load_pollux(POLLUX / "workloads" / "workload-6.csv", slot_seconds=60.0)
-    m = simulate("cluster", wl, make_scheduler("cluster", "tiresias", slot_seconds=60.0),
-                 make_rng(1)).metrics  # fmt: skip
+    m = simulate(
+        "cluster", wl, make_scheduler("cluster", "tiresias", slot_seconds=60.0), make_rng(1)
+    ).metrics
     assert m["completed_jobs"] == 160.0
     assert np.isfinite(m["mean_jct"]) and m["mean_jct"] > 0
 
@@ -172,8 +184,49 @@ def test_small_gavel_traces_run_to_completion(name: str, sched: str) -> None:
 
 
 @needs_peers
-@pytest.mark.slow
 def test_large_gavel_trace_runs_to_completion_with_day_slots() -> None:
     wl = load_gavel(GAVEL / "msr-seed0-2869ce.trace", slot_seconds=86400.0)
     m = simulate("cluster", wl, make_scheduler("cluster", "srtf"), make_rng(0)).metrics
     assert m["completed_jobs"] == 533.0
+
+
+@needs_peers
+def test_compare_replays_a_pollux_file_with_slot_seconds(tmp_path: Path) -> None:
+    lines = (POLLUX / "workloads" / "workload-6.csv").read_text().splitlines()[:6]
+    p = write(tmp_path, "w.csv", "\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    code = main(
+        [
+            "compare",
+            "--schedulers",
+            "tiresias,srtf",
+            "--workload",
+            f"pollux:{p}",
+            "--slot-seconds",
+            "30",
+            "--out",
+            str(out),
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+        ]
+    )
+    assert code == 0
+    assert "slot_seconds=30" in (out / "summary.md").read_text()
+    assert (
+        main(
+            [
+                "compare",
+                "--schedulers",
+                "tiresias",
+                "--workload",
+                f"pollux:{p}",
+                "--slot-seconds",
+                "0",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
