@@ -70,6 +70,7 @@ class ClusterJob:
     mode: Literal["sync", "async"] = "sync"
     minibatches: int = 1  # M, mini-batches per chunk (async)
     ps_bandwidth: float = math.inf  # B, Gbps per PS (async, (3.4))
+    straggler: float = 1.0  # slowest ÷ mean worker time per sample (sync, BSP); τ·straggler
     # Gang size the job's owner asked for (peer traces' GPUs / ``num_replicas``);
     # None = the scheduler chooses.  Only gang schedulers (srtf, tiresias) read it.
     requested_workers: int | None = None
@@ -88,6 +89,11 @@ class ClusterJob:
             _positive(name, getattr(self, name), strict=name != "grad_mb", job=j)
         _positive("tau", self.tau, job=j)
         _positive("gamma", self.gamma, job=j)
+        if not (self.straggler >= 1.0 and math.isfinite(self.straggler)):
+            raise InvalidInput("straggler", self.straggler, "finite and >= 1", f"job {j}")
+        if self.mode == "async" and self.straggler != 1.0:
+            # async workers do not wait for each other, so one factor for all is wrong
+            raise InvalidInput("straggler", self.straggler, "1 for async (BSP only)", f"job {j}")
         rw = self.requested_workers
         if rw is not None and (int(rw) != rw or not 1 <= rw <= self.max_workers):
             raise InvalidInput(

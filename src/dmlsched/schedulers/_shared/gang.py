@@ -20,7 +20,7 @@ import numpy as np
 
 from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.decisions import Placement
-from dmlsched.schedulers._shared.placement import demand_of, place_packed, place_round_robin
+from dmlsched.schedulers._shared.placement import place_packed, place_round_robin, take
 
 __all__ = ["fits_empty", "gang_allocate", "gang_need", "place"]
 
@@ -75,10 +75,7 @@ def gang_allocate(
         p = running.get(j)
         if p is not None and p.machines:
             out[j] = p
-            job = jobs[j]
-            free[list(p.machines)] -= np.outer(p.workers, job.worker_demand) + np.outer(
-                p.ps, job.ps_demand
-            )
+            take(free, jobs[j], p)
     for j in selected:
         if j in out:
             continue
@@ -88,5 +85,5 @@ def gang_allocate(
             continue
         p, pointer = got
         out[j] = p
-        free -= demand_of(jobs[j], p, free.shape[0])
+        take(free, jobs[j], p)
     return out, pointer
