@@ -1,7 +1,9 @@
 """Peer replay timing: Tiresias on the Pollux artifact's workload-6 (160 jobs, 60-s slots).
 
-The Pollux simulator takes 22.6 s wall for the same replay (issue 8).
-Skipped (no figure) when ``../shared/peers`` is absent.
+Each repetition imports the CSV (the parsed profiles are cached after the
+first) and simulates; median of 3.  The Pollux simulator takes 22.6 s wall
+for the same replay (issue 8).  Skipped (no figure) when ``../shared/peers``
+is absent.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ register(
         points=tuple(f"workload-{i}/{s}" for i in range(1, 9) for s in _SPEEDS),
         quick_points=tuple(f"workload-6/{s}" for s in _SPEEDS),
         schedulers=_SCHEDS,
-        metrics=("mean_jct_s", "completed_jobs", "median_training_time"),
+        metrics=("mean_jct_s", "completed_jobs"),
         build=build_peer_replay,
         cell=peer_replay_cell,
         scheduler_params={"tiresias": {"slot_seconds": SLOT_SECONDS}},
