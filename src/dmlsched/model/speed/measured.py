@@ -191,7 +191,8 @@ class MeasuredSpeed:
     """Engine speed model from measured profiles (see the module docstring).
 
     ``apps`` maps job id → application name (a key of ``profiles``);
-    ``slot_seconds`` converts seconds per step into samples per slot.
+    ``slot_seconds`` converts seconds per step into samples per slot.  For
+    sync (BSP, fixed global batch F) jobs only — what the profiles measure.
     """
 
     def __init__(
@@ -235,6 +236,10 @@ class MeasuredSpeed:
         if sum(workers) <= 0 or sum(ps) <= 0:
             return 0.0
         app = self.apps.get(job.id)
+        if job.mode != "sync":
+            raise InvalidInput(
+                "mode", job.mode, "sync (measured all-reduce profiles)", f"job {job.id}"
+            )
         if app is None:
             raise InvalidInput("job", job.id, "a job with a profiled application")
         key = normalise_placement(workers)
