@@ -103,3 +103,22 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
         return cls(**params)
     except TypeError as e:
         raise InvalidInput(f"{name} parameters", params, str(e)) from e
+
+
+# ``geo`` (mlBroker): ``decide(view)`` once per slot returns a
+# :class:`~dmlsched.model.geo.GeoDecision` with a placement for every active
+# job (workers y_i^r(t), PS site, data moves q_i^{rr'}(t)); the engine derives
+# g, v, z and prices the slot.
+if TYPE_CHECKING:
+    from dmlsched.model.geo import GeoDecision, GeoSites
+    from dmlsched.sim.geo import GeoView
+
+
+@runtime_checkable
+class GeoScheduler(Scheduler, Protocol):
+    def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: GeoView) -> GeoDecision: ...
+
+
+__all__ += ["GeoScheduler"]
