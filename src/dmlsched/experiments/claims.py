@@ -29,6 +29,7 @@ def mean_ci(values: np.ndarray) -> tuple[float, float]:
     if v.size < 2:
         return m, 0.0
     from scipy import stats  # deferred: scipy.stats costs ~1 s of CLI start-up
+
     half = float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
     return m, half
 
