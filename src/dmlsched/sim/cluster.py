@@ -76,6 +76,7 @@ def simulate_cluster(
     util = np.zeros((T, len(cluster.resources)))
     jobs_view = MappingProxyType(jobs)
     finished_fs: frozenset[int] = frozenset()
+    checked: dict[int, tuple] = {}  # job -> (placement, machine idx, demand, rate)
 
     for t in range(T):
         arrivals = tuple(by_slot.get(t, ()))
@@ -129,15 +130,22 @@ def simulate_cluster(
                 why = "rejected" if j in rejected else "finished" if j in finished else "unknown"
                 raise InvalidDecision(name, j, t, f"allocation for a {why} job")
             job = jobs[j]
-            check_placement(name, job, p, t, H)  # type: ignore[arg-type]
+            hit = checked.get(j)
+            if hit is None or (hit[0] is not p and hit[0] != p):
+                # a placement already validated for this job is valid again: the checks
+                # depend only on the job and the placement (capacity is checked below)
+                check_placement(name, job, p, t, H)  # type: ignore[arg-type]
+                idx = np.asarray(p.machines, dtype=np.intp)
+                demand = (np.outer(p.workers, job.worker_demand)  # type: ignore[attr-defined]
+                          + np.outer(p.ps, job.ps_demand))  # type: ignore[attr-defined]
+                rate = job_rate(job, p.machines, p.workers, p.ps)  # type: ignore[arg-type]
+                hit = checked[j] = (p, idx, demand, rate)
+            _, idx, demand, rate = hit
             if not p.machines:
                 continue
-            idx = np.asarray(p.machines, dtype=np.intp)
-            demand = np.outer(p.workers, job.worker_demand) + np.outer(p.ps, job.ps_demand)  # type: ignore[attr-defined]
             np.add.at(usage, idx, demand)
             for m in p.machines:
                 owners[m].append(j)
-            rate = job_rate(job, p.machines, p.workers, p.ps)  # type: ignore[arg-type]
             progress.append((j, rate))
             if record_events:
                 events.append(
@@ -154,6 +162,7 @@ def simulate_cluster(
             done[j] += rate
             if done[j] >= jobs[j].total_work * (1 - _DONE_TOL):  # type: ignore[attr-defined]
                 del active[j]
+                checked.pop(j, None)
                 finished[j] = t
                 newly_done = True
                 if record_events:

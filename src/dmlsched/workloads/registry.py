@@ -63,6 +63,12 @@ def build_workload(
 ) -> Any:
     """The named workload; a path-like ``name`` is a job-spec file (see ``files``)."""
     _load()
+    if (setting, name) not in _BUILDERS and Path(name).suffix.lower() in (".json", ".csv"):
+        if setting != "cluster":
+            raise InvalidInput("workload", name, "job-spec files are for --setting cluster")
+        from dmlsched.workloads.files import load_job_file
+
+        return load_job_file(Path(name), params.machines, params.slots)
     if (setting, name) not in _BUILDERS:
         raise InvalidInput("workload", name, " | ".join(workload_names(setting)) + " | PATH")
     return _BUILDERS[(setting, name)](params, rng)

@@ -1,0 +1,5 @@
+import sys
+
+from dmlsched.cli import main
+
+sys.exit(main())

@@ -1,0 +1,274 @@
+"""The ``dmlsched`` command line: thin — parse, call, map errors to exit status.
+
+Bad input of any kind exits with status 2 and one line on stderr naming the
+field and the value; an invalid scheduler decision or a failed solve exits
+with status 1 (a bug, not bad input); Ctrl-C exits 130 with every finished
+cell kept in ``results.csv``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dmlsched.errors import DmlschedError, InvalidInput
+from dmlsched.experiments.catalogue import Experiment, all_experiments, get
+from dmlsched.experiments.claims import mean_ci
+from dmlsched.experiments.report import render_report
+from dmlsched.experiments.results import read_results
+from dmlsched.experiments.runner import RunConfig, run_experiment
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
+from dmlsched.workloads.registry import WorkloadParams, build_workload
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Online schedulers for parameter-server distributed ML training.",
+)
+console = Console()
+
+MAIN_METRIC = {
+    "cluster": "total_utility",
+    "interval": "total_utility",
+    "edge-cloud": "total_jct",
+    "geo": "total_cost",
+}
+
+
+def _build(setting: str, workload: str, params: WorkloadParams, point: Any, seed: int,
+           quick: bool) -> Any:
+    wl_rng, _ = spawn(make_rng(seed), 2)
+    return build_workload(setting, workload, params, wl_rng)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=Console(stderr=True), transient=False,
+    )
+
+
+def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
+    with _progress() as prog:
+        task = prog.add_task(label, total=None)
+
+        def cb(done: int, total: int) -> None:
+            prog.update(task, completed=done, total=total)
+
+        path = run_experiment(exp, out, cfg, on_progress=cb)
+    render_report(out)
+    return path
+
+
+def _print_table(results: Path, title: str) -> None:
+    df = read_results(results)
+    metrics = list(dict.fromkeys(df["metric"]))
+    scheds = list(dict.fromkeys(df["scheduler"]))
+    table = Table(title=title)
+    table.add_column("metric")
+    for s in scheds:
+        table.add_column(s, justify="right")
+    for m in metrics:
+        row = []
+        for s in scheds:
+            mean, ci = mean_ci(df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy())
+            row.append(f"{mean:.4g} ± {ci:.2g}")
+        table.add_row(m, *row)
+    console.print(table)
+
+
+@app.command()
+def schedulers() -> None:
+    """List registered schedulers by setting."""
+    by: dict[str, list[str]] = {s: [] for s in SETTINGS}
+    for setting, name in registry():
+        by[setting].append(name)
+    for setting in SETTINGS:
+        console.print(f"[bold]{setting}[/]: {', '.join(by[setting]) or '(none yet)'}")
+
+
+def _split(csv_list: str, field: str) -> list[str]:
+    items = [x.strip() for x in csv_list.split(",") if x.strip()]
+    if not items:
+        raise InvalidInput(field, csv_list, "a comma-separated list")
+    return items
+
+
+@app.command()
+def compare(
+    schedulers: Annotated[str, typer.Option(help="Comma-separated scheduler names.")],
+    out: Annotated[Path, typer.Option(help="Output folder.")],
+    setting: Annotated[str, typer.Option(help=" | ".join(SETTINGS))] = "cluster",
+    workload: Annotated[str, typer.Option(help="synthetic | trace name | PATH to a job-spec file.")] = "synthetic",
+    jobs: Annotated[int | None, typer.Option(help="Number of jobs.")] = None,
+    machines: Annotated[int | None, typer.Option(help="Machines / servers / DCs / capacity units.")] = None,
+    slots: Annotated[int | None, typer.Option(help="Time slots T.")] = None,
+    seeds: Annotated[int, typer.Option(help="Number of seeds (0..N-1).")] = 3,
+    trace: Annotated[Path | None, typer.Option(help="Trace folder or file (default: ../shared/traces).")] = None,
+    skip_bad_rows: Annotated[bool, typer.Option(help="Skip malformed trace rows and count them.")] = False,
+    mode: Annotated[str | None, typer.Option(help="cluster job model: sync | async.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Process-pool size (default: all cores).")] = None,
+    ray: Annotated[str | None, typer.Option(help="Ray address, or 'local' to start one here.")] = None,
+) -> None:
+    """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
+    if setting not in SETTINGS:
+        raise InvalidInput("setting", setting, " | ".join(SETTINGS))
+    names = _split(schedulers, "schedulers")
+    for n in names:  # fail fast, before any work
+        make_scheduler(setting, n)
+    for name, v in (("jobs", jobs), ("machines", machines), ("slots", slots)):
+        if v is not None and v < 1:
+            raise InvalidInput(name, v, ">= 1")
+    if seeds < 1:
+        raise InvalidInput("seeds", seeds, ">= 1")
+    extra: dict[str, Any] = {"skip_bad_rows": skip_bad_rows}
+    if mode is not None:
+        extra["mode"] = mode
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
+    first = _build(setting, workload, params, workload, 0, False)  # validates input up front
+    notes = list(getattr(first, "notes", ()))
+    exp = Experiment(
+        id="compare", setting=setting, title=f"compare on {workload}", param="workload",
+        points=(workload,), quick_points=(workload,), schedulers=tuple(names),
+        metrics=(), build=partial(_build, setting, workload, params),
+    )
+    cfg = RunConfig(
+        seeds=seeds, workers=workers, ray=ray,
+        extra={"title": f"{setting}: {', '.join(names)} on {workload}", "jobs": jobs,
+               "machines": machines, "slots": slots, "trace": str(trace) if trace else None,
+               "skip_bad_rows": skip_bad_rows, "mode": mode, "notes": notes},
+    )
+    results = _run(exp, out, cfg, f"compare {setting}")
+    _print_table(results, f"{setting} on {workload}: mean ± 95% CI over {seeds} seed(s)")
+    console.print(f"wrote {results}, {out / 'summary.md'} and plots")
+
+
+@app.command()
+def reproduce(
+    experiment: Annotated[str | None, typer.Argument(help="Experiment ID (see --list).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default results/<ID>).")] = None,
+    seeds: Annotated[int | None, typer.Option(help="Seeds (default: the experiment's).")] = None,
+    quick: Annotated[bool, typer.Option(help="Small sizes (about a minute).")] = False,
+    list_: Annotated[bool, typer.Option("--list", help="Print the catalogue.")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Run the whole catalogue into OUT/<ID>.")] = False,
+    workers: Annotated[int | None, typer.Option(help="Process-pool size (default: all cores).")] = None,
+    ray: Annotated[str | None, typer.Option(help="Ray address, or 'local'.")] = None,
+) -> None:
+    """Reproduce a paper figure or table from the catalogue."""
+    if list_:
+        for e in all_experiments():  # plain lines: easy to grep and to read in a log
+            print(f"{e.id:<18} {e.setting:<10} {e.title}  [{e.param}: "
+                  f"{', '.join(map(str, e.points))}; {', '.join(e.schedulers)}]")
+        return
+    if all_:
+        base = out or Path("results/reproduce-all")
+        verdicts = []
+        for e in all_experiments():
+            d = base / e.id
+            _run(e, d, RunConfig(seeds=seeds or e.default_seeds, quick=quick, workers=workers, ray=ray), e.id)
+            verdicts.append(f"- {e.id}: " + "; ".join(
+                ln[4:].split("**")[0] for ln in (d / "summary.md").read_text().splitlines()
+                if ln.startswith("- **")))
+        (base / "verdicts.md").write_text("# Verdicts\n\n" + "\n".join(verdicts) + "\n")
+        console.print(f"wrote {base}")
+        return
+    if experiment is None:
+        raise InvalidInput("experiment", None, "an ID, --list or --all")
+    exp = get(experiment)
+    out = out or Path("results") / exp.id
+    cfg = RunConfig(seeds=seeds or exp.default_seeds, quick=quick, workers=workers, ray=ray)
+    _run(exp, out, cfg, exp.id)
+    console.print((out / "summary.md").read_text())
+
+
+@app.command()
+def report(directory: Annotated[Path, typer.Argument(help="A folder with results.csv.")]) -> None:
+    """Re-render summary.md and the plots from results.csv alone."""
+    path = render_report(directory)
+    console.print(f"wrote {path}")
+
+
+@app.command()
+def run(
+    scheduler: Annotated[str, typer.Option(help="Scheduler name.")],
+    setting: Annotated[str, typer.Option(help=" | ".join(SETTINGS))] = "cluster",
+    workload: Annotated[str, typer.Option(help="synthetic | trace name | PATH.")] = "synthetic",
+    jobs: Annotated[int | None, typer.Option()] = None,
+    machines: Annotated[int | None, typer.Option()] = None,
+    slots: Annotated[int | None, typer.Option()] = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    trace: Annotated[Path | None, typer.Option()] = None,
+    events: Annotated[Path | None, typer.Option(help="Write the event log here as CSV.")] = None,
+) -> None:
+    """Run one scheduler once; print its metrics (JSON) and optionally the event log."""
+    from dmlsched.sim.engine import simulate
+    from dmlsched.sim.events import write_events_csv
+
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace)
+    sched = make_scheduler(setting, scheduler)
+    wl = _build(setting, workload, params, None, seed, False)
+    _, rng = spawn(make_rng(seed), 2)
+    result = simulate(setting, wl, sched, rng)
+    if events:
+        write_events_csv(result.events, events)
+    print(json.dumps(result.metrics, indent=2, sort_keys=True))
+
+
+@app.command()
+def bench(
+    json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    only: Annotated[str | None, typer.Option(help="Comma-separated benchmark names.")] = None,
+) -> None:
+    """Timing figures (seconds, ms, rates) for the engine and schedulers."""
+    from dmlsched.bench import load, run_all
+
+    names = _split(only, "only") if only else None
+    if names:
+        unknown = [n for n in names if n not in load()]
+        if unknown:
+            raise InvalidInput("only", unknown[0], " | ".join(load()))
+    figures = run_all(names)
+    figures["machine"] = f"{os.cpu_count()} cores"  # type: ignore[assignment]
+    if json_:
+        print(json.dumps(figures, sort_keys=True))
+    else:
+        for k, v in sorted(figures.items()):
+            console.print(f"{k}: {v}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``dmlsched`` console script."""
+    try:
+        app(args=argv, standalone_mode=False, prog_name="dmlsched")
+    except typer.Exit as e:
+        return int(e.exit_code or 0)
+    except typer.TyperException as e:  # usage errors: bad flag, bad value, missing option
+        print(f"dmlsched: {e.format_message()}".replace("\n", " "), file=sys.stderr)
+        return 2
+    except InvalidInput as e:
+        print(f"dmlsched: {e}", file=sys.stderr)
+        return 2
+    except (typer.Abort, KeyboardInterrupt):
+        print("dmlsched: interrupted; finished cells are kept in results.csv", file=sys.stderr)
+        return 130
+    except DmlschedError as e:
+        print(f"dmlsched: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Shared fixtures: small hand-made cluster workloads and the shared-data path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
+from dmlsched.model.utility import Sigmoid
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+TRACES = SHARED / "traces"
+PEERS = SHARED / "peers"
+
+
+def make_job(i: int = 0, **kw: object) -> ClusterJob:
+    """A small sync job: 1 GPU + 2 CPU per worker, 1 CPU per PS, easy numbers."""
+    spec: dict[str, object] = dict(
+        id=i, arrival=0, epochs=1, samples=1000, batch=10, grad_mb=45.0, tau=1e-3, gamma=2.0,
+        worker_demand=(1.0, 2.0, 0.0, 0.0), ps_demand=(0.0, 1.0, 0.0, 0.0),
+        b_int=40.0, b_ext=1.0, utility=Sigmoid(10.0, 0.0, 0.0),
+    )
+    spec.update(kw)
+    return ClusterJob(**spec)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def two_machine_cluster() -> Cluster:
+    return Cluster.uniform(2, (4.0, 8.0, 64.0, 64.0))
+
+
+@pytest.fixture
+def small_workload(two_machine_cluster: Cluster) -> ClusterWorkload:
+    jobs = (make_job(0, arrival=0), make_job(1, arrival=1), make_job(2, arrival=2))
+    return ClusterWorkload(jobs=jobs, cluster=two_machine_cluster, horizon=8)

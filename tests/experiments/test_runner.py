@@ -1,0 +1,98 @@
+"""Sweeps: deterministic bytes, resumable after interruption, report from CSV alone."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from dmlsched.errors import InvalidInput
+from dmlsched.experiments.catalogue import Experiment, get
+from dmlsched.experiments.claims import Beats, Bound, mean_ci
+from dmlsched.experiments.report import render_report
+from dmlsched.experiments.results import COLUMNS, read_results
+from dmlsched.experiments.runner import RunConfig, run_experiment
+from dmlsched.rng import make_rng, spawn
+from dmlsched.workloads.synthetic import synthetic_cluster
+
+
+def _build(point: object, seed: int, quick: bool, machines: int = 4):
+    wl_rng, _ = spawn(make_rng(seed), 2)
+    return synthetic_cluster(int(point), machines, 6, wl_rng)  # type: ignore[call-overload]
+
+
+EXP = Experiment(
+    id="test-sweep", setting="cluster", title="t", param="jobs", points=(3, 5), quick_points=(3,),
+    schedulers=("fifo", "drf"), metrics=("total_utility",), build=partial(_build, machines=4),
+    claims=(Bound("admitted_jobs", "drf", ">=", 0.0),),
+)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_same_sweep_twice_gives_identical_bytes(tmp_path: Path) -> None:
+    a = run_experiment(EXP, tmp_path / "a", RunConfig(seeds=2, workers=2))
+    b = run_experiment(EXP, tmp_path / "b", RunConfig(seeds=2, workers=1))
+    assert a.read_bytes() == b.read_bytes()
+    assert a.read_text().splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_interrupted_sweep_resumes_only_missing_cells(tmp_path: Path) -> None:
+    full = run_experiment(EXP, tmp_path / "full", RunConfig(seeds=2, workers=1))
+    seen: list[tuple[int, int]] = []
+
+    def stop_after_three(done: int, total: int) -> None:
+        seen.append((done, total))
+        if done == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_experiment(EXP, tmp_path / "cut", RunConfig(seeds=2, workers=1), stop_after_three)
+    partial_df = read_results(tmp_path / "cut" / "results.csv")
+    assert len(partial_df[["scheduler", "value", "seed"]].drop_duplicates()) == 3
+    resumed: list[tuple[int, int]] = []
+    out = run_experiment(EXP, tmp_path / "cut", RunConfig(seeds=2, workers=1),
+                         lambda d, t: resumed.append((d, t)))
+    assert resumed[0] == (3, 8)  # only the 5 missing cells ran
+    assert len(resumed) == 1 + 5
+    assert out.read_bytes() == full.read_bytes()
+
+
+def test_rerun_with_other_config_into_same_folder_is_refused(tmp_path: Path) -> None:
+    run_experiment(EXP, tmp_path, RunConfig(seeds=1, workers=1, quick=True))
+    with pytest.raises(InvalidInput, match="seeds"):
+        run_experiment(EXP, tmp_path, RunConfig(seeds=2, workers=1, quick=True))
+
+
+def test_report_is_rendered_from_results_csv_alone(tmp_path: Path) -> None:
+    exp = get("cluster-baselines")
+    run_experiment(exp, tmp_path, RunConfig(seeds=2, workers=1, quick=True))
+    summary = render_report(tmp_path)
+    text = summary.read_text()
+    assert "## Claims" in text and ("HELD" in text)
+    assert (tmp_path / "total_utility.png").stat().st_size > 1000
+    first = text
+    (tmp_path / "summary.md").unlink()
+    assert render_report(tmp_path).read_text() == first
+
+
+def test_mean_ci_uses_student_t() -> None:
+    m, h = mean_ci([1.0, 2.0, 3.0])  # type: ignore[arg-type]
+    assert m == pytest.approx(2.0)
+    assert h == pytest.approx(4.302652729911275 * 1.0 / 3**0.5)
+    assert mean_ci([5.0])[1] == 0.0  # type: ignore[arg-type]
+
+
+def test_beats_claim_reports_failing_points() -> None:
+    import pandas as pd
+
+    df = pd.DataFrame(
+        [("e", "cluster", s, "jobs", v, 0, "total_utility", u)
+         for s, v, u in [("a", "1", 5.0), ("b", "1", 3.0), ("a", "2", 1.0), ("b", "2", 2.0)]],
+        columns=COLUMNS,
+    )
+    r = Beats("total_utility", "a", ("b",)).check(df)
+    assert r.held is False and "2:" in r.evidence

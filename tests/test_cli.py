@@ -1,0 +1,104 @@
+"""The CLI contract: exit codes, one-line errors, identical bytes, files written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dmlsched.cli import main
+
+COMPARE = ["compare", "--setting", "cluster", "--schedulers", "fifo,drf", "--jobs", "8",
+           "--machines", "3", "--slots", "6", "--seeds", "2", "--workers", "1"]
+
+
+def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dmlsched", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_compare_twice_gives_byte_identical_results(tmp_path: Path) -> None:
+    assert main([*COMPARE, "--out", str(tmp_path / "a")]) == 0
+    assert main([*COMPARE, "--out", str(tmp_path / "b")]) == 0
+    a = (tmp_path / "a" / "results.csv").read_bytes()
+    assert a == (tmp_path / "b" / "results.csv").read_bytes()
+    assert (tmp_path / "a" / "summary.md").exists()
+    assert list((tmp_path / "a").glob("*.png"))
+
+
+def test_unknown_scheduler_exits_2_with_one_line(tmp_path: Path) -> None:
+    r = _cli(["compare", "--schedulers", "no-such-scheduler", "--out", str(tmp_path)])
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no-such-scheduler" in lines[0] and "scheduler" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "expect"),
+    [
+        ('{"slots": 5, "cluster": {"machines": 2}, "jobs": [{"id": 0, "arrival": 0, "epochs": 1,'
+         ' "samples": 10, "grad_mb": 1, "tau": -1, "worker_demand": [1,1,1,1],'
+         ' "ps_demand": [0,1,1,1], "b_ext": 1}]}', ".json", "jobs.0.tau"),
+        ('{"slots": 5, "cluster": {"machines": 2}, "jobs": [', ".json", "json"),
+        ("id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu\n"
+         "0,0,1,10,5,0.001,1,1,1,1\n1,0,1,ten,5,0.001,1,1,1,1\n", ".csv", ":3: invalid samples"),
+        ("id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu,gamma\n"
+         "0,0,1,10,5,0.001,1,1,1,1,0\n", ".csv", "gamma"),
+        ("id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu\n"
+         "0,0,1,10,5,0.001,1,999,1,1\n", ".csv", "worker_demand[gpu]"),
+    ],
+    ids=["json-negative-tau", "json-truncated", "csv-bad-int", "csv-gamma-0", "csv-too-big"],
+)
+def test_malformed_job_spec_file_exits_2_naming_the_field(
+    tmp_path: Path, content: str, suffix: str, expect: str
+) -> None:
+    spec = tmp_path / f"jobs{suffix}"
+    spec.write_text(content)
+    r = _cli(["compare", "--schedulers", "fifo", "--workload", str(spec), "--out",
+              str(tmp_path / "o"), "--seeds", "1", "--workers", "1"])
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and expect in lines[0], lines
+    assert "Traceback" not in r.stderr
+
+
+def test_job_spec_csv_runs_end_to_end(tmp_path: Path) -> None:
+    spec = tmp_path / "jobs.csv"
+    spec.write_text(
+        "id,arrival,epochs,samples,batch,grad_mb,tau,gamma,b_ext,worker_gpu,worker_cpu,ps_cpu,"
+        "utility,theta1,theta2,theta3\n"
+        "0,0,1,20000,20,50,0.00001,2,1,1,2,1,sigmoid,10,0,0\n"
+        "1,2,1,20000,20,50,0.00001,2,1,1,2,1,sigmoid,10,0.5,3\n"
+    )
+    out = tmp_path / "o"
+    assert main(["compare", "--schedulers", "fifo,drf", "--workload", str(spec), "--machines",
+                 "2", "--slots", "5", "--seeds", "1", "--workers", "1", "--out", str(out)]) == 0
+    text = (out / "results.csv").read_text()
+    assert "total_utility" in text
+
+
+def test_schedulers_and_catalogue_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schedulers"]) == 0
+    assert "fifo" in capsys.readouterr().out
+    assert main(["reproduce", "--list"]) == 0
+    assert "cluster-baselines" in capsys.readouterr().out
+    assert main(["reproduce", "no-such-figure"]) == 2
+
+
+def test_run_writes_event_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ev = tmp_path / "events.csv"
+    assert main(["run", "--scheduler", "drf", "--jobs", "5", "--machines", "2", "--slots", "4",
+                 "--events", str(ev)]) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert "total_utility" in metrics
+    assert ev.read_text().splitlines()[0] == "slot,kind,job,detail"
+
+
+def test_bad_flag_values_exit_2(tmp_path: Path) -> None:
+    assert main(["compare", "--schedulers", "fifo", "--seeds", "0", "--out", str(tmp_path)]) == 2
+    assert main(["compare", "--schedulers", "fifo", "--jobs", "-3", "--out", str(tmp_path)]) == 2
+    assert main(["compare", "--schedulers", "fifo", "--setting", "moon", "--out", str(tmp_path)]) == 2
+    assert main(["compare", "--schedulers", "fifo", "--seeds", "x", "--out", str(tmp_path)]) == 2
