@@ -17,9 +17,19 @@ PEERS = SHARED / "peers"
 def make_job(i: int = 0, **kw: object) -> ClusterJob:
     """A small sync job: 1 GPU + 2 CPU per worker, 1 CPU per PS, easy numbers."""
     spec: dict[str, object] = dict(
-        id=i, arrival=0, epochs=1, samples=1000, batch=10, grad_mb=45.0, tau=1e-3, gamma=2.0,
-        worker_demand=(1.0, 2.0, 0.0, 0.0), ps_demand=(0.0, 1.0, 0.0, 0.0),
-        b_int=40.0, b_ext=1.0, utility=Sigmoid(10.0, 0.0, 0.0),
+        id=i,
+        arrival=0,
+        epochs=1,
+        samples=1000,
+        batch=10,
+        grad_mb=45.0,
+        tau=1e-3,
+        gamma=2.0,
+        worker_demand=(1.0, 2.0, 0.0, 0.0),
+        ps_demand=(0.0, 1.0, 0.0, 0.0),
+        b_int=40.0,
+        b_ext=1.0,
+        utility=Sigmoid(10.0, 0.0, 0.0),
     )
     spec.update(kw)
     return ClusterJob(**spec)  # type: ignore[arg-type]

@@ -11,13 +11,29 @@ import pytest
 
 from dmlsched.cli import main
 
-COMPARE = ["compare", "--setting", "cluster", "--schedulers", "fifo,drf", "--jobs", "8",
-           "--machines", "3", "--slots", "6", "--seeds", "2", "--workers", "1"]
+COMPARE = [
+    "compare",
+    "--setting",
+    "cluster",
+    "--schedulers",
+    "fifo,drf",
+    "--jobs",
+    "8",
+    "--machines",
+    "3",
+    "--slots",
+    "6",
+    "--seeds",
+    "2",
+    "--workers",
+    "1",
+]
 
 
 def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dmlsched", *args], capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "dmlsched", *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_compare_twice_gives_byte_identical_results(tmp_path: Path) -> None:
@@ -39,16 +55,32 @@ def test_unknown_scheduler_exits_2_with_one_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "suffix", "expect"),
     [
-        ('{"slots": 5, "cluster": {"machines": 2}, "jobs": [{"id": 0, "arrival": 0, "epochs": 1,'
-         ' "samples": 10, "grad_mb": 1, "tau": -1, "worker_demand": [1,1,1,1],'
-         ' "ps_demand": [0,1,1,1], "b_ext": 1}]}', ".json", "jobs.0.tau"),
+        (
+            '{"slots": 5, "cluster": {"machines": 2}, "jobs": [{"id": 0, "arrival": 0, "epochs": 1,'
+            ' "samples": 10, "grad_mb": 1, "tau": -1, "worker_demand": [1,1,1,1],'
+            ' "ps_demand": [0,1,1,1], "b_ext": 1}]}',
+            ".json",
+            "jobs.0.tau",
+        ),
         ('{"slots": 5, "cluster": {"machines": 2}, "jobs": [', ".json", "json"),
-        ("id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu\n"
-         "0,0,1,10,5,0.001,1,1,1,1\n1,0,1,ten,5,0.001,1,1,1,1\n", ".csv", ":3: invalid samples"),
-        ("id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu,gamma\n"
-         "0,0,1,10,5,0.001,1,1,1,1,0\n", ".csv", "gamma"),
-        ("id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu\n"
-         "0,0,1,10,5,0.001,1,999,1,1\n", ".csv", "worker_demand[gpu]"),
+        (
+            "id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu\n"
+            "0,0,1,10,5,0.001,1,1,1,1\n1,0,1,ten,5,0.001,1,1,1,1\n",
+            ".csv",
+            ":3: invalid samples",
+        ),
+        (
+            "id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu,gamma\n"
+            "0,0,1,10,5,0.001,1,1,1,1,0\n",
+            ".csv",
+            "gamma",
+        ),
+        (
+            "id,arrival,epochs,samples,grad_mb,tau,b_ext,worker_gpu,worker_cpu,ps_cpu\n"
+            "0,0,1,10,5,0.001,1,999,1,1\n",
+            ".csv",
+            "worker_demand[gpu]",
+        ),
     ],
     ids=["json-negative-tau", "json-truncated", "csv-bad-int", "csv-gamma-0", "csv-too-big"],
 )
@@ -57,8 +89,21 @@ def test_malformed_job_spec_file_exits_2_naming_the_field(
 ) -> None:
     spec = tmp_path / f"jobs{suffix}"
     spec.write_text(content)
-    r = _cli(["compare", "--schedulers", "fifo", "--workload", str(spec), "--out",
-              str(tmp_path / "o"), "--seeds", "1", "--workers", "1"])
+    r = _cli(
+        [
+            "compare",
+            "--schedulers",
+            "fifo",
+            "--workload",
+            str(spec),
+            "--out",
+            str(tmp_path / "o"),
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+        ]
+    )
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and expect in lines[0], lines
@@ -74,8 +119,28 @@ def test_job_spec_csv_runs_end_to_end(tmp_path: Path) -> None:
         "1,2,1,20000,20,50,0.00001,2,1,1,2,1,sigmoid,10,0.5,3\n"
     )
     out = tmp_path / "o"
-    assert main(["compare", "--schedulers", "fifo,drf", "--workload", str(spec), "--machines",
-                 "2", "--slots", "5", "--seeds", "1", "--workers", "1", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                "--schedulers",
+                "fifo,drf",
+                "--workload",
+                str(spec),
+                "--machines",
+                "2",
+                "--slots",
+                "5",
+                "--seeds",
+                "1",
+                "--workers",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = (out / "results.csv").read_text()
     assert "total_utility" in text
 
@@ -90,8 +155,24 @@ def test_schedulers_and_catalogue_list(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_run_writes_event_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ev = tmp_path / "events.csv"
-    assert main(["run", "--scheduler", "drf", "--jobs", "5", "--machines", "2", "--slots", "4",
-                 "--events", str(ev)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--scheduler",
+                "drf",
+                "--jobs",
+                "5",
+                "--machines",
+                "2",
+                "--slots",
+                "4",
+                "--events",
+                str(ev),
+            ]
+        )
+        == 0
+    )
     metrics = json.loads(capsys.readouterr().out)
     assert "total_utility" in metrics
     assert ev.read_text().splitlines()[0] == "slot,kind,job,detail"
@@ -100,5 +181,7 @@ def test_run_writes_event_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_bad_flag_values_exit_2(tmp_path: Path) -> None:
     assert main(["compare", "--schedulers", "fifo", "--seeds", "0", "--out", str(tmp_path)]) == 2
     assert main(["compare", "--schedulers", "fifo", "--jobs", "-3", "--out", str(tmp_path)]) == 2
-    assert main(["compare", "--schedulers", "fifo", "--setting", "moon", "--out", str(tmp_path)]) == 2
+    assert (
+        main(["compare", "--schedulers", "fifo", "--setting", "moon", "--out", str(tmp_path)]) == 2
+    )
     assert main(["compare", "--schedulers", "fifo", "--seeds", "x", "--out", str(tmp_path)]) == 2

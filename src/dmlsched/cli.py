@@ -48,16 +48,21 @@ MAIN_METRIC = {
 }
 
 
-def _build(setting: str, workload: str, params: WorkloadParams, point: Any, seed: int,
-           quick: bool) -> Any:
+def _build(
+    setting: str, workload: str, params: WorkloadParams, point: Any, seed: int, quick: bool
+) -> Any:
     wl_rng, _ = spawn(make_rng(seed), 2)
     return build_workload(setting, workload, params, wl_rng)
 
 
 def _progress() -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=Console(stderr=True), transient=False,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
     )
 
 
@@ -84,7 +89,9 @@ def _print_table(results: Path, title: str) -> None:
     for m in metrics:
         row = []
         for s in scheds:
-            mean, ci = mean_ci(df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy())
+            mean, ci = mean_ci(
+                df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
+            )
             row.append(f"{mean:.4g} ± {ci:.2g}")
         table.add_row(m, *row)
     console.print(table)
@@ -112,16 +119,28 @@ def compare(
     schedulers: Annotated[str, typer.Option(help="Comma-separated scheduler names.")],
     out: Annotated[Path, typer.Option(help="Output folder.")],
     setting: Annotated[str, typer.Option(help=" | ".join(SETTINGS))] = "cluster",
-    workload: Annotated[str, typer.Option(help="synthetic | trace name | PATH to a job-spec file.")] = "synthetic",
+    workload: Annotated[
+        str, typer.Option(help="synthetic | trace name | PATH to a job-spec file.")
+    ] = "synthetic",
     jobs: Annotated[int | None, typer.Option(help="Number of jobs.")] = None,
-    machines: Annotated[int | None, typer.Option(help="Machines / servers / DCs / capacity units.")] = None,
+    machines: Annotated[
+        int | None, typer.Option(help="Machines / servers / DCs / capacity units.")
+    ] = None,
     slots: Annotated[int | None, typer.Option(help="Time slots T.")] = None,
     seeds: Annotated[int, typer.Option(help="Number of seeds (0..N-1).")] = 3,
-    trace: Annotated[Path | None, typer.Option(help="Trace folder or file (default: ../shared/traces).")] = None,
-    skip_bad_rows: Annotated[bool, typer.Option(help="Skip malformed trace rows and count them.")] = False,
+    trace: Annotated[
+        Path | None, typer.Option(help="Trace folder or file (default: ../shared/traces).")
+    ] = None,
+    skip_bad_rows: Annotated[
+        bool, typer.Option(help="Skip malformed trace rows and count them.")
+    ] = False,
     mode: Annotated[str | None, typer.Option(help="cluster job model: sync | async.")] = None,
-    workers: Annotated[int | None, typer.Option(help="Process-pool size (default: all cores).")] = None,
-    ray: Annotated[str | None, typer.Option(help="Ray address, or 'local' to start one here.")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Process-pool size (default: all cores).")
+    ] = None,
+    ray: Annotated[
+        str | None, typer.Option(help="Ray address, or 'local' to start one here.")
+    ] = None,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
     if setting not in SETTINGS:
@@ -141,15 +160,30 @@ def compare(
     first = _build(setting, workload, params, workload, 0, False)  # validates input up front
     notes = list(getattr(first, "notes", ()))
     exp = Experiment(
-        id="compare", setting=setting, title=f"compare on {workload}", param="workload",
-        points=(workload,), quick_points=(workload,), schedulers=tuple(names),
-        metrics=(), build=partial(_build, setting, workload, params),
+        id="compare",
+        setting=setting,
+        title=f"compare on {workload}",
+        param="workload",
+        points=(workload,),
+        quick_points=(workload,),
+        schedulers=tuple(names),
+        metrics=(),
+        build=partial(_build, setting, workload, params),
     )
     cfg = RunConfig(
-        seeds=seeds, workers=workers, ray=ray,
-        extra={"title": f"{setting}: {', '.join(names)} on {workload}", "jobs": jobs,
-               "machines": machines, "slots": slots, "trace": str(trace) if trace else None,
-               "skip_bad_rows": skip_bad_rows, "mode": mode, "notes": notes},
+        seeds=seeds,
+        workers=workers,
+        ray=ray,
+        extra={
+            "title": f"{setting}: {', '.join(names)} on {workload}",
+            "jobs": jobs,
+            "machines": machines,
+            "slots": slots,
+            "trace": str(trace) if trace else None,
+            "skip_bad_rows": skip_bad_rows,
+            "mode": mode,
+            "notes": notes,
+        },
     )
     results = _run(exp, out, cfg, f"compare {setting}")
     _print_table(results, f"{setting} on {workload}: mean ± 95% CI over {seeds} seed(s)")
@@ -163,25 +197,41 @@ def reproduce(
     seeds: Annotated[int | None, typer.Option(help="Seeds (default: the experiment's).")] = None,
     quick: Annotated[bool, typer.Option(help="Small sizes (about a minute).")] = False,
     list_: Annotated[bool, typer.Option("--list", help="Print the catalogue.")] = False,
-    all_: Annotated[bool, typer.Option("--all", help="Run the whole catalogue into OUT/<ID>.")] = False,
-    workers: Annotated[int | None, typer.Option(help="Process-pool size (default: all cores).")] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Run the whole catalogue into OUT/<ID>.")
+    ] = False,
+    workers: Annotated[
+        int | None, typer.Option(help="Process-pool size (default: all cores).")
+    ] = None,
     ray: Annotated[str | None, typer.Option(help="Ray address, or 'local'.")] = None,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue."""
     if list_:
         for e in all_experiments():  # plain lines: easy to grep and to read in a log
-            print(f"{e.id:<18} {e.setting:<10} {e.title}  [{e.param}: "
-                  f"{', '.join(map(str, e.points))}; {', '.join(e.schedulers)}]")
+            print(
+                f"{e.id:<18} {e.setting:<10} {e.title}  [{e.param}: "
+                f"{', '.join(map(str, e.points))}; {', '.join(e.schedulers)}]"
+            )
         return
     if all_:
         base = out or Path("results/reproduce-all")
         verdicts = []
         for e in all_experiments():
             d = base / e.id
-            _run(e, d, RunConfig(seeds=seeds or e.default_seeds, quick=quick, workers=workers, ray=ray), e.id)
-            verdicts.append(f"- {e.id}: " + "; ".join(
-                ln[4:].split("**")[0] for ln in (d / "summary.md").read_text().splitlines()
-                if ln.startswith("- **")))
+            _run(
+                e,
+                d,
+                RunConfig(seeds=seeds or e.default_seeds, quick=quick, workers=workers, ray=ray),
+                e.id,
+            )
+            verdicts.append(
+                f"- {e.id}: "
+                + "; ".join(
+                    ln[4:].split("**")[0]
+                    for ln in (d / "summary.md").read_text().splitlines()
+                    if ln.startswith("- **")
+                )
+            )
         (base / "verdicts.md").write_text("# Verdicts\n\n" + "\n".join(verdicts) + "\n")
         console.print(f"wrote {base}")
         return

@@ -55,11 +55,21 @@ class JobSpec(_Strict):
     def to_job(self) -> ClusterJob:
         u = {k: v for k, v in self.utility.model_dump().items() if v is not None}
         return ClusterJob(
-            id=self.id, arrival=self.arrival, epochs=self.epochs, samples=self.samples,
-            batch=self.batch, grad_mb=self.grad_mb, tau=self.tau, gamma=self.gamma,
-            worker_demand=self.worker_demand, ps_demand=self.ps_demand, b_ext=self.b_ext,
+            id=self.id,
+            arrival=self.arrival,
+            epochs=self.epochs,
+            samples=self.samples,
+            batch=self.batch,
+            grad_mb=self.grad_mb,
+            tau=self.tau,
+            gamma=self.gamma,
+            worker_demand=self.worker_demand,
+            ps_demand=self.ps_demand,
+            b_ext=self.b_ext,
             b_int=self.b_int if self.b_int is not None else 40.0 * self.b_ext,
-            utility=utility_from_dict(u), mode=self.mode, minibatches=self.minibatches,
+            utility=utility_from_dict(u),
+            mode=self.mode,
+            minibatches=self.minibatches,
             ps_bandwidth=self.ps_bandwidth,
         )
 

@@ -16,8 +16,9 @@ def test_ray_local_sweep_matches_process_pool(tmp_path: Path) -> None:
     exp = get("cluster-baselines")
     pool = run_experiment(exp, tmp_path / "pool", RunConfig(seeds=2, quick=True, workers=2))
     try:
-        via_ray = run_experiment(exp, tmp_path / "ray", RunConfig(seeds=2, quick=True, workers=2,
-                                                                   ray="local"))
+        via_ray = run_experiment(
+            exp, tmp_path / "ray", RunConfig(seeds=2, quick=True, workers=2, ray="local")
+        )
     finally:
         ray.shutdown()
     assert via_ray.read_bytes() == pool.read_bytes()

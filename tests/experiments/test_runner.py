@@ -23,8 +23,15 @@ def _build(point: object, seed: int, quick: bool, machines: int = 4):
 
 
 EXP = Experiment(
-    id="test-sweep", setting="cluster", title="t", param="jobs", points=(3, 5), quick_points=(3,),
-    schedulers=("fifo", "drf"), metrics=("total_utility",), build=partial(_build, machines=4),
+    id="test-sweep",
+    setting="cluster",
+    title="t",
+    param="jobs",
+    points=(3, 5),
+    quick_points=(3,),
+    schedulers=("fifo", "drf"),
+    metrics=("total_utility",),
+    build=partial(_build, machines=4),
     claims=(Bound("admitted_jobs", "drf", ">=", 0.0),),
 )
 
@@ -54,8 +61,9 @@ def test_interrupted_sweep_resumes_only_missing_cells(tmp_path: Path) -> None:
     partial_df = read_results(tmp_path / "cut" / "results.csv")
     assert len(partial_df[["scheduler", "value", "seed"]].drop_duplicates()) == 3
     resumed: list[tuple[int, int]] = []
-    out = run_experiment(EXP, tmp_path / "cut", RunConfig(seeds=2, workers=1),
-                         lambda d, t: resumed.append((d, t)))
+    out = run_experiment(
+        EXP, tmp_path / "cut", RunConfig(seeds=2, workers=1), lambda d, t: resumed.append((d, t))
+    )
     assert resumed[0] == (3, 8)  # only the 5 missing cells ran
     assert len(resumed) == 1 + 5
     assert out.read_bytes() == full.read_bytes()
@@ -90,8 +98,10 @@ def test_beats_claim_reports_failing_points() -> None:
     import pandas as pd
 
     df = pd.DataFrame(
-        [("e", "cluster", s, "jobs", v, 0, "total_utility", u)
-         for s, v, u in [("a", "1", 5.0), ("b", "1", 3.0), ("a", "2", 1.0), ("b", "2", 2.0)]],
+        [
+            ("e", "cluster", s, "jobs", v, 0, "total_utility", u)
+            for s, v, u in [("a", "1", 5.0), ("b", "1", 3.0), ("a", "2", 1.0), ("b", "2", 2.0)]
+        ],
         columns=COLUMNS,
     )
     r = Beats("total_utility", "a", ("b",)).check(df)

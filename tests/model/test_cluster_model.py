@@ -13,8 +13,17 @@ from tests.conftest import make_job
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("gamma", 0.0), ("gamma", -1.0), ("tau", 0.0), ("epochs", 0), ("samples", -5),
-     ("grad_mb", -1.0), ("b_ext", 0.0), ("arrival", -1), ("mode", "bsp")],
+    [
+        ("gamma", 0.0),
+        ("gamma", -1.0),
+        ("tau", 0.0),
+        ("epochs", 0),
+        ("samples", -5),
+        ("grad_mb", -1.0),
+        ("b_ext", 0.0),
+        ("arrival", -1),
+        ("mode", "bsp"),
+    ],
 )
 def test_invalid_job_field_is_rejected_with_its_name_and_value(field: str, value: object) -> None:
     with pytest.raises(InvalidInput) as e:

@@ -64,8 +64,9 @@ def test_no_ps_or_no_worker_means_no_progress() -> None:
 
 
 def test_async_rate_is_per_worker_locality_against_ps_machines() -> None:
-    job = make_job(mode="async", samples=10, minibatches=5, tau=0.01, grad_mb=45.0,
-                   ps_bandwidth=100.0)
+    job = make_job(
+        mode="async", samples=10, minibatches=5, tau=0.01, grad_mb=45.0, ps_bandwidth=100.0
+    )
     r_int = 1 / (0.01 + comm_slots(90.0, 40.0))
     r_ext = 1 / (0.01 + comm_slots(90.0, 1.0))
     # PS only on machine 0: the 2 workers there are internal, the 3 on machine 1 external

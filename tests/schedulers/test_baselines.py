@@ -27,7 +27,10 @@ def test_round_robin_cycles_machines_from_the_pointer() -> None:
     p, nxt = placed
     # order PS,W,W,PS,W,W on machines 1,2,0,1,2,0
     assert dict(zip(p.machines, zip(p.workers, p.ps, strict=True), strict=True)) == {
-        0: (2, 0), 1: (0, 2), 2: (2, 0)}
+        0: (2, 0),
+        1: (0, 2),
+        2: (2, 0),
+    }
     assert nxt == 1
 
 
@@ -66,10 +69,20 @@ def test_fifo_rejects_a_head_job_that_cannot_fit_an_empty_cluster() -> None:
 
 def test_drf_equalizes_dominant_shares() -> None:
     cl = Cluster.uniform(1, (12.0, 12.0, 64.0, 64.0))
-    gpu_heavy = make_job(0, batch=100, gamma=100.0, worker_demand=(1.0, 0.0, 0.0, 0.0),
-                         ps_demand=(0.0, 1.0, 0.0, 0.0))
-    cpu_heavy = make_job(1, batch=100, gamma=100.0, worker_demand=(0.0, 1.0, 0.0, 0.0),
-                         ps_demand=(0.0, 1.0, 0.0, 0.0))
+    gpu_heavy = make_job(
+        0,
+        batch=100,
+        gamma=100.0,
+        worker_demand=(1.0, 0.0, 0.0, 0.0),
+        ps_demand=(0.0, 1.0, 0.0, 0.0),
+    )
+    cpu_heavy = make_job(
+        1,
+        batch=100,
+        gamma=100.0,
+        worker_demand=(0.0, 1.0, 0.0, 0.0),
+        ps_demand=(0.0, 1.0, 0.0, 0.0),
+    )
     wl = ClusterWorkload(jobs=(gpu_heavy, cpu_heavy), cluster=cl, horizon=1)
     res = simulate_cluster(wl, Drf(), make_rng(0))
     alloc = {e.job: e.detail for e in res.events if e.kind == "allocate"}

@@ -26,9 +26,12 @@ def snapshot(obj: Any, depth: int = 0) -> Any:
     if depth > 8:
         return repr(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return (type(obj).__name__,
-                tuple((f.name, snapshot(getattr(obj, f.name), depth + 1))
-                      for f in dataclasses.fields(obj)))
+        return (
+            type(obj).__name__,
+            tuple(
+                (f.name, snapshot(getattr(obj, f.name), depth + 1)) for f in dataclasses.fields(obj)
+            ),
+        )
     if isinstance(obj, Mapping):
         return tuple(sorted((repr(k), snapshot(v, depth + 1)) for k, v in obj.items()))
     if isinstance(obj, np.ndarray):

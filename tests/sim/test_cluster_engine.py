@@ -42,7 +42,9 @@ def _run(wl: ClusterWorkload, plan: dict, reject: tuple[int, ...] = ()):
     return simulate_cluster(wl, Scripted(plan, reject), make_rng(0))
 
 
-def test_job_completes_in_the_slot_its_work_reaches_e_times_k(small_workload: ClusterWorkload) -> None:
+def test_job_completes_in_the_slot_its_work_reaches_e_times_k(
+    small_workload: ClusterWorkload,
+) -> None:
     job = small_workload.jobs[0]
     p = Placement((0,), (2,), (1,))
     rate = job_rate(job, p.machines, p.workers, p.ps)

@@ -66,7 +66,9 @@ class Beats:
             for lo in self.losers:
                 ok = row[self.winner] > row[lo] if self.higher else row[self.winner] < row[lo]
                 if not ok:
-                    bad.append(f"{point}: {self.winner} {row[self.winner]:.4g} vs {lo} {row[lo]:.4g}")
+                    bad.append(
+                        f"{point}: {self.winner} {row[self.winner]:.4g} vs {lo} {row[lo]:.4g}"
+                    )
         evidence = "held at all points" if not bad else "failed at " + "; ".join(bad)
         return ClaimResult(text, not bad, evidence)
 
@@ -81,7 +83,9 @@ class Bound:
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         means = _means(df, self.metric)
-        text = self.text or f"{self.scheduler} {self.metric} {self.op} {self.value:g} at every point"
+        text = (
+            self.text or f"{self.scheduler} {self.metric} {self.op} {self.value:g} at every point"
+        )
         if self.scheduler not in means:
             return ClaimResult(text, None, "missing scheduler in results")
         col = means[self.scheduler]

@@ -7,11 +7,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # headless: no display on CI or servers
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from dmlsched.experiments.claims import mean_ci  # noqa: E402
+from dmlsched.experiments.claims import mean_ci
 
 __all__ = ["plot_metric"]
 
@@ -24,8 +24,9 @@ def _is_numeric(values: list[str]) -> bool:
     return True
 
 
-def plot_metric(df: pd.DataFrame, metric: str, param: str, title: str, path: Path,
-                kind: str = "line") -> Path | None:
+def plot_metric(
+    df: pd.DataFrame, metric: str, param: str, title: str, path: Path, kind: str = "line"
+) -> Path | None:
     sub = df[df["metric"] == metric]
     if sub.empty:
         return None
@@ -35,8 +36,10 @@ def plot_metric(df: pd.DataFrame, metric: str, param: str, title: str, path: Pat
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
     width = 0.8 / max(len(scheds), 1)
     for k, s in enumerate(scheds):
-        stats = [mean_ci(sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy())
-                 for p in points]
+        stats = [
+            mean_ci(sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy())
+            for p in points
+        ]
         means = np.array([m for m, _ in stats])
         cis = np.array([c for _, c in stats])
         if numeric:

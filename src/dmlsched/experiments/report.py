@@ -24,7 +24,9 @@ def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     for s in scheds:
         col = []
         for p in points:
-            m, c = mean_ci(sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy())
+            m, c = mean_ci(
+                sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy()
+            )
             col.append(f"{m:.4g} ± {c:.2g}")
         table[s] = col
     return pd.DataFrame(table, index=points)
@@ -49,7 +51,11 @@ def render_report(out: Path) -> Path:
     df = read_results(out / "results.csv")
     config = json.loads((out / "config.json").read_text()) if (out / "config.json").exists() else {}
     exp = _experiment_for(config)
-    title = exp.title if exp else config.get("extra", {}).get("title", config.get("experiment", "results"))
+    title = (
+        exp.title
+        if exp
+        else config.get("extra", {}).get("title", config.get("experiment", "results"))
+    )
     param = str(df["param"].iloc[0]) if len(df) else "point"
     metrics = list(exp.metrics) if exp else list(dict.fromkeys(df["metric"]))
     metrics = [m for m in metrics if m in set(df["metric"])]
@@ -76,8 +82,9 @@ def render_report(out: Path) -> Path:
         lines.append("")
     for m in metrics:
         t = summary_table(df, m)
-        png = plot_metric(df, m, param, f"{title}\n{m}", out / f"{m}.png",
-                          kind=exp.plot if exp else "bar")
+        png = plot_metric(
+            df, m, param, f"{title}\n{m}", out / f"{m}.png", kind=exp.plot if exp else "bar"
+        )
         lines += [f"## {m}", "", _md_table(t, param), ""]
         if png:
             lines += [f"![{m}]({png.name})", ""]

@@ -23,8 +23,16 @@ import pandas as pd
 
 from dmlsched.errors import InvalidInput
 
-__all__ = ["COLUMNS", "CellKey", "Row", "append_rows", "cell_rows", "done_cells", "read_results",
-           "sort_results"]
+__all__ = [
+    "COLUMNS",
+    "CellKey",
+    "Row",
+    "append_rows",
+    "cell_rows",
+    "done_cells",
+    "read_results",
+    "sort_results",
+]
 
 COLUMNS = ("experiment", "setting", "scheduler", "param", "value", "seed", "metric", "metric_value")
 Row = tuple[str, str, str, str, str, int, str, float]
@@ -87,8 +95,16 @@ def sort_results(path: Path, point_order: list[str], scheduler_order: list[str])
         rows = list(csv.reader(f))[1:]
     p_idx = {p: i for i, p in enumerate(point_order)}
     s_idx = {s: i for i, s in enumerate(scheduler_order)}
-    rows.sort(key=lambda r: (p_idx.get(r[4], len(p_idx)), r[4], s_idx.get(r[2], len(s_idx)),
-                             r[2], int(r[5]), r[6]))
+    rows.sort(
+        key=lambda r: (
+            p_idx.get(r[4], len(p_idx)),
+            r[4],
+            s_idx.get(r[2], len(s_idx)),
+            r[2],
+            int(r[5]),
+            r[6],
+        )
+    )
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")

@@ -35,7 +35,9 @@ class RunConfig:
     extra: dict[str, Any] | None = None  # recorded in config.json (e.g. compare's flags)
 
 
-def _cell(exp: Experiment, key: CellKey, point: Point, quick: bool) -> tuple[CellKey, dict[str, float]]:
+def _cell(
+    exp: Experiment, key: CellKey, point: Point, quick: bool
+) -> tuple[CellKey, dict[str, float]]:
     return key, exp.run_cell(key.scheduler, point, key.seed, quick)
 
 
@@ -76,8 +78,9 @@ def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[
     return cells
 
 
-def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-           ) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _local(
+    exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
+) -> Iterator[tuple[CellKey, dict[str, float]]]:
     workers = cfg.workers or os.cpu_count() or 1
     if workers <= 1 or len(cells) <= 1:
         for key, point in cells:
@@ -96,14 +99,19 @@ def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
             raise
 
 
-def _ray(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-         ) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _ray(
+    exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
+) -> Iterator[tuple[CellKey, dict[str, float]]]:
     import ray
 
     if not ray.is_initialized():
         if cfg.ray == "local":
-            ray.init(num_cpus=cfg.workers or os.cpu_count(), include_dashboard=False,
-                     log_to_driver=False, configure_logging=False)
+            ray.init(
+                num_cpus=cfg.workers or os.cpu_count(),
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         else:
             ray.init(address=cfg.ray, log_to_driver=False)
     remote = ray.remote(_cell)

@@ -157,22 +157,30 @@ class ClusterWorkload:
         for job in self.jobs:
             if len(job.worker_demand) != len(self.cluster.resources):
                 raise InvalidInput(
-                    "worker_demand", job.worker_demand, f"{len(self.cluster.resources)} values",
+                    "worker_demand",
+                    job.worker_demand,
+                    f"{len(self.cluster.resources)} values",
                     f"job {job.id}",
                 )
             if job.arrival >= self.horizon:
-                raise InvalidInput("arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}")
+                raise InvalidInput(
+                    "arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}"
+                )
             fits_w = np.all(self.cluster.capacity >= np.asarray(job.worker_demand), axis=1)
             fits_p = np.all(self.cluster.capacity >= np.asarray(job.ps_demand), axis=1)
             if not fits_w.any():
                 r = int(np.argmax(np.asarray(job.worker_demand) - cap_max))
                 raise InvalidInput(
-                    f"worker_demand[{self.cluster.resources[r]}]", job.worker_demand[r],
-                    f"<= largest machine capacity {cap_max[r]:g}", f"job {job.id}",
+                    f"worker_demand[{self.cluster.resources[r]}]",
+                    job.worker_demand[r],
+                    f"<= largest machine capacity {cap_max[r]:g}",
+                    f"job {job.id}",
                 )
             if not fits_p.any():
                 r = int(np.argmax(np.asarray(job.ps_demand) - cap_max))
                 raise InvalidInput(
-                    f"ps_demand[{self.cluster.resources[r]}]", job.ps_demand[r],
-                    f"<= largest machine capacity {cap_max[r]:g}", f"job {job.id}",
+                    f"ps_demand[{self.cluster.resources[r]}]",
+                    job.ps_demand[r],
+                    f"<= largest machine capacity {cap_max[r]:g}",
+                    f"job {job.id}",
                 )

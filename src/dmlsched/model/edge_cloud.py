@@ -206,12 +206,14 @@ class EdgeCloudWorkload:
         S = self.system.servers
         for j in self.jobs:
             if len(j.delay) != S + 1:
-                raise InvalidInput("delay", len(j.delay), f"{S + 1} values (S edge + cloud)",
-                                   f"job {j.id}")
+                raise InvalidInput(
+                    "delay", len(j.delay), f"{S + 1} values (S edge + cloud)", f"job {j.id}"
+                )
             for name in ("worker_type", "ps_type"):
                 if getattr(j, name) >= self.system.n_types:
-                    raise InvalidInput(name, getattr(j, name), f"< n_types={self.system.n_types}",
-                                       f"job {j.id}")
+                    raise InvalidInput(
+                        name, getattr(j, name), f"< n_types={self.system.n_types}", f"job {j.id}"
+                    )
             if j.arrival >= self.horizon:
                 raise InvalidInput("arrival", j.arrival, f"< slots={self.horizon}", f"job {j.id}")
 

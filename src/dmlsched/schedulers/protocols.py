@@ -76,9 +76,9 @@ def register(cls: T) -> T:
 
 def _load_all() -> None:
     # Importing the setting packages runs their @register decorators.
-    import dmlsched.schedulers.cluster  # noqa: F401
-    import dmlsched.schedulers.edge_cloud  # noqa: F401
-    import dmlsched.schedulers.geo  # noqa: F401
+    import dmlsched.schedulers.cluster
+    import dmlsched.schedulers.edge_cloud
+    import dmlsched.schedulers.geo
     import dmlsched.schedulers.interval  # noqa: F401
 
 

@@ -136,8 +136,10 @@ def simulate_cluster(
                 # depend only on the job and the placement (capacity is checked below)
                 check_placement(name, job, p, t, H)  # type: ignore[arg-type]
                 idx = np.asarray(p.machines, dtype=np.intp)
-                demand = (np.outer(p.workers, job.worker_demand)  # type: ignore[attr-defined]
-                          + np.outer(p.ps, job.ps_demand))  # type: ignore[attr-defined]
+                demand = (
+                    np.outer(p.workers, job.worker_demand)  # type: ignore[attr-defined]
+                    + np.outer(p.ps, job.ps_demand)
+                )  # type: ignore[attr-defined]
                 rate = job_rate(job, p.machines, p.workers, p.ps)  # type: ignore[arg-type]
                 hit = checked[j] = (p, idx, demand, rate)
             _, idx, demand, rate = hit
@@ -149,13 +151,18 @@ def simulate_cluster(
             progress.append((j, rate))
             if record_events:
                 events.append(
-                    Event(t, "allocate", j,
-                          f"workers={p.total_workers} ps={p.total_ps} machines={len(p.machines)} "
-                          f"rate={rate:.6g}")
+                    Event(
+                        t,
+                        "allocate",
+                        j,
+                        f"workers={p.total_workers} ps={p.total_ps} machines={len(p.machines)} "
+                        f"rate={rate:.6g}",
+                    )
                 )
         check_capacity(name, cluster, usage, t, owners)
-        util[t] = np.divide(usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total),
-                            where=cap_total > 0)
+        util[t] = np.divide(
+            usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
+        )
 
         newly_done = False
         for j, rate in progress:

@@ -34,7 +34,9 @@ each count once per job per slot); ``utilization`` — busy edge workers ÷ all
 edge workers, averaged over slots from the first arrival to the last
 completion (per-slot values in ``series["utilization"]``); ``makespan`` =
 max c_j − min r_j; ``cloud_chunk_share`` — fraction of chunks sent to the
-cloud.  The loop stops once every job has completed (or at T).
+cloud; ``fractional_flow`` — the ILP (4) objective Σ_j Σ_d f_jd(y) of
+Eq. (3) on the actual schedule (mini-batches trained in slot t weighted by
+(t − r_j)/(E_j D_j B_j)).  The loop stops once every job has completed (or at T).
 """
 
 from __future__ import annotations
@@ -122,10 +124,18 @@ def simulate_edge_cloud(
     events: list[Event] = []
     util: list[float] = []
     preemptions = 0
+    frac_flow = 0.0  # Σ_j Σ_d f_jd(y) of Eq. (3) on the actual schedule
     chunks_cloud = chunks_total = 0
-    views = {k: MappingProxyType(v) for k, v in
-             (("jobs", jobs), ("placement", placement), ("dispatched_at", dispatched_at),
-              ("zeta", zeta), ("finished", finished))}
+    views = {
+        k: MappingProxyType(v)
+        for k, v in (
+            ("jobs", jobs),
+            ("placement", placement),
+            ("dispatched_at", dispatched_at),
+            ("zeta", zeta),
+            ("finished", finished),
+        )
+    }
 
     t = 0
     while t < T and len(finished) < n_jobs:
@@ -136,12 +146,20 @@ def simulate_edge_cloud(
             if record_events:
                 events.append(Event(t, "arrive", job.id))
         view = EdgeCloudView(
-            slot=t, horizon=T, system=system, arrivals=arrivals, jobs=views["jobs"],
-            pending=tuple(pending), active=tuple(active), placement=views["placement"],
+            slot=t,
+            horizon=T,
+            system=system,
+            arrivals=arrivals,
+            jobs=views["jobs"],
+            pending=tuple(pending),
+            active=tuple(active),
+            placement=views["placement"],
             dispatched_at=views["dispatched_at"],
             remaining=MappingProxyType({j: _readonly(a.rem) for j, a in active.items()}),
-            zeta=views["zeta"], last_run=MappingProxyType(dict(last_run)),
-            last_ps=MappingProxyType(dict(last_ps)), storage_used=tuple(storage_used.tolist()),
+            zeta=views["zeta"],
+            last_run=MappingProxyType(dict(last_run)),
+            last_ps=MappingProxyType(dict(last_ps)),
+            storage_used=tuple(storage_used.tolist()),
             finished=views["finished"],
         )
         decision = scheduler.decide(view)
@@ -156,31 +174,48 @@ def simulate_edge_cloud(
             job = jobs[j]
             places = tuple(places)
             if len(places) != job.chunks:
-                raise InvalidDecision(name, j, t, f"{len(places)} chunk placements != D_j="
-                                      f"{job.chunks}")
+                raise InvalidDecision(
+                    name, j, t, f"{len(places)} chunk placements != D_j={job.chunks}"
+                )
             add = np.zeros(S)
             for d, sw in enumerate(places):
                 ok = isinstance(sw, tuple) and len(sw) == 2
                 s, w = sw if ok else (None, None)
-                if not (ok and isinstance(s, int | np.integer) and isinstance(w, int | np.integer)
-                        and 0 <= s <= S and w >= 0):
+                if not (
+                    ok
+                    and isinstance(s, int | np.integer)
+                    and isinstance(w, int | np.integer)
+                    and 0 <= s <= S
+                    and w >= 0
+                ):
                     raise InvalidDecision(name, j, t, f"chunk {d}: bad placement {sw!r}")
                 if s < S:
                     if w >= len(system.worker_types[s]):
-                        raise InvalidDecision(name, j, t, f"chunk {d}: no worker {w}", machine=s,
-                                              resource="worker")
+                        raise InvalidDecision(
+                            name, j, t, f"chunk {d}: no worker {w}", machine=s, resource="worker"
+                        )
                     if system.worker_types[s][w] != job.worker_type:  # (2a)
                         raise InvalidDecision(
-                            name, j, t, f"chunk {d}: worker {w} has type "
+                            name,
+                            j,
+                            t,
+                            f"chunk {d}: worker {w} has type "
                             f"{system.worker_types[s][w]}, job needs {job.worker_type} (2a)",
-                            machine=s, resource="worker")
+                            machine=s,
+                            resource="worker",
+                        )
                     add[s] += job.chunk_gb
             over = storage_used + add > cap + 1e-9
             if over.any():  # (7b)
                 s = int(np.argmax(over))
                 raise InvalidDecision(
-                    name, j, t, f"storage {storage_used[s] + add[s]:g} GB > U_s={cap[s]:g} (7b)",
-                    machine=s, resource="storage")
+                    name,
+                    j,
+                    t,
+                    f"storage {storage_used[s] + add[s]:g} GB > U_s={cap[s]:g} (7b)",
+                    machine=s,
+                    resource="storage",
+                )
             storage_used += add
             held[j] = add
             del pending[j]
@@ -193,8 +228,14 @@ def simulate_edge_cloud(
             chunks_cloud += n_cloud
             chunks_total += job.chunks
             if record_events:
-                events.append(Event(t, "dispatch", j, f"edge={job.chunks - n_cloud} "
-                                    f"cloud={n_cloud} zeta={st.zeta}"))
+                events.append(
+                    Event(
+                        t,
+                        "dispatch",
+                        j,
+                        f"edge={job.chunks - n_cloud} cloud={n_cloud} zeta={st.zeta}",
+                    )
+                )
 
         # --- run: (2c), (2d), (2i), cloud non-preemption --------------------------------------
         ran: dict[int, np.ndarray] = {}
@@ -221,8 +262,12 @@ def simulate_edge_cloud(
             if early.any():  # (2i)
                 d = int(idx[early][0])
                 raise InvalidDecision(
-                    name, j, t, f"chunk {d} trains before its data arrives at slot "
-                    f"{int(st.ready[d])} (2i)", machine=int(st.placement[d][0]))
+                    name,
+                    j,
+                    t,
+                    f"chunk {d} trains before its data arrives at slot {int(st.ready[d])} (2i)",
+                    machine=int(st.placement[d][0]),
+                )
             g = st.gid[idx]
             g = g[g >= 0]
             gids.append(g)
@@ -238,8 +283,14 @@ def simulate_edge_cloud(
                 who = sorted({int(o) for o in np.concatenate(owners)[allg == g0]})
                 s0 = int(system.worker_server[g0])
                 raise InvalidDecision(
-                    name, who[-1], t, f"worker {g0 - int(system.worker_offset[s0])} trains "
-                    f"chunks of jobs {who} in one slot (2d)", machine=s0, resource="worker")
+                    name,
+                    who[-1],
+                    t,
+                    f"worker {g0 - int(system.worker_offset[s0])} trains "
+                    f"chunks of jobs {who} in one slot (2d)",
+                    machine=s0,
+                    resource="worker",
+                )
         for j, st in active.items():
             if st.cloud.any():
                 must = st.cloud & st.started & (st.rem > 0)
@@ -247,8 +298,13 @@ def simulate_edge_cloud(
                     must[ran[j]] = False
                 if must.any():
                     d = int(np.argmax(must))
-                    raise InvalidDecision(name, j, t, f"cloud chunk {d} preempted (no "
-                                          "preemption in the cloud)", machine=S)
+                    raise InvalidDecision(
+                        name,
+                        j,
+                        t,
+                        f"cloud chunk {d} preempted (no preemption in the cloud)",
+                        machine=S,
+                    )
 
         # --- ps: (2e), (2f), o_jsp, (2g) -------------------------------------------------------
         if set(decision.ps) != set(ran):
@@ -256,26 +312,48 @@ def simulate_edge_cloud(
             missing = sorted(set(ran) - set(decision.ps))
             j0 = (missing or extra)[0]
             raise InvalidDecision(
-                name, j0, t, f"PS for jobs not training {extra} / training without PS "
-                f"{missing} (2e)", resource="ps")
+                name,
+                j0,
+                t,
+                f"PS for jobs not training {extra} / training without PS {missing} (2e)",
+                resource="ps",
+            )
         used_ps: set[tuple[int, int]] = set()
         for j, sp in decision.ps.items():
             ok = isinstance(sp, tuple) and len(sp) == 2
             s, p = sp if ok else (None, None)
-            if not (ok and isinstance(s, int | np.integer) and isinstance(p, int | np.integer)
-                    and 0 <= s <= S and p >= 0):
+            if not (
+                ok
+                and isinstance(s, int | np.integer)
+                and isinstance(p, int | np.integer)
+                and 0 <= s <= S
+                and p >= 0
+            ):
                 raise InvalidDecision(name, j, t, f"bad PS {sp!r}", resource="ps")
             job = jobs[j]
             if s < S:
                 if active[j].zeta == 1:  # (2g)
-                    raise InvalidDecision(name, j, t, "an all-cloud job (ζ=1) needs its PS in "
-                                          "the cloud (2g)", machine=s, resource="ps")
+                    raise InvalidDecision(
+                        name,
+                        j,
+                        t,
+                        "an all-cloud job (ζ=1) needs its PS in the cloud (2g)",
+                        machine=s,
+                        resource="ps",
+                    )
                 if p >= len(system.ps_types[s]) or system.ps_types[s][p] != job.ps_type:
-                    raise InvalidDecision(name, j, t, f"PS {p} missing or not of type "
-                                          f"{job.ps_type} (o_jsp)", machine=s, resource="ps")
+                    raise InvalidDecision(
+                        name,
+                        j,
+                        t,
+                        f"PS {p} missing or not of type {job.ps_type} (o_jsp)",
+                        machine=s,
+                        resource="ps",
+                    )
                 if (s, p) in used_ps:  # (2f)
-                    raise InvalidDecision(name, j, t, f"PS {p} serves two jobs (2f)",
-                                          machine=s, resource="ps")
+                    raise InvalidDecision(
+                        name, j, t, f"PS {p} serves two jobs (2f)", machine=s, resource="ps"
+                    )
                 used_ps.add((s, p))
 
         # --- progress (Eq. (1)) and bookkeeping ------------------------------------------------
@@ -293,6 +371,12 @@ def simulate_edge_cloud(
         for j, idx in ran.items():
             st = active[j]
             st.started[idx] = True
+            done_now = np.minimum(st.rem[idx], st.rate)
+            frac_flow += (
+                float(done_now.sum())
+                * (t - st.job.arrival)
+                / (st.job.work_per_chunk * st.job.chunks)
+            )
             st.rem[idx] -= st.rate
             st.rem[idx[st.rem[idx] <= _DONE_TOL * st.job.work_per_chunk]] = 0.0
             if (st.rem <= 0).all():
@@ -308,21 +392,28 @@ def simulate_edge_cloud(
         t += 1
 
     return RunResult(
-        metrics=_metrics(workload, finished, T, util, preemptions, chunks_cloud, chunks_total),
+        metrics={
+            **_metrics(workload, finished, T, util, preemptions, chunks_cloud, chunks_total),
+            "fractional_flow": frac_flow,
+        },
         events=tuple(events),
         series={"utilization": np.asarray(util)},
     )
 
 
 def _metrics(
-    workload: EdgeCloudWorkload, finished: dict[int, int], T: int, util: list[float],
-    preemptions: int, chunks_cloud: int, chunks_total: int,
+    workload: EdgeCloudWorkload,
+    finished: dict[int, int],
+    T: int,
+    util: list[float],
+    preemptions: int,
+    chunks_cloud: int,
+    chunks_total: int,
 ) -> dict[str, float]:
-    jct = [finished[j.id] - j.arrival if j.id in finished else T - j.arrival
-           for j in workload.jobs]
+    jct = [finished[j.id] - j.arrival if j.id in finished else T - j.arrival for j in workload.jobs]
     first = min((j.arrival for j in workload.jobs), default=0)
     last = max(finished.values(), default=first)
-    window = np.asarray(util[first:last + 1]) if util else np.zeros(0)
+    window = np.asarray(util[first : last + 1]) if util else np.zeros(0)
     return {
         "total_jct": float(sum(jct)),
         "mean_jct": float(np.mean(jct)) if jct else 0.0,

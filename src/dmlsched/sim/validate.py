@@ -19,9 +19,7 @@ __all__ = ["check_capacity", "check_placement"]
 _EPS = 1e-9
 
 
-def check_placement(
-    sched: str, job: ClusterJob, p: Placement, slot: int, n_machines: int
-) -> None:
+def check_placement(sched: str, job: ClusterJob, p: Placement, slot: int, n_machines: int) -> None:
     """Integrality, machine ids, Eq. (4)/(3.2), Eq. (2) or (3.4)–(3.5), Eq. (7)."""
     if not (len(p.machines) == len(p.workers) == len(p.ps)):
         raise InvalidDecision(sched, job.id, slot, "machines/workers/ps lengths differ")
@@ -58,21 +56,27 @@ def check_placement(
         load, cap = ps_bandwidth_load(job, p.machines, p.workers, p.ps)
         if load > cap * (1 + 1e-9):  # (3.4)
             raise InvalidDecision(
-                sched, job.id, slot,
+                sched,
+                job.id,
+                slot,
                 f"worker traffic {load:g} Gbps > PS bandwidth {total_s}×{job.ps_bandwidth:g} (3.4)",
             )
 
 
-def check_capacity(sched: str, cluster: Cluster, usage: np.ndarray, slot: int,
-                   owners: dict[int, list[int]]) -> None:
+def check_capacity(
+    sched: str, cluster: Cluster, usage: np.ndarray, slot: int, owners: dict[int, list[int]]
+) -> None:
     """Eq. (5): Σ_i α^r w_ih + β^r s_ih ≤ C_h^r for every machine and resource."""
     over = usage > cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)
     if over.any():
         h, r = (int(x) for x in np.argwhere(over)[0])
         jobs = owners.get(h, [])
         raise InvalidDecision(
-            sched, jobs[-1] if jobs else None, slot,
+            sched,
+            jobs[-1] if jobs else None,
+            slot,
             f"uses {usage[h, r]:g} > capacity {cluster.capacity[h, r]:g} (Eq. 5); "
             f"jobs on machine: {jobs}",
-            machine=h, resource=cluster.resources[r],
+            machine=h,
+            resource=cluster.resources[r],
         )

@@ -77,8 +77,9 @@ def _read_nodes(path: Path) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64)
 
 
-def server_shapes(n: int, rng: np.random.Generator,
-                  path: Path | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+def server_shapes(
+    n: int, rng: np.random.Generator, path: Path | None = None
+) -> tuple[np.ndarray, np.ndarray, str]:
     """(W_s, P_s, source note) for ``n`` servers."""
     path = node_list_path() if path is None else path
     if path.exists():
@@ -91,9 +92,16 @@ def server_shapes(n: int, rng: np.random.Generator,
 
 
 def edge_cloud_workload(
-    n_jobs: int, servers: int, slots: int, rng: np.random.Generator, *,
-    arrivals: np.ndarray | None = None, storage_gb: float | None = None,
-    node_path: Path | None = None, source: str = "synthetic", notes: tuple[str, ...] = (),
+    n_jobs: int,
+    servers: int,
+    slots: int,
+    rng: np.random.Generator,
+    *,
+    arrivals: np.ndarray | None = None,
+    storage_gb: float | None = None,
+    node_path: Path | None = None,
+    source: str = "synthetic",
+    notes: tuple[str, ...] = (),
 ) -> EdgeCloudWorkload:
     """Sec. V instance; ``arrivals`` (sorted slots) default to uniform over ``slots``."""
     if n_jobs < 1:
@@ -122,14 +130,23 @@ def edge_cloud_workload(
     for i, r in enumerate(arrivals):
         model, _, D, B, mb = MODELS[int(rng.integers(len(MODELS)))]
         delay = tuple(int(x) for x in rng.integers(1, 5, size=servers)) + (
-            int(rng.integers(10, 16)),)
+            int(rng.integers(10, 16)),
+        )
         job = EdgeJob(
-            id=i, arrival=int(r), chunks=D, minibatches=B, epochs=int(rng.integers(20, 61)),
-            m=float(rng.uniform(0.001, 0.05)), G=float(rng.uniform(10, 100)) / 3.6e6,
-            q_mb=float(rng.uniform(30, 575)), b_mbps=float(rng.uniform(100, 5120)),
+            id=i,
+            arrival=int(r),
+            chunks=D,
+            minibatches=B,
+            epochs=int(rng.integers(20, 61)),
+            m=float(rng.uniform(0.001, 0.05)),
+            G=float(rng.uniform(10, 100)) / 3.6e6,
+            q_mb=float(rng.uniform(30, 575)),
+            b_mbps=float(rng.uniform(100, 5120)),
             worker_type=int(w_present[int(rng.integers(len(w_present)))]),
             ps_type=int(p_present[int(rng.integers(len(p_present)))]),
-            delay=delay, chunk_gb=mb / D / 1024.0, model=model,
+            delay=delay,
+            chunk_gb=mb / D / 1024.0,
+            model=model,
         )
         jobs.append(job)
         tail += max(delay) + D * chunk_slots(job, 0)  # serial on one worker: a safe cap
@@ -148,12 +165,14 @@ def _storage(p: WorkloadParams) -> float | None:
 
 @register_workload("edge-cloud", "synthetic")
 def _synthetic(p: WorkloadParams, rng: np.random.Generator) -> EdgeCloudWorkload:
-    return edge_cloud_workload(p.jobs or 300, p.machines or 100, p.slots or 1000, rng,
-                               storage_gb=_storage(p))
+    return edge_cloud_workload(
+        p.jobs or 300, p.machines or 100, p.slots or 1000, rng, storage_gb=_storage(p)
+    )
 
 
-def philly_arrivals(n_jobs: int, slots: int, rng: np.random.Generator,
-                    path: Path | None = None) -> np.ndarray:
+def philly_arrivals(
+    n_jobs: int, slots: int, rng: np.random.Generator, path: Path | None = None
+) -> np.ndarray:
     """Philly submission times scaled onto ``slots`` (the traces module's loader)."""
     from dmlsched.workloads.traces import trace_arrivals
 
@@ -165,6 +184,13 @@ def _philly(p: WorkloadParams, rng: np.random.Generator) -> EdgeCloudWorkload:
     n, slots = p.jobs or 300, p.slots or 1000
     arr_rng, wl_rng = rng.spawn(2)
     arrivals = philly_arrivals(n, slots, arr_rng, p.trace)
-    return edge_cloud_workload(n, p.machines or 100, slots, wl_rng, arrivals=arrivals,
-                               storage_gb=_storage(p), source="philly",
-                               notes=("arrivals: Philly trace scaled to the span",))
+    return edge_cloud_workload(
+        n,
+        p.machines or 100,
+        slots,
+        wl_rng,
+        arrivals=arrivals,
+        storage_gb=_storage(p),
+        source="philly",
+        notes=("arrivals: Philly trace scaled to the span",),
+    )

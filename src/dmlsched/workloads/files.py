@@ -35,7 +35,9 @@ def _from_json(path: Path) -> JobFile:
     try:
         raw = json.loads(path.read_text())
     except json.JSONDecodeError as e:
-        raise InvalidInput("json", f"line {e.lineno} col {e.colno}", "valid JSON", str(path)) from None
+        raise InvalidInput(
+            "json", f"line {e.lineno} col {e.colno}", "valid JSON", str(path)
+        ) from None
     try:
         return JobFile.model_validate(raw)
     except ValidationError as e:
@@ -49,7 +51,9 @@ def _csv_job(row: dict[str, str], line: int, path: Path) -> JobSpec:
     wd, pd_ = {}, {}
     for k, v in row.items():
         if k is None:
-            raise InvalidInput("columns", "extra values", "one value per header column", f"{path}:{line}")
+            raise InvalidInput(
+                "columns", "extra values", "one value per header column", f"{path}:{line}"
+            )
         if v is None or v == "":
             continue
         if k.startswith("worker_"):
@@ -65,8 +69,12 @@ def _csv_job(row: dict[str, str], line: int, path: Path) -> JobSpec:
     for name, vals in (("worker", wd), ("ps", pd_)):
         unknown = set(vals) - set(RESOURCES)
         if unknown:
-            raise InvalidInput(f"{name}_{sorted(unknown)[0]}", "column", f"{name}_<{'|'.join(RESOURCES)}>",
-                               f"{path}:{line}")
+            raise InvalidInput(
+                f"{name}_{sorted(unknown)[0]}",
+                "column",
+                f"{name}_<{'|'.join(RESOURCES)}>",
+                f"{path}:{line}",
+            )
     d["worker_demand"] = [wd.get(r, 0) for r in RESOURCES]
     d["ps_demand"] = [pd_.get(r, 0) for r in RESOURCES]
     if util:
@@ -81,7 +89,9 @@ def _csv_job(row: dict[str, str], line: int, path: Path) -> JobSpec:
 def load_job_file(path: Path, machines: int | None, slots: int | None) -> ClusterWorkload:
     """Validated workload from ``path`` (.json or .csv)."""
     if not path.is_file():
-        raise InvalidInput("workload", str(path), "synthetic | a trace name | an existing .json/.csv file")
+        raise InvalidInput(
+            "workload", str(path), "synthetic | a trace name | an existing .json/.csv file"
+        )
     if path.suffix.lower() == ".json":
         spec = _from_json(path)
         cl, horizon, jobs = spec.cluster, slots or spec.slots, spec.jobs
@@ -98,15 +108,20 @@ def load_job_file(path: Path, machines: int | None, slots: int | None) -> Cluste
     else:
         raise InvalidInput("workload", str(path), "a .json or .csv job-spec file")
     if len(cl.capacity) != len(cl.resources):
-        raise InvalidInput("cluster.capacity", cl.capacity, f"{len(cl.resources)} values", str(path))
+        raise InvalidInput(
+            "cluster.capacity", cl.capacity, f"{len(cl.resources)} values", str(path)
+        )
     try:
         built = tuple(j.to_job() for j in jobs)
         return ClusterWorkload(
             jobs=tuple(sorted(built, key=lambda j: (j.arrival, j.id))),
-            cluster=Cluster.uniform(cl.machines, cl.capacity) if cl.resources == RESOURCES
+            cluster=Cluster.uniform(cl.machines, cl.capacity)
+            if cl.resources == RESOURCES
             else Cluster(Cluster.uniform(cl.machines, cl.capacity).capacity, cl.resources),
             horizon=horizon,
             source=path.name,
         )
     except InvalidInput as e:
-        raise InvalidInput(e.field, e.value, e.allowed, f"{path}{': ' + e.where if e.where else ''}") from None
+        raise InvalidInput(
+            e.field, e.value, e.allowed, f"{path}{': ' + e.where if e.where else ''}"
+        ) from None

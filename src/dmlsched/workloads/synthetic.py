@@ -49,9 +49,7 @@ def alternating_arrivals(n_jobs: int, slots: int, rng: np.random.Generator) -> n
     return np.sort(rng.choice(slots, size=n_jobs, p=weights / weights.sum()))
 
 
-def sigmoid_utility(
-    rng: np.random.Generator, mix: Sequence[float] = DEFAULT_MIX
-) -> Sigmoid:
+def sigmoid_utility(rng: np.random.Generator, mix: Sequence[float] = DEFAULT_MIX) -> Sigmoid:
     """Sec. V's sigmoid: class by ``mix`` (insensitive, sensitive, critical)."""
     cls = int(rng.choice(3, p=np.asarray(mix) / np.sum(mix)))
     theta1 = float(rng.uniform(1, 100))
@@ -143,7 +141,9 @@ def synthetic_cluster(
                 **spec,  # type: ignore[arg-type]
             )
         )
-    per_machine = tuple(capacity_factor * x for x in (_WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC))
+    per_machine = tuple(
+        capacity_factor * x for x in (_WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC)
+    )
     return ClusterWorkload(
         jobs=tuple(out),
         cluster=Cluster.uniform(machines, per_machine),

@@ -28,7 +28,9 @@ register(
         build=build_baselines,
         claims=(
             Beats(
-                "total_utility", "drf", ("fifo",),
+                "total_utility",
+                "drf",
+                ("fifo",),
                 text="DRF earns more utility than FIFO at every job count "
                 "(FIFO's fixed 1–30 workers cannot meet sigmoid deadlines)",
             ),

@@ -26,9 +26,9 @@ from dmlsched.model.cluster import SLOT_SECONDS, ClusterJob
 
 __all__ = [
     "comm_slots",
-    "ps_bandwidth_load",
     "is_internal",
     "job_rate",
+    "ps_bandwidth_load",
     "sync_rate",
     "worker_rate",
 ]

@@ -72,7 +72,5 @@ class Drf:
             size[j] = (w1, s1)
             used = w1 * np.asarray(job.worker_demand) + s1 * np.asarray(job.ps_demand)
             heapq.heappush(heap, (float(np.max(used / self.total_)), k, j))
-        alloc = {
-            j: Placement.from_counts(w_cnt[j], s_cnt[j]) for j in jobs if size[j][0] > 0
-        }
+        alloc = {j: Placement.from_counts(w_cnt[j], s_cnt[j]) for j in jobs if size[j][0] > 0}
         return ClusterDecision(allocations=alloc)

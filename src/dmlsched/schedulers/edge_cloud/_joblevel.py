@@ -112,8 +112,11 @@ class JobLevelGang:
                     claimed[gids] = True
                     run[j] = tuple(int(d) for d in left)
                 continue
-            avail = [g for g in self.by_type_.get(job.worker_type, ()) if not claimed[g]
-                     and self._room(g, job, used)]
+            avail = [
+                g
+                for g in self.by_type_.get(job.worker_type, ())
+                if not claimed[g] and self._room(g, job, used)
+            ]
             chosen = self.choose_workers(job, avail) if len(avail) >= job.chunks else []
             chosen = self._fit_storage(job, chosen, used)
             if chosen:
@@ -122,8 +125,10 @@ class JobLevelGang:
                 np.add.at(self.hosted_, arr, 1)
                 srv = system.worker_server[arr]
                 self.ready_[j] = t + int(max(job.delay[int(s)] for s in set(srv.tolist())))
-                places = tuple((int(s), int(g - system.worker_offset[s]))
-                               for s, g in zip(srv, arr, strict=True))
+                places = tuple(
+                    (int(s), int(g - system.worker_offset[s]))
+                    for s, g in zip(srv, arr, strict=True)
+                )
                 for s in srv:
                     used[int(s)] += job.chunk_gb
                 self.zeta_[j] = 0
@@ -140,8 +145,7 @@ class JobLevelGang:
                 rem = view.remaining.get(j)
                 left = range(view.jobs[j].chunks) if rem is None else np.flatnonzero(rem > 0)
                 run[j] = tuple(int(d) for d in left)
-        ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps,
-                       self.rng_)
+        ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_)
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
 
     def _room(self, g: int, job: EdgeJob, used: list[float]) -> bool:

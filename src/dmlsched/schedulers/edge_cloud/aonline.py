@@ -87,8 +87,9 @@ def remaining_slots(remaining_batches: float, rate: float) -> int:
     return max(1, math.ceil(remaining_batches / rate - _TOL))
 
 
-def timeline(queue: list[Queued], rem: dict[tuple[int, int], int], now: int,
-             t0: int) -> list[tuple[Queued, int]]:
+def timeline(
+    queue: list[Queued], rem: dict[tuple[int, int], int], now: int, t0: int
+) -> list[tuple[Queued, int]]:
     """HAPRF on one worker from slot ``now`` to ``t0``: pending chunks at t0 and p̂(t0).
 
     ``queue`` is sorted by key; ``rem`` gives each chunk's remaining slots at
@@ -119,12 +120,20 @@ def timeline(queue: list[Queued], rem: dict[tuple[int, int], int], now: int,
         run = min(left[k], stop - tau)
         left[k] -= run
         tau += run
-    return [(e, left[(e.job, e.chunk)]) for e in queue
-            if e.ready <= t0 and left[(e.job, e.chunk)] > 0]
+    return [
+        (e, left[(e.job, e.chunk)]) for e in queue if e.ready <= t0 and left[(e.job, e.chunk)] > 0
+    ]
 
 
-def calculate_q(queue: list[Queued], rem: dict[tuple[int, int], int], now: int, delay: int,
-                new_key: tuple[float, int], p: int, inv_d: float) -> QResult:
+def calculate_q(
+    queue: list[Queued],
+    rem: dict[tuple[int, int], int],
+    now: int,
+    delay: int,
+    new_key: tuple[float, int],
+    p: int,
+    inv_d: float,
+) -> QResult:
     """Alg. 3 lines 9–12 / Eq. (5) for an edge worker; ``delay`` = Δ_js, ``p`` = ⌈E_jB_j/n_jsw⌉."""
     t0 = now + delay
     pend = timeline(queue, rem, now, t0)
@@ -197,13 +206,15 @@ class AOnline:
             if places is not None:
                 dispatch[j] = places
         run = self._haprf_run(view, t)
-        ps = assign_ps(self.system_, self.pools_, run, self.ps_type_, self.zeta_,
-                       view.last_ps, self.rng_)
+        ps = assign_ps(
+            self.system_, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_
+        )
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
 
     # ------------------------------------------------------------------ Alg. 2
-    def _greedy(self, job: EdgeJob, now: int, rem: _RemainingSlots,
-                used: list[float]) -> tuple[tuple[int, int], ...] | None:
+    def _greedy(
+        self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
+    ) -> tuple[tuple[int, int], ...] | None:
         system = self.system_
         S = system.servers
         D = job.chunks
@@ -219,8 +230,13 @@ class AOnline:
 
         if self.edge_only and job.chunk_gb > 0:  # Sec. VI: all D_j chunks must find room
             servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
-            if sum(D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
-                   for s in servers) < D:
+            if (
+                sum(
+                    D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
+                    for s in servers
+                )
+                < D
+            ):
                 return None
 
         # lines 3–8: Q for the first chunk on every qualified worker (and the cloud)
@@ -267,8 +283,15 @@ class AOnline:
             res = results[(s, w)]
             self.alpha_[(job.id, d)] = q
             g = system.worker_gid(s, w)
-            entry = Queued(haprf_key(rate0, total_work, self.seq_), job.id, d,
-                           now + job.delay[s], rate0, inv_d, job.work_per_chunk)
+            entry = Queued(
+                haprf_key(rate0, total_work, self.seq_),
+                job.id,
+                d,
+                now + job.delay[s],
+                rate0,
+                inv_d,
+                job.work_per_chunk,
+            )
             self.seq_ += 1
             self._update_variables(g, entry, res, p_edge, job.arrival)
             rem.fresh(job.id, d, p_edge)
@@ -289,11 +312,11 @@ class AOnline:
         self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
         self.fresh_[job.id] = job.work_per_chunk
         for s, _ in places:
-            used[s] += job.chunk_gb if s < S else 0.0
+            if s < S:
+                used[s] += job.chunk_gb
         return tuple(places)
 
-    def _update_variables(self, g: int, entry: Queued, res: QResult, p: int,
-                          arrival: int) -> None:
+    def _update_variables(self, g: int, entry: Queued, res: QResult, p: int, arrival: int) -> None:
         """Alg. 4: schedule d on [t*, t*+p), postpone A_2 by p, grow β."""
         queue = self.queues_.setdefault(g, [])
         keys = self.keys_.setdefault(g, [])

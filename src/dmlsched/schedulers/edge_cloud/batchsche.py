@@ -47,8 +47,12 @@ class BatchSche:
     name: ClassVar[str] = "batchsche"
     setting: ClassVar[str] = "edge-cloud"
 
-    def __init__(self, interval: int = 4, edge_price: tuple[float, float] = (0.5, 4.0),
-                 cloud_price: float = 1.0) -> None:
+    def __init__(
+        self,
+        interval: int = 4,
+        edge_price: tuple[float, float] = (0.5, 4.0),
+        cloud_price: float = 1.0,
+    ) -> None:
         self.interval = interval
         self.edge_price = edge_price
         self.cloud_price = cloud_price
@@ -75,8 +79,9 @@ class BatchSche:
 
     def _prices(self) -> np.ndarray:
         lo, hi = self.edge_price
-        busy = np.bincount(self.system_.worker_server[self.hosted_ > 0],
-                           minlength=self.system_.servers)
+        busy = np.bincount(
+            self.system_.worker_server[self.hosted_ > 0], minlength=self.system_.servers
+        )
         return lo * (hi / lo) ** (busy / self.size_)
 
     def decide(self, view: EdgeCloudView) -> EdgeCloudDecision:
@@ -94,15 +99,20 @@ class BatchSche:
         dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
         if t % self.interval == 0 and view.pending:
             used = list(view.storage_used)
-            batch = sorted(view.pending, key=lambda j: (
-                view.jobs[j].work_per_chunk * view.jobs[j].chunks, view.jobs[j].arrival, j))
+            batch = sorted(
+                view.pending,
+                key=lambda j: (
+                    view.jobs[j].work_per_chunk * view.jobs[j].chunks,
+                    view.jobs[j].arrival,
+                    j,
+                ),
+            )
             for j in batch:
                 job = view.jobs[j]
                 D = job.chunks
                 price = self._prices()
                 cloud_cost = self.cloud_price * D * chunk_slots(job, 1, sp)
-                idle = [g for g in self.by_type_.get(job.worker_type, ())
-                        if self.hosted_[g] == 0]
+                idle = [g for g in self.by_type_.get(job.worker_type, ()) if self.hosted_[g] == 0]
                 chosen: list[int] = []
                 if len(idle) >= D:
                     srv = system.worker_server
@@ -115,8 +125,14 @@ class BatchSche:
                             chosen.append(g)
                             if len(chosen) == D:
                                 break
-                edge_cost = (float(sum(price[int(system.worker_server[g])] for g in chosen))
-                             * chunk_slots(job, 0, sp)) if len(chosen) == D else np.inf
+                edge_cost = (
+                    (
+                        float(sum(price[int(system.worker_server[g])] for g in chosen))
+                        * chunk_slots(job, 0, sp)
+                    )
+                    if len(chosen) == D
+                    else np.inf
+                )
                 if edge_cost < cloud_cost:
                     arr = np.asarray(chosen, dtype=np.int64)
                     self.edge_[j] = arr
@@ -125,8 +141,10 @@ class BatchSche:
                     self.ready_[j] = t + np.asarray(job.delay)[srv]
                     for s in srv:
                         used[int(s)] += job.chunk_gb
-                    dispatch[j] = tuple((int(s), int(g - system.worker_offset[s]))
-                                        for s, g in zip(srv, arr, strict=True))
+                    dispatch[j] = tuple(
+                        (int(s), int(g - system.worker_offset[s]))
+                        for s, g in zip(srv, arr, strict=True)
+                    )
                     self.zeta_[j] = 0
                 else:
                     self.cloud_[j] = t + job.delay[S]
@@ -144,6 +162,5 @@ class BatchSche:
                 rem = view.remaining.get(j)
                 left = range(view.jobs[j].chunks) if rem is None else np.flatnonzero(rem > 0)
                 run[j] = tuple(int(d) for d in left)
-        ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps,
-                       self.rng_)
+        ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_)
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)

@@ -36,8 +36,9 @@ __all__ = ["TiresiasL"]
 class TiresiasL(JobLevelGang):
     name: ClassVar[str] = "tiresias-l"
 
-    def __init__(self, thresholds: tuple[float, ...] = (1000.0, 4000.0),
-                 promote_knob: float | None = 8.0) -> None:
+    def __init__(
+        self, thresholds: tuple[float, ...] = (1000.0, 4000.0), promote_knob: float | None = 8.0
+    ) -> None:
         self.thresholds = tuple(thresholds)
         self.promote_knob = promote_knob
 
@@ -75,6 +76,7 @@ class TiresiasL(JobLevelGang):
     def choose_workers(self, job: EdgeJob, avail: list[int]) -> list[int]:
         srv = self.system_.worker_server
         per_server = Counter(int(srv[g]) for g in avail)
-        ranked = sorted(avail, key=lambda g: (-per_server[int(srv[g])], int(srv[g]),
-                                              self.hosted_[g] > 0, g))
+        ranked = sorted(
+            avail, key=lambda g: (-per_server[int(srv[g])], int(srv[g]), self.hosted_[g] > 0, g)
+        )
         return ranked[: job.chunks]
