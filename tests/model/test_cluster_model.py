@@ -69,5 +69,5 @@ def test_inverse_and_linear_utilities() -> None:
     assert Linear(10.0, 2.0)(3.0) == pytest.approx(4.0)
     assert Linear(10.0, 2.0)(30.0) == 0.0
     assert utility_from_dict({"kind": "inverse", "weight": 2}) == InverseTime(2.0)
-    with pytest.raises(InvalidInput, match="utility.kind"):
+    with pytest.raises(InvalidInput, match=r"utility\.kind"):
         utility_from_dict({"kind": "step"})

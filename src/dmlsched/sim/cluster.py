@@ -19,7 +19,9 @@ its arrival slot has training time 0.  Unfinished or rejected jobs earn
 nothing and count T − a_i as training time (PD-ORS Fig. 9).
 
 Metrics: ``total_utility``, ``median_training_time``, ``mean_training_time``,
-``completed_jobs``, ``admitted_jobs``, ``rejected_jobs``,
+``completed_jobs``, ``admitted_jobs``, ``rejected_jobs``, ``mean_jct`` (completed
+jobs only, in slots from the start of the arrival slot to the moment the work
+ran out, progress being linear within a slot; NaN when none completed),
 ``mean_utilization`` (over resources) and ``mean_utilization_<resource>``
 (per-slot used ÷ capacity summed over machines, averaged over slots).
 """
@@ -76,6 +78,7 @@ def simulate_cluster(
     util = np.zeros((T, len(cluster.resources)))
     jobs_view = MappingProxyType(jobs)
     finished_fs: frozenset[int] = frozenset()
+    jct: dict[int, float] = {}
     checked: dict[int, tuple] = {}  # job -> (placement, machine idx, demand, rate)
 
     for t in range(T):
@@ -166,11 +169,16 @@ def simulate_cluster(
 
         newly_done = False
         for j, rate in progress:
+            before = done[j]
             done[j] += rate
-            if done[j] >= jobs[j].total_work * (1 - _DONE_TOL):  # type: ignore[attr-defined]
+            total = jobs[j].total_work  # type: ignore[attr-defined]
+            if done[j] >= total * (1 - _DONE_TOL):
                 del active[j]
                 checked.pop(j, None)
                 finished[j] = t
+                # JCT counts whole slots from the start of the arrival slot to the moment
+                # within slot t when the work ran out (linear progress within a slot)
+                jct[j] = t - jobs[j].arrival + min(1.0, max(0.0, total - before) / rate)  # type: ignore[attr-defined]
                 newly_done = True
                 if record_events:
                     events.append(Event(t, "complete", j))
@@ -178,7 +186,7 @@ def simulate_cluster(
             finished_fs = frozenset(finished)
 
     return RunResult(
-        metrics=_metrics(workload, finished, active, rejected, util),
+        metrics=_metrics(workload, finished, jct, active, rejected, util),
         events=tuple(events),
         series={"utilization": util},
     )
@@ -187,6 +195,7 @@ def simulate_cluster(
 def _metrics(
     workload: ClusterWorkload,
     finished: dict[int, int],
+    jct: dict[int, float],
     active: dict[int, None],
     rejected: set[int],
     util: np.ndarray,
@@ -210,6 +219,7 @@ def _metrics(
         "admitted_jobs": float(admitted),
         "rejected_jobs": float(len(rejected)),
         "mean_utilization": float(util.mean()) if util.size else 0.0,
+        "mean_jct": float(np.mean(list(jct.values()))) if jct else float("nan"),
     }
     for r, res in enumerate(workload.cluster.resources):
         out[f"mean_utilization_{res}"] = float(util[:, r].mean())
