@@ -27,14 +27,22 @@ def test_q_of_eq_5_by_hand_for_the_first_chunk_of_the_second_job() -> None:
     # A(t0) = {A: p̂ = 3}, γ_A < γ_B so A is in A_2 (postponed).
     # Q = Δ/D + 0 + p/D + p·(1/D_A) = 1/2 + 1/2 + 1·1 = 2.
     qa = Queued(haprf_key(1.0, 4.0, 0), 0, 0, ready=1, rate=1.0, inv_d=1.0, work=4.0)
-    res = calculate_q([qa], {(0, 0): 4}, now=1, delay=1, new_key=haprf_key(1.0, 2.0, 1),
-                      p=1, inv_d=0.5)
+    res = calculate_q(
+        [qa], {(0, 0): 4}, now=1, delay=1, new_key=haprf_key(1.0, 2.0, 1), p=1, inv_d=0.5
+    )
     assert res.q == pytest.approx(2.0)
     assert res.start == 2 and res.wait == 0 and res.postponed == (qa,)
     # the second chunk of B waits behind the first (same γ, earlier seq): A_1 = {B1: 1}
     qb1 = Queued(haprf_key(1.0, 2.0, 1), 1, 0, ready=2, rate=1.0, inv_d=0.5, work=1.0)
-    res2 = calculate_q([qb1, qa], {(0, 0): 4, (1, 0): 1}, now=1, delay=1,
-                       new_key=haprf_key(1.0, 2.0, 2), p=1, inv_d=0.5)
+    res2 = calculate_q(
+        [qb1, qa],
+        {(0, 0): 4, (1, 0): 1},
+        now=1,
+        delay=1,
+        new_key=haprf_key(1.0, 2.0, 2),
+        p=1,
+        inv_d=0.5,
+    )
     assert res2.q == pytest.approx(0.5 + 0.5 * 1 + 0.5 + 1.0)  # 2.5
     assert res2.start == 3
 
@@ -79,8 +87,7 @@ def test_chunks_spread_over_idle_workers_before_queueing() -> None:
 def test_storage_limits_a_greedy_to_servers_with_room_sec_vi() -> None:
     job = ec_job(0, chunks=2, minibatches=4, chunk_gb=1.0)
     system = EdgeCloud(((0, 0), (0,)), ((0,), (0,)), 2, storage=(1.0, 5.0))
-    wl = workload((ec_job(0, chunks=2, minibatches=4, chunk_gb=1.0, delay=(1, 3, 100)),),
-                  system)
+    wl = workload((ec_job(0, chunks=2, minibatches=4, chunk_gb=1.0, delay=(1, 3, 100)),), system)
     assert job.chunk_gb == 1.0
     sched = AOnline()
     res = simulate("edge-cloud", wl, sched, np.random.default_rng(0))
@@ -89,13 +96,15 @@ def test_storage_limits_a_greedy_to_servers_with_room_sec_vi() -> None:
 
 
 def _workloads():
-    return st.tuples(st.integers(1, 4), st.integers(1, 3), st.integers(1, 6),
-                     st.integers(0, 10_000))
+    return st.tuples(
+        st.integers(1, 4), st.integers(1, 3), st.integers(1, 6), st.integers(0, 10_000)
+    )
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_workloads(), st.sampled_from(["a-online", "a-online-edge", "srtf", "tiresias-l",
-                                      "batchsche"]))
+@given(
+    _workloads(), st.sampled_from(["a-online", "a-online-edge", "srtf", "tiresias-l", "batchsche"])
+)
 def test_no_chunk_ever_changes_worker(params, name) -> None:
     jobs, servers, span, seed = params
     wl_rng, rng = spawn(make_rng(seed), 2)
@@ -108,7 +117,7 @@ def test_no_chunk_ever_changes_worker(params, name) -> None:
         for j, places in view.placement.items():
             assert seen.setdefault(j, places) == places  # fixed forever
         out = inner(view)
-        for j, places in out.dispatch.items():
+        for j in out.dispatch:
             assert j not in seen
         for j, chunks in out.run.items():
             places = view.placement.get(j) or out.dispatch[j]

@@ -129,7 +129,8 @@ def edge_cloud_workload(
     tail = 0
     for i, r in enumerate(arrivals):
         model, _, D, B, mb = MODELS[int(rng.integers(len(MODELS)))]
-        delay = tuple(int(x) for x in rng.integers(1, 5, size=servers)) + (
+        delay = (
+            *tuple(int(x) for x in rng.integers(1, 5, size=servers)),
             int(rng.integers(10, 16)),
         )
         job = EdgeJob(

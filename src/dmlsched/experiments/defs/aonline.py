@@ -304,16 +304,17 @@ _RATIO_METRICS = (
     *(f"fractional_ratio_eps{e:g}" for e in EPSILONS),
     "lp_bound",
 )
-_RATIO_CLAIMS = tuple(
-    Bound(
-        f"competitive_ratio_eps{e:g}",
-        "a-online",
-        "<=",
-        1.7,
-        text=f"competitive ratio < 1.7 at ε = {e:g} (paper, Figs. 12–13)",
-    )
-    for e in EPSILONS
-) + (
+_RATIO_CLAIMS = (
+    *tuple(
+        Bound(
+            f"competitive_ratio_eps{e:g}",
+            "a-online",
+            "<=",
+            1.7,
+            text=f"competitive ratio < 1.7 at ε = {e:g} (paper, Figs. 12–13)",
+        )
+        for e in EPSILONS
+    ),
     Report(
         "fractional_ratio_eps0.1",
         "a-online",

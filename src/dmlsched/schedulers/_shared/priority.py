@@ -17,6 +17,7 @@ Nothing here knows a setting: inputs are plain ids and numbers, so the
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -35,7 +36,7 @@ def las_queue(attained: float, thresholds: Sequence[float]) -> int:
 
     ``thresholds`` ascending: queue k holds attained ∈ [θ_{k-1}, θ_k).
     """
-    if any(b <= a for a, b in zip(thresholds, thresholds[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(thresholds)):
         raise ValueError(f"thresholds must increase, got {list(thresholds)}")
     return bisect.bisect_right(list(thresholds), attained)
 
