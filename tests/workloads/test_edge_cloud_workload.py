@@ -54,3 +54,17 @@ def test_synthetic_server_ranges_when_the_node_list_is_absent(tmp_path) -> None:
 def test_servers_follow_the_alibaba_node_list() -> None:
     w, p, note = server_shapes(200, np.random.default_rng(0))
     assert set(w.tolist()) <= {1, 2, 4, 8} and p.min() >= 8 and "Alibaba" in note
+
+
+def test_philly_workload_scales_the_trace_onto_the_span() -> None:
+    traces = pytest.importorskip("dmlsched.workloads.traces")
+    if traces.default_trace_dir("philly") is None:
+        pytest.skip("../shared/traces absent")
+    wl = build_workload(
+        "edge-cloud",
+        "philly",
+        WorkloadParams(jobs=20, machines=5, slots=40),
+        np.random.default_rng(0),
+    )
+    arr = [j.arrival for j in wl.jobs]
+    assert wl.source == "philly" and arr == sorted(arr) and 0 <= arr[0] and arr[-1] < 40
