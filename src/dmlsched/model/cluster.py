@@ -62,6 +62,7 @@ class ClusterJob:
     mode: Literal["sync", "async"] = "sync"
     minibatches: int = 1  # M, mini-batches per chunk (async)
     ps_bandwidth: float = math.inf  # B, Gbps per PS (async, (3.4))
+    straggler: float = 1.0  # slowest ÷ mean worker time per sample (sync, BSP); τ·straggler
 
     def __post_init__(self) -> None:
         j = self.id
@@ -77,6 +78,11 @@ class ClusterJob:
             _positive(name, getattr(self, name), strict=name != "grad_mb", job=j)
         _positive("tau", self.tau, job=j)
         _positive("gamma", self.gamma, job=j)
+        if not (self.straggler >= 1.0 and math.isfinite(self.straggler)):
+            raise InvalidInput("straggler", self.straggler, "finite and >= 1", f"job {j}")
+        if self.mode == "async" and self.straggler != 1.0:
+            # async workers do not wait for each other, so one factor for all is wrong
+            raise InvalidInput("straggler", self.straggler, "1 for async (BSP only)", f"job {j}")
         if not (self.ps_bandwidth > 0):
             raise InvalidInput("ps_bandwidth", self.ps_bandwidth, "> 0", f"job {j}")
         if len(self.worker_demand) != len(self.ps_demand):

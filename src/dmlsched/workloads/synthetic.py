@@ -36,7 +36,14 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.utility import Sigmoid
 
-__all__ = ["DEFAULT_MIX", "alternating_arrivals", "sigmoid_utility", "synthetic_cluster"]
+__all__ = [
+    "DEFAULT_MIX",
+    "alternating_arrivals",
+    "machine_capacity",
+    "random_job",
+    "sigmoid_utility",
+    "synthetic_cluster",
+]
 
 DEFAULT_MIX: tuple[float, float, float] = (0.10, 0.55, 0.35)
 _WORKER_MAX_SYNC = (4.0, 10.0, 32.0, 10.0)
@@ -61,6 +68,72 @@ def sigmoid_utility(rng: np.random.Generator, mix: Sequence[float] = DEFAULT_MIX
 def _check_mix(mix: Sequence[float]) -> None:
     if len(mix) != 3 or any(m < 0 for m in mix) or sum(mix) <= 0:
         raise InvalidInput("mix", tuple(mix), "three non-negative shares, not all 0")
+
+
+def random_job(
+    job_id: int,
+    arrival: int,
+    rng: np.random.Generator,
+    *,
+    mix: Sequence[float] = DEFAULT_MIX,
+    mode: str = "sync",
+) -> ClusterJob:
+    """One job with every field drawn from the paper's ranges (module docstring).
+
+    The draw order is fixed, so a given generator state always gives the same job;
+    trace workloads draw a job here and then replace the fields the trace has.
+    """
+    b_ext = float(rng.uniform(0.1, 4.0))
+    wmax = _WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC
+    worker = (
+        float(rng.integers(0, 5)),
+        float(rng.integers(1, 11)),
+        float(rng.integers(2, int(wmax[2]) + 1)),
+        float(rng.integers(5 if mode == "sync" else 4, int(wmax[3]) + 1)),
+    )
+    ps = (
+        0.0,
+        float(rng.integers(1, 11)),
+        float(rng.integers(2, int(wmax[2]) + 1)),
+        float(rng.integers(5 if mode == "sync" else 4, int(wmax[3]) + 1)),
+    )
+    if mode == "sync":
+        spec = dict(
+            epochs=int(rng.integers(50, 201)),
+            samples=int(rng.integers(20000, 500001)),
+            batch=int(rng.integers(1, 201)),
+            grad_mb=float(rng.uniform(30, 575)),
+            tau=float(rng.uniform(1e-5, 1e-4)),
+            gamma=float(rng.integers(1, 11)),
+        )
+    else:
+        spec = dict(
+            epochs=int(rng.integers(50, 151)),
+            samples=int(rng.integers(5, 21)),
+            minibatches=int(rng.integers(20, 41)),
+            batch=1,
+            grad_mb=float(rng.uniform(50, 100)),
+            tau=float(rng.uniform(0.01, 0.05)),
+            gamma=float(rng.integers(1, 11)),
+            ps_bandwidth=float(rng.uniform(4, 20)),
+        )
+    return ClusterJob(
+        id=job_id,
+        arrival=arrival,
+        worker_demand=worker,
+        ps_demand=ps,
+        b_ext=b_ext,
+        b_int=40.0 * b_ext,
+        utility=sigmoid_utility(rng, mix),
+        mode=mode,  # type: ignore[arg-type]
+        **spec,  # type: ignore[arg-type]
+    )
+
+
+def machine_capacity(mode: str = "sync", capacity_factor: float = 18.0) -> tuple[float, ...]:
+    """Per-machine capacity: ``capacity_factor`` × each resource's demand upper bound."""
+    wmax = _WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC
+    return tuple(capacity_factor * x for x in wmax)
 
 
 def synthetic_cluster(
@@ -92,58 +165,8 @@ def synthetic_cluster(
         arrivals = alternating_arrivals(jobs, slots, rng)
     elif len(arrivals) != jobs:
         raise InvalidInput("arrivals", len(arrivals), f"{jobs} values")
-    out = []
-    for i in range(jobs):
-        b_ext = float(rng.uniform(0.1, 4.0))
-        wmax = _WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC
-        worker = (
-            float(rng.integers(0, 5)),
-            float(rng.integers(1, 11)),
-            float(rng.integers(2, int(wmax[2]) + 1)),
-            float(rng.integers(5 if mode == "sync" else 4, int(wmax[3]) + 1)),
-        )
-        ps = (
-            0.0,
-            float(rng.integers(1, 11)),
-            float(rng.integers(2, int(wmax[2]) + 1)),
-            float(rng.integers(5 if mode == "sync" else 4, int(wmax[3]) + 1)),
-        )
-        if mode == "sync":
-            spec = dict(
-                epochs=int(rng.integers(50, 201)),
-                samples=int(rng.integers(20000, 500001)),
-                batch=int(rng.integers(1, 201)),
-                grad_mb=float(rng.uniform(30, 575)),
-                tau=float(rng.uniform(1e-5, 1e-4)),
-                gamma=float(rng.integers(1, 11)),
-            )
-        else:
-            spec = dict(
-                epochs=int(rng.integers(50, 151)),
-                samples=int(rng.integers(5, 21)),
-                minibatches=int(rng.integers(20, 41)),
-                batch=1,
-                grad_mb=float(rng.uniform(50, 100)),
-                tau=float(rng.uniform(0.01, 0.05)),
-                gamma=float(rng.integers(1, 11)),
-                ps_bandwidth=float(rng.uniform(4, 20)),
-            )
-        out.append(
-            ClusterJob(
-                id=i,
-                arrival=int(arrivals[i]),
-                worker_demand=worker,
-                ps_demand=ps,
-                b_ext=b_ext,
-                b_int=40.0 * b_ext,
-                utility=sigmoid_utility(rng, mix),
-                mode=mode,  # type: ignore[arg-type]
-                **spec,  # type: ignore[arg-type]
-            )
-        )
-    per_machine = tuple(
-        capacity_factor * x for x in (_WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC)
-    )
+    out = [random_job(i, int(arrivals[i]), rng, mix=mix, mode=mode) for i in range(jobs)]
+    per_machine = machine_capacity(mode, capacity_factor)
     return ClusterWorkload(
         jobs=tuple(out),
         cluster=Cluster.uniform(machines, per_machine),

@@ -15,6 +15,10 @@ Async, (3.1): each worker on machine h trains
 1 / (τ + 2g / min_{p∈P} b(h, p)) mini-batches per slot, so a worker is
 internal when every PS of the job is on its own machine h.
 
+Stragglers (sync only): under BSP each iteration waits for the slowest
+worker, so the time per sample is τ·``job.straggler`` (the slowest ÷ mean
+worker time, e.g. from the PAI mini-batch trace); 1 = identical workers.
+
 Transfer times convert MB over Gbps into slots: MB · 8e-3 / Gbps / 3600.
 """
 
@@ -52,18 +56,20 @@ def sync_rate(job: ClusterJob, workers: int, ps: int, internal: bool) -> float:
     if workers <= 0 or ps <= 0:
         return 0.0
     b = job.b_int if internal else job.b_ext
-    per_sample = job.tau + comm_slots(2.0 * job.grad_mb / ps, b) * workers / job.batch
+    comm = comm_slots(2.0 * job.grad_mb / ps, b) * workers / job.batch
+    per_sample = job.tau * job.straggler + comm
     return workers / per_sample
 
 
 def worker_rate(job: ClusterJob, internal: bool) -> float:
     """Work per worker per slot at the job's ratio γ (the γ-form after Eq. (2)).
 
-    Sync: 1/(τ + γ/F · 2g/b); async: 1/(τ + 2g/b). PD-ORS plans with it.
+    Sync: 1/(τ·straggler + γ/F · 2g/b); async: 1/(τ + 2g/b). PD-ORS plans with it.
     """
     b = job.b_int if internal else job.b_ext
     if job.mode == "sync":
-        return 1.0 / (job.tau + job.gamma / job.batch * comm_slots(2.0 * job.grad_mb, b))
+        comm = job.gamma / job.batch * comm_slots(2.0 * job.grad_mb, b)
+        return 1.0 / (job.tau * job.straggler + comm)
     return 1.0 / (job.tau + comm_slots(2.0 * job.grad_mb, b))
 
 

@@ -1,0 +1,745 @@
+"""Real traces in ``<repo>/../shared/traces/``: loaders, arrival scaling, cluster jobs.
+
+Loaders (one per format, validated at the boundary)
+---------------------------------------------------
+:func:`load_trace` reads one folder (or one file of it) and returns a frozen
+:class:`Trace` of per-job :class:`TraceRow` sorted by arrival.  Every row is
+checked: field count, numbers parse and are finite and in range.  A bad row
+raises :class:`~dmlsched.errors.InvalidInput` whose ``where`` is
+``"<file>:<line>"`` and whose ``field`` is the column name; with
+``skip_bad_rows=True`` it is skipped and counted in ``Trace.skipped``.
+
+* ``philly`` (``philly-pollux/philly*.csv``, header
+  ``timestamp,duration,num_gpus,gpu_time,cluster``): arrival = ``timestamp``
+  (``YYYY-MM-DD HH:MM:SS``, seconds since the file's earliest timestamp;
+  the file is not sorted), workers = ``num_gpus`` (≥ 1), run time =
+  ``duration`` s.  ``gpu_time`` must equal ``duration × num_gpus`` (the
+  README checks it on every source row), so a corrupted number is caught.
+* ``google`` (``google-2011/job_events*.csv`` + ``task_events*.csv``, no
+  header, times in µs): one row per job with a SUBMIT (type 0) event;
+  arrival = first SUBMIT time; run time = last end event (FAIL 3, FINISH 4,
+  KILL 5, LOST 6) − the last SCHEDULE (1) before it, when both fall in the
+  window, else unknown; workers = distinct task indices with a task SUBMIT
+  event (the task window is only 5 minutes, so most jobs have none →
+  unknown).
+* ``alibaba`` (``alibaba-gpu-v2023/openb_pod_list*.csv`` + node list): one
+  row per pod; arrival = ``creation_time`` s; workers = ``num_gpu`` (0 → one
+  CPU-only worker); run time = ``deletion_time − scheduled_time`` for
+  scheduled pods whose deletion is not the file's largest ``deletion_time``
+  (README: that value looks like the end of observation, i.e. censored);
+  per-pod cores, memory GB and GPU share (``gpu_milli``/1000 for a shared
+  GPU).  ``Trace.nodes`` = (GPUs, cores, memory GB) per node of the list.
+* ``pai`` (``alibaba-pai-minibatch/job_*_norm.csv``): not an arrival trace,
+  so ``rows`` is empty; ``Trace.stragglers`` holds, per (job, iteration)
+  with all workers reported, max ÷ mean mini-batch time across the job's
+  workers — under BSP the slowest worker sets every iteration's pace, so
+  this is the factor by which a job's time per sample exceeds the mean
+  worker's.
+
+Arrivals
+--------
+:func:`scale_arrivals` samples ``n_jobs`` arrival times (each row
+``n_jobs // N`` times, plus ``n_jobs mod N`` rows without replacement, so a
+sample larger than the trace tiles it) and maps them linearly onto slots
+``[0, T)``: slot = ⌊(a − a_min) / (a_max − a_min) · T⌋, capped at T − 1,
+where a_min/a_max span the *whole* trace (so the sample keeps the trace's
+daily pattern).  Decision: Alibaba's first 115 days hold only 27 pods
+(README: sparse warm-up), which would squeeze every job into the last few
+slots; arrivals of pods created before day 115 are dropped from the
+mapping (:data:`WARMUP_SECONDS`).
+
+Mapping to ``cluster`` jobs (:func:`trace_cluster`, PD-ORS journal, sync)
+-------------------------------------------------------------------------
+Each sampled row becomes one sync :class:`ClusterJob`.  Every job is first
+drawn by :func:`dmlsched.workloads.synthetic.random_job` with the paper's
+ranges and the run's generator (E, K, F, g, τ, γ, α, β, b, utility); the
+fields the trace has then replace the drawn ones:
+
+* arrival — scaled as above (T slots; one slot stays one hour, run times are
+  *not* compressed);
+* workers W — GPUs (Philly, Alibaba) or tasks (Google).  Jobs without a
+  count (most Google jobs) get one resampled from the trace's own jobs with
+  a count.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
+* run time → work: E·K = run time (slots) × the speed model's rate
+  (:func:`dmlsched.model.speed.pdors.sync_rate`) with W workers and
+  ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on the largest
+  machine, else external.  E stays drawn from [50, 200]; K = round(work/E)
+  (if that is < 1, E = max(1, round(work)), K = 1).  So, given the trace's
+  W and placement, the job runs for its trace run time.  Rows without a run
+  time keep the drawn E and K;
+* Alibaba only: per-worker demand α = pod request ÷ max(1, num_gpu) for
+  GPU (shared GPU: ``gpu_milli``/1000), cores and memory GB; storage stays
+  drawn; the cluster is the node list (GPUs, cores, memory GB, and 180 GB
+  storage — 18 × the paper's 10 GB, as in the synthetic cluster), all
+  1,213 nodes, or ``machines`` nodes sampled without replacement (with
+  replacement beyond 1,213);
+* straggler (optional, PAI) — a factor drawn from ``Trace.stragglers``;
+  the speed model multiplies τ by it, and the work is computed *with* it
+  so the run time is still the trace's.
+
+Drawn PS demands are capped per resource at the largest node of the
+(sampled) Alibaba cluster so every job stays placeable.  Google's CPU and
+memory requests are normalized (README), so they are not used as demands.
+
+Philly and Google clusters are ``machines`` identical machines with 18 ×
+the paper's per-worker maxima (as :func:`synthetic_cluster`).  The
+workload's ``notes`` say which fields came from the trace and how many rows
+were skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterWorkload
+from dmlsched.model.speed.pdors import sync_rate
+from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.synthetic import DEFAULT_MIX, machine_capacity, random_job
+
+__all__ = [
+    "KINDS",
+    "WARMUP_SECONDS",
+    "Trace",
+    "TraceRow",
+    "arrival_rows",
+    "default_trace_dir",
+    "load_trace",
+    "sample_rows",
+    "scale_arrivals",
+    "trace_arrivals",
+    "trace_cluster",
+]
+
+KINDS: dict[str, str] = {
+    "philly": "philly-pollux",
+    "google": "google-2011",
+    "alibaba": "alibaba-gpu-v2023",
+    "pai": "alibaba-pai-minibatch",
+}
+ARRIVAL_KINDS = ("philly", "google", "alibaba")
+# Arrivals before this (trace seconds) are a sparse warm-up, see module docstring.
+WARMUP_SECONDS: dict[str, float] = {"alibaba": 115 * 86400.0}
+
+_REPO = Path(__file__).resolve().parents[3]
+
+
+def _find_shared() -> Path:
+    """``<repo>/../shared/traces``; a git worktree nested deeper finds it further up."""
+    for up in _REPO.parents:
+        if (up / "shared" / "traces").is_dir():
+            return up / "shared" / "traces"
+    return _REPO.parent / "shared" / "traces"
+
+
+_SHARED = _find_shared()
+_MIB_PER_GB = 1024.0
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One job (pod) of a trace; ``None`` where the trace does not say."""
+
+    arrival_s: float  # seconds on the trace's time axis
+    workers: int | None  # GPUs (philly, alibaba) or tasks (google)
+    runtime_s: float | None
+    line: int  # 1-based line in the source file (header = line 1)
+    cpu: float | None = None  # cores requested (alibaba)
+    mem_gb: float | None = None  # memory requested, GB (alibaba)
+    gpu_share: float | None = None  # GPUs per worker (alibaba)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A loaded trace: rows sorted by (arrival, line), provenance and counts."""
+
+    kind: str
+    path: Path
+    rows: tuple[TraceRow, ...]
+    skipped: int
+    fields: tuple[str, ...]  # job fields that came from the trace
+    nodes: tuple[tuple[float, float, float], ...] = ()  # (GPUs, cores, mem GB), alibaba
+    stragglers: tuple[float, ...] = ()  # max/mean mini-batch time per iteration, pai
+
+    def arrivals(self) -> np.ndarray:
+        return np.array([r.arrival_s for r in self.rows], dtype=float)
+
+
+def default_trace_dir(kind: str) -> Path | None:
+    """``<repo>/../shared/traces/<folder>`` for ``kind`` if it exists, else ``None``."""
+    if kind not in KINDS:
+        raise InvalidInput("trace kind", kind, " | ".join(KINDS))
+    d = _SHARED / KINDS[kind]
+    return d if d.is_dir() else None
+
+
+# ---------------------------------------------------------------- row parsing
+
+
+class _Rows:
+    """Validated CSV rows of one file; bad rows raise or are counted."""
+
+    def __init__(self, path: Path, skip_bad_rows: bool) -> None:
+        self.path = path
+        self.skip = skip_bad_rows
+        self.skipped = 0
+
+    def read(
+        self, columns: tuple[str, ...], header: bool, parse: Callable[[dict[str, str], str], object]
+    ) -> Iterator[tuple[int, object]]:
+        """Yield (line, parse(row, where)) per data line; ``columns`` name the fields."""
+        try:
+            fh = self.path.open(newline="", encoding="utf-8")
+        except OSError as e:
+            raise InvalidInput("trace", str(self.path), f"a readable file ({e.strerror})") from e
+        with fh:
+            reader = csv.reader(fh)
+            if header:
+                head = next(reader, None)
+                got = tuple(head or ())
+                if got != columns:
+                    raise InvalidInput("header", ",".join(got), ",".join(columns), f"{self.path}:1")
+            for fields in reader:
+                line = reader.line_num
+                if not fields or fields == [""]:
+                    continue
+                where = f"{self.path}:{line}"
+                try:
+                    if len(fields) != len(columns):
+                        name = columns[min(len(fields), len(columns) - 1)]
+                        raise InvalidInput(
+                            name,
+                            ",".join(fields)[-40:],
+                            f"{len(columns)} fields, got {len(fields)}",
+                            where,
+                        )
+                    yield line, parse(dict(zip(columns, fields, strict=True)), where)
+                except InvalidInput:
+                    if not self.skip:
+                        raise
+                    self.skipped += 1
+
+
+def _num(
+    row: dict[str, str],
+    name: str,
+    where: str,
+    *,
+    lo: float = 0.0,
+    integer: bool = False,
+    optional: bool = False,
+) -> float | None:
+    text = row[name].strip()
+    if optional and text == "":
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise InvalidInput(name, text, "a number", where) from None
+    if not math.isfinite(v) or v < lo or (integer and v != int(v)):
+        raise InvalidInput(
+            name, text, f"{'an integer' if integer else 'a number'} >= {lo:g}", where
+        )
+    return v
+
+
+def _req(v: float | None) -> float:
+    assert v is not None  # only for non-optional fields
+    return v
+
+
+# ---------------------------------------------------------------- loaders
+
+
+def _one(folder: Path, pattern: str) -> Path:
+    hits = sorted(folder.glob(pattern))
+    if not hits:
+        raise InvalidInput("trace", str(folder / pattern), "an existing trace file")
+    return hits[0]
+
+
+def _pick(path: Path, pattern: str, companion: str | None = None) -> Path:
+    """The main file: ``path`` itself if it is a file (unless it is the companion
+    file, e.g. the node list), else the file matching ``pattern`` in the folder."""
+    if path.is_file() and not (companion and path.match(companion)):
+        return path
+    return _one(path.parent if path.is_file() else path, pattern)
+
+
+_PHILLY_COLS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
+
+
+def _load_philly(path: Path, skip: bool) -> Trace:
+    f = _pick(path, "philly*.csv")
+    rows = _Rows(f, skip)
+
+    def parse(r: dict[str, str], where: str) -> tuple[datetime, float, int]:
+        try:
+            ts = datetime.strptime(r["timestamp"], "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise InvalidInput("timestamp", r["timestamp"], "YYYY-MM-DD HH:MM:SS", where) from None
+        dur = _req(_num(r, "duration", where))
+        gpus = int(_req(_num(r, "num_gpus", where, lo=1, integer=True)))
+        gpu_time = _req(_num(r, "gpu_time", where))
+        if abs(gpu_time - dur * gpus) > 1e-6 * max(1.0, gpu_time):
+            raise InvalidInput(
+                "gpu_time", r["gpu_time"], f"duration x num_gpus = {dur * gpus:g}", where
+            )
+        return ts, dur, gpus
+
+    parsed = list(rows.read(_PHILLY_COLS, True, parse))
+    t0 = min((p[0] for _, p in parsed), default=None)  # type: ignore[index]
+    out = [
+        TraceRow((ts - t0).total_seconds(), gpus, dur, line)  # type: ignore[operator]
+        for line, (ts, dur, gpus) in parsed  # type: ignore[misc]
+    ]
+    return _trace("philly", f, out, rows.skipped, ("arrival", "workers", "runtime"))
+
+
+_JOB_COLS = (
+    "time",
+    "missing_info",
+    "job_id",
+    "event_type",
+    "user",
+    "scheduling_class",
+    "job_name",
+    "logical_job_name",
+)
+_TASK_COLS = (
+    "time",
+    "missing_info",
+    "job_id",
+    "task_index",
+    "machine_id",
+    "event_type",
+    "user",
+    "scheduling_class",
+    "priority",
+    "cpu_request",
+    "memory_request",
+    "disk_request",
+    "different_machines",
+)
+
+
+def _load_google(path: Path, skip: bool) -> Trace:
+    jf = _pick(path, "job_events*.csv", "task_events*.csv")
+    tf = _one(jf.parent, "task_events*.csv")
+
+    def parse_job(r: dict[str, str], where: str) -> tuple[float, int, int]:
+        t = _req(_num(r, "time", where, integer=True))
+        job = int(_req(_num(r, "job_id", where, integer=True)))
+        ev = int(_req(_num(r, "event_type", where, integer=True)))
+        if ev > 8:
+            raise InvalidInput("event_type", r["event_type"], "0..8", where)
+        return t / 1e6, job, ev
+
+    def parse_task(r: dict[str, str], where: str) -> tuple[int, int, int]:
+        _num(r, "time", where, integer=True)
+        job = int(_req(_num(r, "job_id", where, integer=True)))
+        task = int(_req(_num(r, "task_index", where, integer=True)))
+        ev = int(_req(_num(r, "event_type", where, integer=True)))
+        if ev > 8:
+            raise InvalidInput("event_type", r["event_type"], "0..8", where)
+        return job, task, ev
+
+    jrows, trows = _Rows(jf, skip), _Rows(tf, skip)
+    submit: dict[int, tuple[float, int]] = {}
+    sched: dict[int, float] = {}
+    runtime: dict[int, float] = {}
+    for line, (t, job, ev) in jrows.read(_JOB_COLS, False, parse_job):  # type: ignore[misc]
+        if ev == 0 and job not in submit:
+            submit[job] = (t, line)
+        elif ev == 1:
+            sched[job] = t
+        elif ev in (3, 4, 5, 6) and job in sched:
+            runtime[job] = t - sched[job]
+    tasks: dict[int, set[int]] = {}
+    for _, (job, task, ev) in trows.read(_TASK_COLS, False, parse_task):  # type: ignore[misc]
+        if ev == 0:
+            tasks.setdefault(job, set()).add(task)
+    out = [
+        TraceRow(t, len(tasks[j]) if j in tasks else None, runtime.get(j), line)
+        for j, (t, line) in submit.items()
+    ]
+    skipped = jrows.skipped + trows.skipped
+    return _trace("google", jf, out, skipped, ("arrival", "workers", "runtime"))
+
+
+_POD_COLS = (
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "qos",
+    "pod_phase",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
+)
+_NODE_COLS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+
+
+def _load_alibaba(path: Path, skip: bool) -> Trace:
+    pf = _pick(path, "openb_pod_list*.csv", "openb_node_list*.csv")
+    nf = _one(pf.parent, "openb_node_list*.csv")
+
+    def parse_pod(r: dict[str, str], where: str) -> tuple[float, ...]:
+        cpu = _req(_num(r, "cpu_milli", where, lo=1)) / 1000.0
+        mem = _req(_num(r, "memory_mib", where)) / _MIB_PER_GB
+        gpus = _req(_num(r, "num_gpu", where, integer=True))
+        milli = _req(_num(r, "gpu_milli", where, integer=True))
+        if milli > 1000:
+            raise InvalidInput("gpu_milli", r["gpu_milli"], "0..1000", where)
+        created = _req(_num(r, "creation_time", where))
+        deleted = _req(_num(r, "deletion_time", where))
+        sched = _num(r, "scheduled_time", where, optional=True)
+        if deleted < created:
+            raise InvalidInput(
+                "deletion_time", r["deletion_time"], f">= creation_time {created:g}", where
+            )
+        if sched is not None and not created <= sched <= deleted:
+            raise InvalidInput(
+                "scheduled_time",
+                r["scheduled_time"],
+                "between creation_time and deletion_time",
+                where,
+            )
+        return cpu, mem, gpus, milli, created, deleted, -1.0 if sched is None else sched
+
+    def parse_node(r: dict[str, str], where: str) -> tuple[float, float, float]:
+        cpu = _req(_num(r, "cpu_milli", where, lo=1)) / 1000.0
+        mem = _req(_num(r, "memory_mib", where, lo=1)) / _MIB_PER_GB
+        gpu = _req(_num(r, "gpu", where, integer=True))
+        return gpu, cpu, mem
+
+    prow = _Rows(pf, skip)
+    pods = list(prow.read(_POD_COLS, True, parse_pod))
+    nrow = _Rows(nf, skip)
+    nodes = tuple(n for _, n in nrow.read(_NODE_COLS, True, parse_node))  # type: ignore[misc]
+    if not nodes:
+        raise InvalidInput("nodes", str(nf), "at least one valid node row")
+    censor = max((p[5] for _, p in pods), default=0.0)  # type: ignore[index]
+    out = []
+    for line, (cpu, mem, gpus, milli, created, deleted, sched) in pods:  # type: ignore[misc]
+        w = max(1, int(gpus))
+        share = 0.0 if gpus == 0 else (milli / 1000.0 if gpus == 1 else 1.0)
+        run = deleted - sched if sched >= 0 and deleted < censor else None
+        out.append(TraceRow(created, int(gpus), run, line, cpu / w, mem / w, share))
+    fields = ("arrival", "workers", "runtime", "worker_gpu", "worker_cpu", "worker_mem", "cluster")
+    trace = _trace("alibaba", pf, out, prow.skipped + nrow.skipped, fields)
+    return replace(trace, nodes=nodes)
+
+
+_PAI_COLS = ("", "worker", "gpu", "time", "batch_time_norm")
+
+
+def _load_pai(path: Path, skip: bool) -> Trace:
+    folder = path.parent if path.is_file() else path
+    files = [path] if path.is_file() else sorted(folder.glob("job_*_norm.csv"))
+    if not files:
+        raise InvalidInput("trace", str(folder / "job_*_norm.csv"), "an existing trace file")
+
+    def parse(r: dict[str, str], where: str) -> tuple[int, int, float]:
+        _num(r, "", where, integer=True)
+        worker = int(_req(_num(r, "worker", where, integer=True)))
+        it = int(_req(_num(r, "time", where, integer=True)))
+        bt = _req(_num(r, "batch_time_norm", where))
+        if bt <= 0 or bt > 1000:
+            raise InvalidInput("batch_time_norm", r["batch_time_norm"], "in (0, 1000]", where)
+        return worker, it, bt
+
+    factors: list[float] = []
+    skipped = 0
+    for f in files:
+        rows = _Rows(f, skip)
+        per_iter: dict[int, dict[int, float]] = {}
+        workers: set[int] = set()
+        for _, (w, it, bt) in rows.read(_PAI_COLS, True, parse):  # type: ignore[misc]
+            per_iter.setdefault(it, {})[w] = bt
+            workers.add(w)
+        skipped += rows.skipped
+        for it in sorted(per_iter):
+            times = per_iter[it]
+            if len(times) == len(workers) and len(workers) > 1:  # complete iterations only
+                v = np.fromiter(times.values(), float)
+                factors.append(float(v.max() / v.mean()))
+    trace = Trace("pai", folder, (), skipped, ("straggler",), stragglers=tuple(factors))
+    return trace
+
+
+def _trace(
+    kind: str, path: Path, rows: list[TraceRow], skipped: int, fields: tuple[str, ...]
+) -> Trace:
+    rows.sort(key=lambda r: (r.arrival_s, r.line))
+    return Trace(kind, path, tuple(rows), skipped, fields)
+
+
+_LOADERS = {
+    "philly": _load_philly,
+    "google": _load_google,
+    "alibaba": _load_alibaba,
+    "pai": _load_pai,
+}
+
+
+def load_trace(kind: str, path: Path | str | None = None, *, skip_bad_rows: bool = False) -> Trace:
+    """Load a trace folder (default :func:`default_trace_dir`) or one of its files.
+
+    Raises :class:`InvalidInput` naming the path if it is missing, and naming
+    ``file:line`` and the field for a malformed row (unless ``skip_bad_rows``).
+    """
+    if kind not in _LOADERS:
+        raise InvalidInput("trace kind", kind, " | ".join(_LOADERS))
+    if path is None:
+        d = default_trace_dir(kind)
+        if d is None:
+            raise InvalidInput("trace", str(_SHARED / KINDS[kind]), "an existing trace folder")
+        path = d
+    p = Path(path).expanduser().resolve()
+    if not p.exists():
+        raise InvalidInput("trace", str(p), "an existing trace folder or file")
+    stamp = tuple(
+        sorted(
+            (str(f), f.stat().st_mtime_ns) for f in (p.parent if p.is_file() else p).glob("*.csv")
+        )
+    )
+    trace = _cached(kind, p, bool(skip_bad_rows), stamp)
+    if kind in ARRIVAL_KINDS and not trace.rows:
+        raise InvalidInput("trace", str(trace.path), "at least one valid job row")
+    return trace
+
+
+@lru_cache(maxsize=16)
+def _cached(kind: str, path: Path, skip: bool, stamp: tuple[tuple[str, int], ...]) -> Trace:
+    # ``stamp`` (file names and mtimes) keys the cache so an edited file is re-read.
+    return _LOADERS[kind](path, skip)
+
+
+# ---------------------------------------------------------------- arrivals
+
+
+def _check_size(n_jobs: int, slots: int) -> None:
+    if int(n_jobs) != n_jobs or n_jobs < 1:
+        raise InvalidInput("jobs", n_jobs, "an integer >= 1")
+    if int(slots) != slots or slots < 1:
+        raise InvalidInput("slots", slots, "an integer >= 1")
+
+
+def sample_rows(n_rows: int, n_jobs: int, rng: np.random.Generator) -> np.ndarray:
+    """Sorted row indices: every row ``n_jobs // n_rows`` times, the rest without replacement."""
+    reps, rest = divmod(int(n_jobs), int(n_rows))
+    idx = np.concatenate(
+        [np.tile(np.arange(n_rows), reps), rng.choice(n_rows, size=rest, replace=False)]
+    )
+    return np.sort(idx)
+
+
+def _to_slots(seconds: np.ndarray, lo: float, hi: float, slots: int) -> np.ndarray:
+    span = hi - lo
+    if span <= 0:
+        return np.zeros(len(seconds), dtype=np.int64)
+    s = np.floor((seconds - lo) / span * slots).astype(np.int64)
+    return np.clip(s, 0, slots - 1)
+
+
+def scale_arrivals(
+    arrival_seconds: np.ndarray, n_jobs: int, slots: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``n_jobs`` sorted arrival slots in [0, ``slots``) sampled from a trace's arrivals.
+
+    Linear map of the trace's whole span onto the horizon (module docstring).
+    """
+    _check_size(n_jobs, slots)
+    a = np.sort(np.asarray(arrival_seconds, dtype=float))
+    if a.size == 0:
+        raise InvalidInput("arrival_seconds", 0, "at least one arrival")
+    if not np.all(np.isfinite(a)):
+        raise InvalidInput("arrival_seconds", "non-finite value", "finite seconds")
+    idx = sample_rows(a.size, n_jobs, rng)
+    return _to_slots(a[idx], a[0], a[-1], slots)
+
+
+def arrival_rows(trace: Trace) -> tuple[TraceRow, ...]:
+    """The rows whose arrivals are mapped (drops the warm-up, :data:`WARMUP_SECONDS`)."""
+    cut = WARMUP_SECONDS.get(trace.kind)
+    rows = trace.rows if cut is None else tuple(r for r in trace.rows if r.arrival_s >= cut)
+    if not rows:
+        raise InvalidInput("trace", str(trace.path), "job rows after the warm-up")
+    return rows
+
+
+def trace_arrivals(
+    kind: str,
+    n_jobs: int,
+    slots: int,
+    rng: np.random.Generator,
+    path: Path | str | None = None,
+) -> np.ndarray:
+    """Sorted int arrival slots in [0, ``slots``) scaled from the real trace ``kind``."""
+    if kind not in ARRIVAL_KINDS:
+        raise InvalidInput("trace kind", kind, " | ".join(ARRIVAL_KINDS))
+    rows = arrival_rows(load_trace(kind, path))
+    return scale_arrivals(np.array([r.arrival_s for r in rows]), n_jobs, slots, rng)
+
+
+# ---------------------------------------------------------------- cluster jobs
+
+_NODE_STORAGE_GB = 180.0  # 18 × the paper's 10 GB per-worker storage maximum
+
+
+def _cluster_from(trace: Trace, machines: int | None, rng: np.random.Generator) -> Cluster:
+    if not trace.nodes:
+        return Cluster.uniform(30 if machines is None else machines, machine_capacity("sync"))
+    nodes = np.asarray(trace.nodes, dtype=float)
+    if machines is not None:
+        if int(machines) != machines or machines < 1:
+            raise InvalidInput("machines", machines, "an integer >= 1")
+        nodes = nodes[sample_rows(len(nodes), int(machines), rng)]
+    storage = np.full((len(nodes), 1), _NODE_STORAGE_GB)
+    return Cluster(np.hstack([nodes, storage]))
+
+
+def _split_work(work: float, epochs: int) -> tuple[int, int]:
+    """(E, K) with E·K ≈ ``work``: keep the drawn E unless the work is smaller."""
+    samples = round(work / epochs)
+    if samples >= 1:
+        return epochs, samples
+    return max(1, round(work)), 1
+
+
+def trace_cluster(
+    trace: Trace,
+    n_jobs: int,
+    machines: int | None,
+    slots: int,
+    rng: np.random.Generator,
+    *,
+    mix: Sequence[float] = DEFAULT_MIX,
+    stragglers: Trace | None = None,
+) -> ClusterWorkload:
+    """``n_jobs`` sync jobs sampled from ``trace`` over ``slots`` slots (module docstring).
+
+    ``machines`` = identical machines (Philly, Google; ``None`` → 30) or nodes
+    sampled from the node list (Alibaba; ``None`` → all nodes).
+    """
+    _check_size(n_jobs, slots)
+    if trace.kind not in ARRIVAL_KINDS:
+        raise InvalidInput("trace kind", trace.kind, " | ".join(ARRIVAL_KINDS))
+    if stragglers is not None and not stragglers.stragglers:
+        raise InvalidInput("straggler trace", str(stragglers.path), "a PAI mini-batch trace")
+    cluster = _cluster_from(trace, machines, rng)
+    cap = cluster.capacity
+    rows = arrival_rows(trace)
+    lo, hi = rows[0].arrival_s, rows[-1].arrival_s
+    fits: list[TraceRow] = rows if not trace.nodes else []
+    if trace.nodes:  # per-worker requests must fit a node of this cluster
+        for r in rows:
+            need = (r.gpu_share or 0.0, r.cpu or 0.0, r.mem_gb or 0.0, 0.0)
+            if np.any(np.all(cap >= need, axis=1)):
+                fits.append(r)
+        if not fits:
+            raise InvalidInput("machines", machines, "nodes that fit at least one trace pod")
+    idx = sample_rows(len(fits), n_jobs, rng)
+    arrivals = _to_slots(np.array([fits[i].arrival_s for i in idx]), lo, hi, slots)
+    known = np.array([r.workers for r in rows if r.workers is not None], dtype=np.int64)
+    cap_max = cap.max(axis=0)
+    n_workers = n_runtime = 0
+    jobs = []
+    for k, i in enumerate(idx):
+        row = fits[i]
+        job = random_job(k, int(arrivals[k]), rng, mix=mix, mode="sync")
+        if row.workers is not None:
+            w: int | None = max(1, row.workers)
+            n_workers += 1
+        else:
+            w = max(1, int(rng.choice(known))) if known.size else None
+        change: dict[str, object] = {}
+        if w is not None:
+            change["batch"] = max(job.batch, w)  # Eq. (4): the trace's W must be allowed
+        if row.gpu_share is not None:
+            change["worker_demand"] = (row.gpu_share, row.cpu, row.mem_gb, job.worker_demand[3])
+            # a drawn PS larger than every sampled node would make the job unplaceable
+            change["ps_demand"] = tuple(np.minimum(job.ps_demand, cap_max).tolist())
+        if stragglers is not None:
+            change["straggler"] = max(1.0, float(rng.choice(stragglers.stragglers)))
+        job = replace(job, **change)  # type: ignore[arg-type]
+        if row.runtime_s is not None and w is not None:
+            s = job.min_ps(w)
+            bundle = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
+            internal = bool(np.any(np.all(cap >= bundle, axis=1)))  # Fact 1
+            work = row.runtime_s / SLOT_SECONDS * sync_rate(job, w, s, internal)
+            e, kk = _split_work(work, job.epochs)
+            job = replace(job, epochs=e, samples=kk)
+            n_runtime += 1
+        jobs.append(job)
+    n = len(jobs)
+    notes = [
+        f"trace {trace.kind}: {trace.path} ({len(trace.rows)} rows, {trace.skipped} bad rows"
+        " skipped)",
+        f"from the trace: arrival ({n}/{n} jobs, scaled onto {slots} slots), "
+        f"workers ({n_workers}/{n}; others resampled from the trace's counts), "
+        f"run time -> E*K ({n_runtime}/{n}; others drawn)",
+        "drawn from PD-ORS ranges: epochs, batch (>= workers), grad_mb, tau, gamma, "
+        + ("PS demand, worker storage" if trace.nodes else "worker and PS demand")
+        + ", bandwidth, utility",
+    ]
+    if trace.kind in WARMUP_SECONDS:
+        notes.append(f"{len(trace.rows) - len(rows)} warm-up rows before the dense period dropped")
+    if trace.nodes:
+        notes.append(
+            f"cluster: {cluster.machines} nodes from the node list ({len(rows) - len(fits)} pods "
+            "fit no node and were not sampled)"
+        )
+    if stragglers is not None:
+        notes.append(
+            f"straggler: PAI max/mean worker time ({len(stragglers.stragglers)} iterations, "
+            f"{stragglers.skipped} bad rows skipped)"
+        )
+    return ClusterWorkload(
+        jobs=tuple(jobs),
+        cluster=cluster,
+        horizon=slots,
+        source=f"trace-{trace.kind}",
+        notes=tuple(notes),
+    )
+
+
+def _builder(kind: str) -> Callable[[WorkloadParams, np.random.Generator], ClusterWorkload]:
+    def build(p: WorkloadParams, rng: np.random.Generator) -> ClusterWorkload:
+        extra = p.extra
+        if extra.get("mode", "sync") != "sync":
+            raise InvalidInput("mode", extra["mode"], f"sync (the {kind} workload is BSP)")
+        skip = bool(extra.get("skip_bad_rows", False))
+        trace = load_trace(kind, p.trace, skip_bad_rows=skip)
+        strag = None
+        if extra.get("straggler", False):
+            strag = load_trace("pai", extra.get("straggler_trace"), skip_bad_rows=skip)
+        machines = p.machines if kind == "alibaba" else (p.machines or 30)
+        return trace_cluster(
+            trace,
+            p.jobs or 100,
+            machines,
+            p.slots or 80,
+            rng,
+            mix=extra.get("mix", DEFAULT_MIX),
+            stragglers=strag,
+        )
+
+    build.__name__ = f"_cluster_{kind}"
+    return build
+
+
+for _kind in ARRIVAL_KINDS:
+    register_workload("cluster", _kind)(_builder(_kind))
