@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dmlsched.cli import main
+from tests.conftest import TRACES
 
 COMPARE = [
     "compare",
@@ -185,3 +186,32 @@ def test_bad_flag_values_exit_2(tmp_path: Path) -> None:
         main(["compare", "--schedulers", "fifo", "--setting", "moon", "--out", str(tmp_path)]) == 2
     )
     assert main(["compare", "--schedulers", "fifo", "--seeds", "x", "--out", str(tmp_path)]) == 2
+
+
+@pytest.mark.skipif(not (TRACES / "philly-pollux").exists(), reason="../shared/traces absent")
+def test_corrupted_trace_exits_2_naming_file_line_and_field(tmp_path: Path) -> None:
+    src = next((TRACES / "philly-pollux").glob("philly*.csv"))
+    lines = src.read_text().splitlines()
+    bad = tmp_path / src.name
+    lines[5] = lines[5].replace(",", ",x", 2)  # corrupt a number on line 6
+    bad.write_text("\n".join(lines[:40]) + "\n")
+    r = _cli(
+        [
+            "compare",
+            "--schedulers",
+            "fifo",
+            "--workload",
+            "philly",
+            "--trace",
+            str(bad),
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
+    assert r.returncode == 2, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"{bad}:6" in line and "invalid" in line

@@ -367,3 +367,17 @@ def test_a_trace_file_of_any_name_or_a_companion_file_can_be_given(tmp_path: Pat
     node_list = next(d.glob("openb_node_list*.csv"))
     with pytest.raises(InvalidInput, match="openb_pod_list"):  # main file no longer there
         load_trace("alibaba", node_list)
+
+
+@_needs("philly")
+def test_undecodable_bytes_spoil_only_their_row(tmp_path: Path) -> None:
+    d = _copy("philly", tmp_path)
+    f = next(d.glob("philly*.csv"))
+    data = f.read_bytes().split(b"\n")
+    data[41] = b"\xff\xfe" + data[41]  # line 42
+    f.write_bytes(b"\n".join(data))
+    with pytest.raises(InvalidInput) as e:
+        load_trace("philly", d)
+    assert (e.value.where, e.value.field) == (f"{f}:42", "timestamp")
+    t = load_trace("philly", d, skip_bad_rows=True)
+    assert (len(t.rows), t.skipped) == (4800, 1)

@@ -14,6 +14,7 @@ same bytes however the pool scheduled the cells.  Floats are written with
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ __all__ = [
     "cell_rows",
     "done_cells",
     "read_results",
+    "repair",
     "sort_results",
 ]
 
@@ -59,14 +61,15 @@ def _fmt(row: Row) -> list[str]:
 
 
 def append_rows(path: Path, rows: Iterable[Row]) -> None:
-    new = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        if new:
-            w.writerow(COLUMNS)
-        for r in rows:
-            w.writerow(_fmt(r))
-        f.flush()
+    """Append one cell's rows with a single write (so a kill cannot split the cell)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if not path.exists() or path.stat().st_size == 0:
+        w.writerow(COLUMNS)
+    for r in rows:
+        w.writerow(_fmt(r))
+    with path.open("ab", buffering=0) as f:
+        f.write(buf.getvalue().encode())
         os.fsync(f.fileno())
 
 
@@ -78,6 +81,30 @@ def read_results(path: Path) -> pd.DataFrame:
     if missing:
         raise InvalidInput("results.csv columns", missing, ",".join(COLUMNS), str(path))
     return df
+
+
+def repair(path: Path) -> int:
+    """Drop a torn last line (a hard kill during a write); returns lines dropped.
+
+    Each cell's rows are written with one ``write`` call on an unbuffered file
+    (:func:`append_rows`), so a kill leaves whole cells or, at worst, a line
+    without its newline — which this removes so the cell is recomputed.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return 0
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return 0
+    keep = data[: data.rfind(b"\n") + 1]
+    # drop every row of the torn cell (rows of one cell are contiguous at the end)
+    lines = keep.decode().splitlines()
+    torn = data[len(keep) :].decode(errors="replace").split(",")
+    if len(torn) >= 6:
+        cell = (torn[2], torn[4], torn[5])
+        while len(lines) > 1 and tuple(lines[-1].split(",")[i] for i in (2, 4, 5)) == cell:
+            lines.pop()
+    path.write_text("\n".join(lines) + "\n")
+    return 1
 
 
 def done_cells(path: Path) -> set[CellKey]:

@@ -21,7 +21,14 @@ from typing import Any
 
 from dmlsched.errors import InvalidInput
 from dmlsched.experiments.catalogue import Experiment, Point
-from dmlsched.experiments.results import CellKey, append_rows, cell_rows, done_cells, sort_results
+from dmlsched.experiments.results import (
+    CellKey,
+    append_rows,
+    cell_rows,
+    done_cells,
+    repair,
+    sort_results,
+)
 
 __all__ = ["RunConfig", "run_experiment"]
 
@@ -136,6 +143,7 @@ def run_experiment(
     out.mkdir(parents=True, exist_ok=True)
     _check_config(out, _config_blob(exp, cfg))
     results = out / "results.csv"
+    repair(results)
     cells = _pending(exp, cfg, done_cells(results))
     total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
     done = total - len(cells)

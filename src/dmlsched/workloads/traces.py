@@ -8,6 +8,7 @@ checked: field count, numbers parse and are finite and in range.  A bad row
 raises :class:`~dmlsched.errors.InvalidInput` whose ``where`` is
 ``"<file>:<line>"`` and whose ``field`` is the column name; with
 ``skip_bad_rows=True`` it is skipped and counted in ``Trace.skipped``.
+Bytes that are not UTF-8 spoil only the field they are in (same error).
 
 * ``philly`` (``philly-pollux/philly*.csv``, header
   ``timestamp,duration,num_gpus,gpu_time,cluster``): arrival = ``timestamp``
@@ -62,17 +63,19 @@ fields the trace has then replace the drawn ones:
   a count.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
 * run time → work: E·K = run time (slots) × the speed model's rate
   (:func:`dmlsched.model.speed.pdors.sync_rate`) with W workers and
-  ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on the largest
-  machine, else external.  E stays drawn from [50, 200]; K = round(work/E)
+  ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on one machine
+  of the cluster, else external.  E stays drawn from [50, 200]; K = round(work/E)
   (if that is < 1, E = max(1, round(work)), K = 1).  So, given the trace's
   W and placement, the job runs for its trace run time.  Rows without a run
-  time keep the drawn E and K;
+  time keep the drawn E and K.  W is not imposed on schedulers (FIFO, for
+  one, draws its own counts): it calibrates the work and bounds F;
 * Alibaba only: per-worker demand α = pod request ÷ max(1, num_gpu) for
   GPU (shared GPU: ``gpu_milli``/1000), cores and memory GB; storage stays
   drawn; the cluster is the node list (GPUs, cores, memory GB, and 180 GB
   storage — 18 × the paper's 10 GB, as in the synthetic cluster), all
-  1,213 nodes, or ``machines`` nodes sampled without replacement (with
-  replacement beyond 1,213);
+  1,213 nodes, or ``machines`` nodes sampled without replacement (tiled
+  beyond 1,213, like rows); pods whose per-worker request fits no node of
+  that cluster are not sampled;
 * straggler (optional, PAI) — a factor drawn from ``Trace.stragglers``;
   the speed model multiplies τ by it, and the work is computed *with* it
   so the run time is still the trace's.
@@ -85,6 +88,13 @@ Philly and Google clusters are ``machines`` identical machines with 18 ×
 the paper's per-worker maxima (as :func:`synthetic_cluster`).  The
 workload's ``notes`` say which fields came from the trace and how many rows
 were skipped.
+
+Registered workloads ``cluster``/``philly|google|alibaba``: ``jobs`` (default
+100) jobs sampled from the trace, ``slots`` (80), ``machines`` (30; Alibaba:
+the whole node list), ``trace`` = folder or file overriding
+:func:`default_trace_dir`; ``extra``: ``skip_bad_rows`` (bool),
+``straggler`` (bool: draw PAI factors), ``straggler_trace`` (PAI folder),
+``mix`` (utility class shares, as synthetic).  Sync only.
 """
 
 from __future__ import annotations
@@ -96,6 +106,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -197,17 +208,26 @@ class _Rows:
     ) -> Iterator[tuple[int, object]]:
         """Yield (line, parse(row, where)) per data line; ``columns`` name the fields."""
         try:
-            fh = self.path.open(newline="", encoding="utf-8")
+            # surrogateescape: a bad byte spoils only its own field, reported with its line
+            fh = self.path.open(newline="", encoding="utf-8", errors="surrogateescape")
         except OSError as e:
             raise InvalidInput("trace", str(self.path), f"a readable file ({e.strerror})") from e
         with fh:
             reader = csv.reader(fh)
             if header:
-                head = next(reader, None)
-                got = tuple(head or ())
+                got = tuple(self._next(reader) or ())
                 if got != columns:
                     raise InvalidInput("header", ",".join(got), ",".join(columns), f"{self.path}:1")
-            for fields in reader:
+            while True:
+                try:
+                    fields = self._next(reader)
+                except InvalidInput:
+                    if not self.skip:
+                        raise
+                    self.skipped += 1
+                    continue
+                if fields is None:
+                    return
                 line = reader.line_num
                 if not fields or fields == [""]:
                     continue
@@ -221,11 +241,32 @@ class _Rows:
                             f"{len(columns)} fields, got {len(fields)}",
                             where,
                         )
+                    for name, text in zip(columns, fields, strict=True):
+                        if not text.isascii():
+                            _check_utf8(name, text, where)
                     yield line, parse(dict(zip(columns, fields, strict=True)), where)
                 except InvalidInput:
                     if not self.skip:
                         raise
                     self.skipped += 1
+
+    def _next(self, reader: Any) -> list[str] | None:
+        """The next CSV record, ``None`` at the end; a CSV syntax error is a bad row."""
+        try:
+            return next(reader)
+        except StopIteration:
+            return None
+        except csv.Error as e:
+            where = f"{self.path}:{reader.line_num + 1}"
+            raise InvalidInput("row", str(e), "a CSV record", where) from None
+
+
+def _check_utf8(name: str, text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", errors="surrogateescape")
+        raise InvalidInput(name, raw[:40], "UTF-8 text", where) from None
 
 
 def _num(

@@ -18,7 +18,7 @@ from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.decisions import Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
-__all__ = ["bundle", "demand_of", "place_round_robin", "task_order"]
+__all__ = ["bundle", "place_round_robin", "take", "task_order"]
 
 _EPS = 1e-9
 
@@ -73,11 +73,9 @@ def place_round_robin(
     h = start % H
     for is_ps in task_order(workers, ps):
         d = pd if is_ps else wd
-        fits = np.flatnonzero(np.all(left >= d - _EPS, axis=1))
-        if fits.size == 0:
+        m = _next_fit(left, d, h)
+        if m is None:
             return None
-        pos = int(np.searchsorted(fits, h))
-        m = int(fits[pos % fits.size])
         left[m] -= d
         (s_cnt if is_ps else w_cnt)[m] += 1
         h = (m + 1) % H
@@ -89,13 +87,29 @@ def place_round_robin(
     return p, h
 
 
-def demand_of(job: ClusterJob, p: Placement, n_machines: int) -> np.ndarray:
-    """H × R resource use of placement ``p``."""
-    use = np.zeros((n_machines, len(job.worker_demand)))
+_PROBE = 8  # machines tried one by one before a vectorized scan
+
+
+def _next_fit(left: np.ndarray, d: np.ndarray, h: int) -> int | None:
+    """First machine at or after ``h`` (cyclically) with room for demand ``d``."""
+    H = left.shape[0]
+    need = d - _EPS
+    # usually the next machine has room: probe a few before scanning all H (hot path)
+    for k in range(min(_PROBE, H)):
+        m = (h + k) % H
+        if (left[m] >= need).all():
+            return m
+    fits = np.flatnonzero((left >= need).all(axis=1))
+    if fits.size == 0:
+        return None
+    return int(fits[int(np.searchsorted(fits, h)) % fits.size])
+
+
+def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> None:
+    """Subtract placement ``p``'s use from ``free`` in place (``sign=-1`` gives it back)."""
     if p.machines:
-        idx = np.asarray(p.machines, dtype=np.intp)
-        use[idx] += np.outer(p.workers, job.worker_demand) + np.outer(p.ps, job.ps_demand)
-    return use
+        idx = np.asarray(p.machines, dtype=np.intp)  # unique machines: fancy += is safe
+        free[idx] -= sign * (np.outer(p.workers, job.worker_demand) + np.outer(p.ps, job.ps_demand))
 
 
 def ceil_div(a: float, b: float) -> int:

@@ -21,7 +21,7 @@ import numpy as np
 from dmlsched.model.cluster import Cluster
 from dmlsched.model.decisions import ClusterDecision, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
-from dmlsched.schedulers._shared.placement import bundle, demand_of, place_round_robin
+from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
 from dmlsched.schedulers.protocols import register
 from dmlsched.sim.views import ClusterView
 
@@ -67,7 +67,7 @@ class Drf:
                 if load > cap * (1 + 1e-9):
                     continue
             self.pointer_ = pointer
-            free -= demand_of(job, p, free.shape[0])
+            take(free, job, p)
             w_cnt[j], s_cnt[j] = w_new, s_new
             size[j] = (w1, s1)
             used = w1 * np.asarray(job.worker_demand) + s1 * np.asarray(job.ps_demand)

@@ -18,7 +18,7 @@ import numpy as np
 
 from dmlsched.model.cluster import Cluster
 from dmlsched.model.decisions import ClusterDecision, Placement
-from dmlsched.schedulers._shared.placement import bundle, demand_of, place_round_robin
+from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
 from dmlsched.schedulers.protocols import register
 from dmlsched.sim.views import ClusterView
 
@@ -43,12 +43,11 @@ class Fifo:
         self.pointer_ = 0
 
     def decide(self, view: ClusterView) -> ClusterDecision:
-        H = self.cluster_.machines
         for job in view.arrivals:  # drawn at arrival so the stream is order-stable
             w = int(self.rng_.integers(self.min_workers, self.max_workers + 1))
             self.size_[job.id] = bundle(job, w)
         for j in [j for j in self.running_ if j in view.finished]:
-            self.free_ += demand_of(view.jobs[j], self.running_.pop(j), H)
+            take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)
         reject: list[int] = []
         for j in view.pending:  # arrival order; stop at the first that does not fit
             job = view.jobs[j]
@@ -60,6 +59,6 @@ class Fifo:
                 reject.append(j)
                 continue
             p, self.pointer_ = placed
-            self.free_ -= demand_of(job, p, H)
+            take(self.free_, job, p)
             self.running_[j] = p
         return ClusterDecision(allocations=dict(self.running_), reject=tuple(reject))
