@@ -50,7 +50,7 @@ def test_synthetic_server_ranges_when_the_node_list_is_absent(tmp_path) -> None:
     assert "synthetic" in note
 
 
-@pytest.mark.skipif(not node_list_path().exists(), reason="../shared/traces absent")
+@pytest.mark.skipif(node_list_path() is None, reason="../shared/traces absent")
 def test_servers_follow_the_alibaba_node_list() -> None:
     w, p, note = server_shapes(200, np.random.default_rng(0))
     assert set(w.tolist()) <= {1, 2, 4, 8} and p.min() >= 8 and "Alibaba" in note
@@ -67,4 +67,4 @@ def test_philly_workload_scales_the_trace_onto_the_span() -> None:
         np.random.default_rng(0),
     )
     arr = [j.arrival for j in wl.jobs]
-    assert wl.source == "philly" and arr == sorted(arr) and 0 <= arr[0] and arr[-1] < 40
+    assert wl.source == "philly" and arr == sorted(arr) and arr[0] >= 0 and arr[-1] < 40

@@ -2,9 +2,10 @@
 
 Servers: S edge servers whose worker count W_s = the GPUs and PS count P_s
 = the CPU cores of nodes drawn (with replacement) from the Alibaba GPU node
-list (``../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv``,
-read in place) — "for each server, the number of workers, and PSs
-corresponds to that of GPUs and CPUs in the trace".  If that file is absent
+list (``../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv`` via
+:func:`dmlsched.workloads.traces.load_trace`, read in place) — "for each
+server, the number of workers, and PSs corresponds to that of GPUs and CPUs
+in the trace".  If that file is absent
 the counts come from documented synthetic ranges that mimic it: W_s ∈
 {1, 2, 4, 8} with probabilities (0.02, 0.43, 0.04, 0.51) and P_s ∈ {8, 16,
 32, 64, 96, 104, 128} cores with (0.02, 0.09, 0.02, 0.02, 0.48, 0.32, 0.05);
@@ -55,37 +56,32 @@ _P_CHOICES = (8, 16, 32, 64, 96, 104, 128)
 _P_PROBS = (0.02, 0.09, 0.02, 0.02, 0.48, 0.32, 0.05)
 
 
-def node_list_path() -> Path:
-    """``<repo>/../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv``."""
-    root = Path(__file__).resolve().parents[3]
-    return root.parent / "shared" / "traces" / "alibaba-gpu-v2023" / "openb_node_list_gpu_node.csv"
+def node_list_path() -> Path | None:
+    """The Alibaba GPU-trace folder (:func:`~dmlsched.workloads.traces.default_trace_dir`)."""
+    from dmlsched.workloads.traces import default_trace_dir
 
-
-def _read_nodes(path: Path) -> np.ndarray:
-    """(GPUs, CPU cores) per node of the Alibaba list."""
-    import csv
-
-    rows = []
-    with path.open(newline="") as f:
-        for i, r in enumerate(csv.DictReader(f), start=2):
-            try:
-                rows.append((int(r["gpu"]), int(r["cpu_milli"]) // 1000))
-            except (KeyError, ValueError) as e:
-                raise InvalidInput("node row", i, "gpu and cpu_milli integers", str(path)) from e
-    if not rows:
-        raise InvalidInput("node list", str(path), "at least one node")
-    return np.asarray(rows, dtype=np.int64)
+    return default_trace_dir("alibaba")
 
 
 def server_shapes(
     n: int, rng: np.random.Generator, path: Path | None = None
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """(W_s, P_s, source note) for ``n`` servers."""
+    """(W_s, P_s, source note) for ``n`` servers, nodes drawn with replacement.
+
+    ``path`` overrides the trace folder; a missing one means synthetic ranges.
+    """
+    from dmlsched.workloads.traces import load_trace
+
     path = node_list_path() if path is None else path
-    if path.exists():
-        nodes = _read_nodes(path)
-        pick = nodes[rng.integers(len(nodes), size=n)]
-        return pick[:, 0], pick[:, 1], f"servers from Alibaba GPU node list ({path.name})"
+    if path is not None and path.exists():
+        nodes = np.asarray(load_trace("alibaba", path).nodes, dtype=float)
+        if len(nodes):
+            pick = nodes[rng.integers(len(nodes), size=n)]
+            return (
+                pick[:, 0].astype(np.int64),
+                pick[:, 1].astype(np.int64),
+                "servers from the Alibaba GPU node list",
+            )
     w = rng.choice(_W_CHOICES, size=n, p=_W_PROBS)
     p = rng.choice(_P_CHOICES, size=n, p=_P_PROBS)
     return w, p, "servers from synthetic ranges (Alibaba node list absent)"
