@@ -9,14 +9,14 @@ import pytest
 
 from dmlsched.model.cluster import Cluster, ClusterWorkload
 from dmlsched.schedulers._shared.gang import gang_allocate
-from dmlsched.schedulers._shared.las import (
+from dmlsched.schedulers._shared.placement import place_packed
+from dmlsched.schedulers._shared.priority import (
     las_key,
     las_queue,
     srtf_key,
-    starved,
+    starving,
     threshold_slots,
 )
-from dmlsched.schedulers._shared.placement import place_packed
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.cluster import simulate_cluster
 from tests.conftest import make_job
@@ -59,8 +59,8 @@ def test_las_queue_counts_thresholds_reached() -> None:
 
 
 def test_starvation_promotion_needs_a_positive_factor_and_enough_waiting() -> None:
-    assert not starved(100.0, 1.0, 0.0)
-    assert starved(10.0, 5.0, 2.0) and not starved(9.0, 5.0, 2.0)
+    assert not starving(100.0, 1.0, 0.0)
+    assert starving(10.0, 5.0, 2.0) and not starving(9.0, 5.0, 2.0)
 
 
 def test_thresholds_must_increase() -> None:

@@ -21,14 +21,41 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 
-__all__ = ["haprf_key", "las_order", "las_queue", "srtf_order", "starving"]
+__all__ = [
+    "haprf_key",
+    "las_key",
+    "las_order",
+    "las_queue",
+    "srtf_key",
+    "srtf_order",
+    "starving",
+    "threshold_slots",
+]
+
+
+def threshold_slots(gpu_hours: Sequence[float], slot_seconds: float) -> tuple[float, ...]:
+    """LAS queue thresholds from GPU-hours to worker·slots (slots of ``slot_seconds``)."""
+    out = tuple(float(h) * 3600.0 / float(slot_seconds) for h in gpu_hours)
+    if any(b <= a for a, b in itertools.pairwise(out)) or any(t <= 0 for t in out):
+        raise ValueError(f"thresholds must be positive and increasing: {tuple(gpu_hours)}")
+    return out
+
+
+def srtf_key(remaining_time: float, arrival: float, job: int) -> tuple[float, float, int]:
+    """SRTF sort key: least remaining time first, ties by arrival then id."""
+    return (remaining_time, arrival, job)
+
+
+def las_key(queue: int, entered: float, job: int) -> tuple[int, float, int]:
+    """2D-LAS sort key: lower queue first, then FIFO by when the job entered it."""
+    return (queue, entered, job)
 
 
 def srtf_order(
     ids: Sequence[int], remaining: Mapping[int, float], arrival: Mapping[int, float]
 ) -> list[int]:
     """Ids by remaining time, then arrival, then id (ascending = higher priority)."""
-    return sorted(ids, key=lambda j: (remaining[j], arrival[j], j))
+    return sorted(ids, key=lambda j: srtf_key(remaining[j], arrival[j], j))
 
 
 def las_queue(attained: float, thresholds: Sequence[float]) -> int:
@@ -42,8 +69,8 @@ def las_queue(attained: float, thresholds: Sequence[float]) -> int:
 
 
 def starving(waited: float, executed: float, knob: float | None) -> bool:
-    """Tiresias promotion: waited ≥ knob × executed (never with knob None)."""
-    if knob is None or executed <= 0:
+    """Tiresias promotion: waited ≥ knob × executed (off with knob None or ≤ 0)."""
+    if knob is None or knob <= 0 or executed <= 0:
         return False
     return waited >= knob * executed
 
@@ -58,8 +85,7 @@ def las_order(
     """Ids by (queue, arrival, id); ``promoted`` jobs sit in queue 0."""
 
     def key(j: int) -> tuple[int, float, int]:
-        q = 0 if j in promoted else las_queue(attained[j], thresholds)
-        return (q, arrival[j], j)
+        return las_key(0 if j in promoted else las_queue(attained[j], thresholds), arrival[j], j)
 
     return sorted(ids, key=key)
 

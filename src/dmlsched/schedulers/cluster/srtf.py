@@ -12,7 +12,7 @@ skip-ahead, no migration of a job that keeps running, consolidated placement).
   job first runs) ÷ the gang's predicted rate, Eq. (1) with the internal
   bandwidth when the consolidated gang fits one machine, else external (the
   scheduler does not see the engine's speed model, e.g. a measured one).
-* Ties by arrival then id (:func:`~dmlsched.schedulers._shared.las.srtf_key`).
+* Ties by arrival then id (:func:`~dmlsched.schedulers._shared.priority.srtf_key`).
 * A job whose gang cannot be placed on the empty cluster is rejected on arrival.
 """
 
@@ -26,7 +26,7 @@ from dmlsched.model.cluster import Cluster
 from dmlsched.model.decisions import ClusterDecision, Placement
 from dmlsched.model.speed.pdors import sync_rate, worker_rate
 from dmlsched.schedulers._shared.gang import gang_allocate, gang_need, place
-from dmlsched.schedulers._shared.las import srtf_key
+from dmlsched.schedulers._shared.priority import srtf_key
 from dmlsched.schedulers.cluster.tiresias import gang_size
 from dmlsched.schedulers.protocols import register
 from dmlsched.sim.views import ClusterView

@@ -7,10 +7,10 @@ As the Pollux artifact's simulator implements it (``simulator/tiresias.py``):
   plus ⌈W/γ⌉ PSs (Eq. (2)); a job without a request gets FIFO's convention, W
   uniform in [1, 30] drawn from the run's generator at arrival (capped at F);
 * each slot, every job's attained service (workers × slots run) sets its
-  queue (:func:`~dmlsched.schedulers._shared.las.las_queue`; default two
+  queue (:func:`~dmlsched.schedulers._shared.priority.las_queue`; default two
   queues split at 16 GPU-hours), queues are served in order, FIFO within a
   queue by the slot the job entered it
-  (:func:`~dmlsched.schedulers._shared.las.las_key`);
+  (:func:`~dmlsched.schedulers._shared.priority.las_key`);
 * whole gangs are selected and placed by
   :func:`~dmlsched.schedulers._shared.gang.gang_allocate`: preemptive,
   skip-ahead, running jobs keep their placement, new ones consolidated;
@@ -36,8 +36,8 @@ import numpy as np
 from dmlsched.model.cluster import SLOT_SECONDS, Cluster
 from dmlsched.model.decisions import ClusterDecision, Placement
 from dmlsched.schedulers._shared.gang import fits_empty, gang_allocate, gang_need
-from dmlsched.schedulers._shared.las import las_key, las_queue, starved, threshold_slots
 from dmlsched.schedulers._shared.placement import bundle
+from dmlsched.schedulers._shared.priority import las_key, las_queue, starving, threshold_slots
 from dmlsched.schedulers.protocols import register
 from dmlsched.sim.views import ClusterView
 
@@ -113,7 +113,7 @@ class Tiresias:
                 self.waited_[j] = 0.0
             elif self.executed_[j] > 0:
                 self.waited_[j] += 1.0
-                if self.queue_[j] > 0 and starved(
+                if self.queue_[j] > 0 and starving(
                     self.waited_[j], self.executed_[j] / self.gang_[j][0], self.starvation
                 ):
                     self.executed_[j] = 0.0
