@@ -124,6 +124,29 @@ class GeoScheduler(Scheduler, Protocol):
 __all__ += ["GeoScheduler"]
 
 
+@runtime_checkable
+class EdgeCloudScheduler(Scheduler, Protocol):
+    """``edge-cloud`` (A_online setting): ``reset`` once per run, ``decide`` once per slot.
+
+    ``decide(view)`` returns an :class:`~dmlsched.model.edge_cloud.EdgeCloudDecision`:
+    dispatch (each chunk's worker, fixed forever), the chunks trained this slot
+    and one PS per training job.  Schedulers that plan ahead (A_online fixes a
+    chunk's worker and HAPRF order at arrival) keep their plan and return the
+    slot's part; they read completion from ``view.remaining``/``view.finished``.
+    """
+
+    def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: EdgeCloudView) -> EdgeCloudDecision: ...
+
+
+if TYPE_CHECKING:
+    from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
+    from dmlsched.sim.edge_cloud_view import EdgeCloudView
+
+__all__ += ["EdgeCloudScheduler"]
+
+
 # ``interval`` (SMD paper): one decision per run.  ``reset(capacity, resources,
 # rng)`` then ``decide(view)`` with the interval's jobs; the decision admits
 # jobs and gives each (w[i], p[i]) (Eq. (2)–(3), positive integers).

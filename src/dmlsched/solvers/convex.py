@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
@@ -142,6 +141,8 @@ def _solve(
     name: str,
     accept_inaccurate: bool,
 ) -> ConvexSolution:
+    import cvxpy as cp  # deferred: cvxpy costs ~1 s of start-up for every other command
+
     n = int(np.asarray(c).size)
     x = cp.Variable(n)
     sig = sigma(eps)
