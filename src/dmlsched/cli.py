@@ -8,6 +8,7 @@ cell kept in ``results.csv``.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -141,6 +142,10 @@ def compare(
     ray: Annotated[
         str | None, typer.Option(help="Ray address, or 'local' to start one here.")
     ] = None,
+    slot_seconds: Annotated[
+        float | None,
+        typer.Option(help="Slot length in seconds for pollux:/gavel: workloads (default 60)."),
+    ] = None,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
     if setting not in SETTINGS:
@@ -156,6 +161,17 @@ def compare(
     extra: dict[str, Any] = {"skip_bad_rows": skip_bad_rows}
     if mode is not None:
         extra["mode"] = mode
+    sched_params: dict[str, dict[str, Any]] = {}
+    if slot_seconds is not None:
+        if not slot_seconds > 0:
+            raise InvalidInput("slot-seconds", slot_seconds, "> 0")
+        extra["slot_seconds"] = slot_seconds
+        # schedulers with time-valued parameters (tiresias' thresholds) need the slot length
+        sched_params = {
+            n: {"slot_seconds": slot_seconds}
+            for n in names
+            if "slot_seconds" in inspect.signature(registry()[(setting, n)]).parameters
+        }
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     first = _build(setting, workload, params, workload, 0, False)  # validates input up front
     notes = list(getattr(first, "notes", ()))
@@ -169,6 +185,7 @@ def compare(
         schedulers=tuple(names),
         metrics=(),
         build=partial(_build, setting, workload, params),
+        scheduler_params=sched_params,
     )
     cfg = RunConfig(
         seeds=seeds,
@@ -182,6 +199,7 @@ def compare(
             "trace": str(trace) if trace else None,
             "skip_bad_rows": skip_bad_rows,
             "mode": mode,
+            "slot_seconds": slot_seconds,
             "notes": notes,
         },
     )
@@ -275,6 +293,49 @@ def run(
     if events:
         write_events_csv(result.events, events)
     print(json.dumps(result.metrics, indent=2, sort_keys=True))
+
+
+@app.command()
+def export(
+    workload: Annotated[str, typer.Option(help="synthetic | pollux:PATH | gavel:PATH | PATH.")],
+    format: Annotated[str, typer.Option("--format", help="pollux | gavel.")],
+    out: Annotated[Path, typer.Option(help="File to write.")],
+    jobs: Annotated[int | None, typer.Option()] = None,
+    machines: Annotated[int | None, typer.Option()] = None,
+    slots: Annotated[int | None, typer.Option()] = None,
+    seed: Annotated[int, typer.Option()] = 0,
+    slot_seconds: Annotated[
+        float | None,
+        typer.Option(help="Slot length (s): 60 for pollux:/gavel: imports, else 3600."),
+    ] = None,
+) -> None:
+    """Write a cluster workload's jobs in a peer simulator's format (Pollux CSV, Gavel .trace)."""
+    from dmlsched.model.cluster import SLOT_SECONDS
+    from dmlsched.workloads.export import export_workload, slot_seconds_of
+
+    if slot_seconds is not None and not slot_seconds > 0:
+        raise InvalidInput("slot-seconds", slot_seconds, "> 0")
+    extra: dict[str, Any] = {"slot_seconds": slot_seconds} if slot_seconds else {}
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, extra=extra)
+    wl = _build("cluster", workload, params, None, seed, False)
+    secs = slot_seconds or slot_seconds_of(wl, SLOT_SECONDS)
+    n = export_workload(wl, format, out, secs)
+    console.print(f"wrote {n} jobs to {out} ({format}, {secs:g}-s slots)")
+
+
+@app.command()
+def calibrate(
+    out: Annotated[Path, typer.Option(help="Output folder.")],
+    profiles: Annotated[
+        Path | None, typer.Option(help="Pollux profiles folder (default: ../shared/peers).")
+    ] = None,
+) -> None:
+    """Eq. (1)'s slowdown from spanning 1, 2, 4 machines vs the Pollux measurements."""
+    from dmlsched.experiments.calibrate import calibrate as run_calibration
+
+    path = run_calibration(out, profiles)
+    console.print(path.read_text())
+    console.print(f"wrote {path} and {out / 'calibration.png'}")
 
 
 @app.command()

@@ -11,7 +11,22 @@ from pathlib import Path
 
 from dmlsched.experiments.results import COLUMNS, done_cells, repair
 
-ARGS = ["reproduce", "cluster-baselines", "--quick", "--seeds", "4", "--workers", "1"]
+# 2 schedulers × 8 seeds, ~0.1–0.3 s a cell: slow enough to be killed mid-sweep
+ARGS = [
+    "compare",
+    "--schedulers",
+    "fifo,drf",
+    "--jobs",
+    "40",
+    "--machines",
+    "10",
+    "--slots",
+    "20",
+    "--seeds",
+    "8",
+    "--workers",
+    "1",
+]
 
 
 def _cli(out: Path) -> list[str]:

@@ -9,25 +9,13 @@ import pytest
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.speed.pdors import comm_slots, job_rate, sync_rate, worker_rate
+from tests.conftest import make_job
 
 
 def _job(**kw: object) -> ClusterJob:
-    base = dict(
-        id=0,
-        arrival=0,
-        epochs=1,
-        samples=1000,
-        batch=10,
-        grad_mb=100.0,
-        tau=1e-4,
-        gamma=2.0,
-        worker_demand=(1.0, 1.0, 1.0, 1.0),
-        ps_demand=(0.0, 1.0, 1.0, 1.0),
-        b_int=40.0,
-        b_ext=1.0,
-    )
-    base.update(kw)
-    return ClusterJob(**base)  # type: ignore[arg-type]
+    spec: dict[str, object] = dict(grad_mb=100.0, tau=1e-4)
+    spec.update(kw)
+    return make_job(**spec)
 
 
 def test_straggler_defaults_to_one_and_leaves_the_rate_unchanged() -> None:

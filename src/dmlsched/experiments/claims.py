@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 __all__ = ["Beats", "Bound", "Claim", "ClaimResult", "Report", "mean_ci"]
 
@@ -29,6 +28,8 @@ def mean_ci(values: np.ndarray) -> tuple[float, float]:
     m = float(v.mean())
     if v.size < 2:
         return m, 0.0
+    from scipy import stats  # deferred: scipy.stats costs ~1 s of CLI start-up
+
     half = float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
     return m, half
 

@@ -9,7 +9,6 @@ import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment, get
 from dmlsched.experiments.claims import ClaimResult, mean_ci
-from dmlsched.experiments.plots import plot_metric
 from dmlsched.experiments.results import read_results
 
 __all__ = ["render_report", "summary_table"]
@@ -48,6 +47,8 @@ def _experiment_for(config: dict) -> Experiment | None:
 
 def render_report(out: Path) -> Path:
     """Write ``out/summary.md`` and ``out/<metric>.png``; returns the summary path."""
+    from dmlsched.experiments.plots import plot_metric  # deferred: matplotlib is slow to import
+
     df = read_results(out / "results.csv")
     config = json.loads((out / "config.json").read_text()) if (out / "config.json").exists() else {}
     exp = _experiment_for(config)

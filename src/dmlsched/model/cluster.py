@@ -21,15 +21,23 @@ Two job models share one spec (``mode``):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.utility import Sigmoid, Utility
 
-__all__ = ["RESOURCES", "SLOT_SECONDS", "Cluster", "ClusterJob", "ClusterWorkload"]
+__all__ = [
+    "RESOURCES",
+    "SLOT_SECONDS",
+    "Cluster",
+    "ClusterJob",
+    "ClusterWorkload",
+    "SpeedModel",
+]
 
 SLOT_SECONDS = 3600.0
 RESOURCES: tuple[str, ...] = ("gpu", "cpu", "mem", "storage")
@@ -63,6 +71,9 @@ class ClusterJob:
     minibatches: int = 1  # M, mini-batches per chunk (async)
     ps_bandwidth: float = math.inf  # B, Gbps per PS (async, (3.4))
     straggler: float = 1.0  # slowest ÷ mean worker time per sample (sync, BSP); τ·straggler
+    # Gang size the job's owner asked for (peer traces' GPUs / ``num_replicas``);
+    # None = the scheduler chooses.  Only gang schedulers (srtf, tiresias) read it.
+    requested_workers: int | None = None
 
     def __post_init__(self) -> None:
         j = self.id
@@ -83,6 +94,11 @@ class ClusterJob:
         if self.mode == "async" and self.straggler != 1.0:
             # async workers do not wait for each other, so one factor for all is wrong
             raise InvalidInput("straggler", self.straggler, "1 for async (BSP only)", f"job {j}")
+        rw = self.requested_workers
+        if rw is not None and (int(rw) != rw or not 1 <= rw <= self.max_workers):
+            raise InvalidInput(
+                "requested_workers", rw, f"integer in [1, {self.max_workers}]", f"job {j}"
+            )
         if not (self.ps_bandwidth > 0):
             raise InvalidInput("ps_bandwidth", self.ps_bandwidth, "> 0", f"job {j}")
         if len(self.worker_demand) != len(self.ps_demand):
@@ -143,15 +159,40 @@ class Cluster:
         return cls(np.tile(np.asarray(per_machine, dtype=float), (machines, 1)))
 
 
+@runtime_checkable
+class SpeedModel(Protocol):
+    """An engine-side speed model replacing Eq. (1) (see ``ClusterWorkload.speed``).
+
+    ``rate`` returns the job's work (samples, or mini-batches for async jobs)
+    per slot for a placement given as parallel lists (machine, w_h, s_h) —
+    the signature of :func:`dmlsched.model.speed.pdors.job_rate`.
+    """
+
+    def rate(
+        self,
+        job: ClusterJob,
+        machines: Sequence[int],
+        workers: Sequence[int],
+        ps: Sequence[int],
+    ) -> float: ...
+
+
 @dataclass(frozen=True)
 class ClusterWorkload:
-    """A ``cluster``-setting instance: jobs (sorted by arrival), cluster, horizon T."""
+    """A ``cluster``-setting instance: jobs (sorted by arrival), cluster, horizon T.
+
+    ``speed``: the engine's speed model for this instance; ``None`` (default)
+    is PD-ORS Eq. (1)–(3) (:func:`dmlsched.model.speed.pdors.job_rate`).  A
+    workload built from measured throughput (e.g. the Pollux profiles, see
+    :mod:`dmlsched.model.speed.measured`) sets it; schedulers never see it.
+    """
 
     jobs: tuple[ClusterJob, ...]
     cluster: Cluster
     horizon: int
     source: str = "synthetic"
     notes: tuple[str, ...] = ()
+    speed: SpeedModel | None = None
 
     def __post_init__(self) -> None:
         if self.horizon < 1:

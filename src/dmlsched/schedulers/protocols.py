@@ -103,3 +103,64 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
         return cls(**params)
     except TypeError as e:
         raise InvalidInput(f"{name} parameters", params, str(e)) from e
+
+
+# ``geo`` (mlBroker): ``decide(view)`` once per slot returns a
+# :class:`~dmlsched.model.geo.GeoDecision` with a placement for every active
+# job (workers y_i^r(t), PS site, data moves q_i^{rr'}(t)); the engine derives
+# g, v, z and prices the slot.
+if TYPE_CHECKING:
+    from dmlsched.model.geo import GeoDecision, GeoSites
+    from dmlsched.sim.geo import GeoView
+
+
+@runtime_checkable
+class GeoScheduler(Scheduler, Protocol):
+    def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: GeoView) -> GeoDecision: ...
+
+
+__all__ += ["GeoScheduler"]
+
+
+@runtime_checkable
+class EdgeCloudScheduler(Scheduler, Protocol):
+    """``edge-cloud`` (A_online setting): ``reset`` once per run, ``decide`` once per slot.
+
+    ``decide(view)`` returns an :class:`~dmlsched.model.edge_cloud.EdgeCloudDecision`:
+    dispatch (each chunk's worker, fixed forever), the chunks trained this slot
+    and one PS per training job.  Schedulers that plan ahead (A_online fixes a
+    chunk's worker and HAPRF order at arrival) keep their plan and return the
+    slot's part; they read completion from ``view.remaining``/``view.finished``.
+    """
+
+    def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: EdgeCloudView) -> EdgeCloudDecision: ...
+
+
+if TYPE_CHECKING:
+    from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
+    from dmlsched.sim.edge_cloud_view import EdgeCloudView
+
+__all__ += ["EdgeCloudScheduler"]
+
+
+# ``interval`` (SMD paper): one decision per run.  ``reset(capacity, resources,
+# rng)`` then ``decide(view)`` with the interval's jobs; the decision admits
+# jobs and gives each (w[i], p[i]) (Eq. (2)–(3), positive integers).
+if TYPE_CHECKING:
+    from dmlsched.model.interval import IntervalDecision, IntervalView
+
+
+@runtime_checkable
+class IntervalScheduler(Scheduler, Protocol):
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None: ...
+
+    def decide(self, view: IntervalView) -> IntervalDecision: ...
+
+
+__all__ += ["IntervalScheduler"]

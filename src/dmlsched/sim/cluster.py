@@ -10,8 +10,15 @@ Per slot t:
    (4), (5), (7) and, for async jobs, (3.2), (3.4), (3.5);
 4. advance each allocated job by the engine's own speed model
    (:func:`dmlsched.model.speed.pdors.job_rate` on the actual counts and
-   locality, Fact 1); a job completes in the slot its work reaches E·K
-   (sync) or E·K·M (async).
+   locality, Fact 1 — or ``workload.speed.rate`` when the workload carries a
+   measured speed model, same signature); a job completes in the slot its
+   work reaches E·K (sync) or E·K·M (async).
+
+Once every job has arrived and none is pending or active, the remaining
+slots cannot change anything (no decision can touch a finished or rejected
+job), so the loop stops early; their utilization rows stay 0, so every
+metric equals that of the full loop.  This keeps long horizons (peer
+replays, 60-s slots) cheap.
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
@@ -80,8 +87,12 @@ def simulate_cluster(
     finished_fs: frozenset[int] = frozenset()
     jct: dict[int, float] = {}
     checked: dict[int, tuple] = {}  # job -> (placement, machine idx, demand, rate)
+    rate_of = workload.speed.rate if workload.speed is not None else job_rate
+    last_arrival = max(by_slot, default=-1)
 
     for t in range(T):
+        if t > last_arrival and not pending and not active:
+            break  # nothing left that a decision could change (see module docstring)
         arrivals = tuple(by_slot.get(t, ()))
         for job in arrivals:
             jobs[job.id] = job
@@ -143,7 +154,7 @@ def simulate_cluster(
                     np.outer(p.workers, job.worker_demand)  # type: ignore[attr-defined]
                     + np.outer(p.ps, job.ps_demand)
                 )  # type: ignore[attr-defined]
-                rate = job_rate(job, p.machines, p.workers, p.ps)  # type: ignore[arg-type]
+                rate = rate_of(job, p.machines, p.workers, p.ps)  # type: ignore[arg-type]
                 hit = checked[j] = (p, idx, demand, rate)
             _, idx, demand, rate = hit
             if not p.machines:

@@ -150,3 +150,24 @@ def solve_lp(
 ) -> Solution:
     """Build and solve once (see :class:`LinearModel` for the arguments)."""
     return LinearModel(c, a, row_lower, row_upper, col_lower, col_upper, **kwargs).solve()  # type: ignore[arg-type]
+
+
+def set_coefficients(
+    model: LinearModel, rows: np.ndarray, cols: np.ndarray, values: np.ndarray
+) -> None:
+    """Change matrix entries A[row, col] in place (e.g. a grid point's ratio bound).
+
+    Appended for SMD Alg. 1, whose grid constraints ζ_j(x) ≤ ν_j put ν_j in
+    the matrix after the Charnes–Cooper transform.
+    """
+    for r, c, v in zip(rows, cols, values, strict=True):
+        model._h.changeCoeff(int(r), int(c), float(v))
+
+
+def clear_basis(model: LinearModel) -> None:
+    """Discard the previous basis so the next solve starts cold.
+
+    After many in-place matrix changes HiGHS may answer "Unknown" from a
+    stale basis; a cold re-solve settles the status.
+    """
+    model._h.clearSolver()

@@ -10,7 +10,7 @@ registers at least ``"synthetic"`` (the contract test builds a tiny one with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +61,17 @@ def workload_names(setting: str) -> list[str]:
 def build_workload(
     setting: str, name: str, params: WorkloadParams, rng: np.random.Generator
 ) -> Any:
-    """The named workload; a path-like ``name`` is a job-spec file (see ``files``)."""
+    """The named workload; a path-like ``name`` is a job-spec file (see ``files``).
+
+    ``KIND:PATH`` (e.g. ``pollux:/x/workload-6.csv``, ``gavel:/x/a.trace``)
+    calls the builder registered as ``"KIND:"`` with ``params.trace = PATH``.
+    """
     _load()
+    kind, sep, rest = name.partition(":")
+    if sep and (setting, kind + ":") in _BUILDERS:
+        if not rest:
+            raise InvalidInput("workload", name, f"{kind}:PATH")
+        return _BUILDERS[(setting, kind + ":")](replace(params, trace=Path(rest)), rng)
     if (setting, name) not in _BUILDERS and Path(name).suffix.lower() in (".json", ".csv"):
         if setting != "cluster":
             raise InvalidInput("workload", name, "job-spec files are for --setting cluster")

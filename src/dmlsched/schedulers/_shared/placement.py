@@ -18,7 +18,7 @@ from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.decisions import Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
-__all__ = ["bundle", "place_round_robin", "take", "task_order"]
+__all__ = ["bundle", "place_packed", "place_round_robin", "take", "task_order"]
 
 _EPS = 1e-9
 
@@ -114,3 +114,54 @@ def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> 
 
 def ceil_div(a: float, b: float) -> int:
     return math.ceil(a / b - 1e-12)
+
+
+def place_packed(free: np.ndarray, job: ClusterJob, workers: int, ps: int) -> Placement | None:
+    """Consolidate ``workers`` + ``ps`` tasks on as few machines as possible.
+
+    The gang placement of Tiresias (Gu et al., NSDI'19, "consolidated
+    placement") and of the Pollux simulator's Tiresias (next GPUs from the
+    machine with the most free ones): workers go to the machine that still
+    fits the most of them (ties: lower index), then PSs to machines the job
+    already uses, else to the machine with most room.  All-or-nothing;
+    ``free`` (H × R) is not modified; async jobs must also meet (3.4).
+    """
+    left = free.copy()
+    wd = np.asarray(job.worker_demand, dtype=float)
+    pd = np.asarray(job.ps_demand, dtype=float)
+    w_cnt: Counter[int] = Counter()
+    s_cnt: Counter[int] = Counter()
+
+    def fit_count(d: np.ndarray) -> np.ndarray:
+        pos = d > _EPS
+        if not pos.any():
+            return np.full(left.shape[0], np.iinfo(np.int64).max // 4)
+        return np.floor((left[:, pos] + _EPS) / d[pos]).min(axis=1).astype(np.int64)
+
+    need = int(workers)
+    while need > 0:
+        fits = fit_count(wd)
+        m = int(np.argmax(fits))
+        if fits[m] <= 0:
+            return None
+        k = int(min(fits[m], need))
+        left[m] -= k * wd
+        w_cnt[m] += k
+        need -= k
+    for _ in range(int(ps)):
+        fits = fit_count(pd)
+        used = [m for m in sorted(w_cnt) if fits[m] > 0]
+        if used:
+            m = used[0]
+        else:
+            m = int(np.argmax(fits))
+            if fits[m] <= 0:
+                return None
+        left[m] -= pd
+        s_cnt[m] += 1
+    p = Placement.from_counts(w_cnt, s_cnt)
+    if job.mode == "async":
+        load, cap = ps_bandwidth_load(job, p.machines, p.workers, p.ps)
+        if load > cap * (1 + 1e-9):
+            return None
+    return p

@@ -1,0 +1,358 @@
+"""A_online (Wang et al.) Sec. V-C simulations: Figs. 7–13 in the ``edge-cloud`` setting.
+
+Instances follow :mod:`dmlsched.workloads.edge_cloud` (Table II models, Sec. V
+ranges, servers from the Alibaba GPU node list).  Arrivals come from the
+Philly trace scaled onto the arrival span when the trace module and the
+trace are available, otherwise uniform (the workload's ``notes`` say which).
+
+Decisions (the paper does not give them):
+
+* arrival span: Figs. 7/9 and 11 use a fixed span of 300 slots (hours), so
+  the load grows with J as in the paper; Figs. 8/10 use 200 jobs over 300
+  slots; quick runs use 50 servers and fewer jobs over 150 slots;
+* Figs. 12/13 (competitive ratio, "reduced input with [5, 25] jobs and
+  [5, 45] servers"): arrivals over 20 slots; Fig. 12 fixes S = 25, Fig. 13
+  fixes J = 15; ε ∈ {0.1, …, 0.5}.  ``competitive_ratio_eps<ε>`` = total JCT
+  of A_online at (1 + ε) speed ÷ the LP bound (:mod:`dmlsched.offline.edge_cloud`,
+  speed 1); ``competitive_ratio`` is the ε = 0.1 value (the largest);
+  ``fractional_ratio_eps<ε>`` uses A_online's ILP (4) objective (Σ f_jd)
+  instead of its JCT — the quantity Theorem 3 bounds by 1 + 1/ε.
+* ``jct_rate`` = total JCT ÷ SRTF's on the same instance (Sec. V-A).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from dmlsched.experiments.catalogue import Experiment, Point, register
+from dmlsched.experiments.claims import Beats, Bound, Report
+from dmlsched.model.edge_cloud import EdgeCloudWorkload
+from dmlsched.rng import make_rng, spawn
+
+__all__ = [
+    "EPSILONS",
+    "build_fixed_jobs",
+    "build_fixed_servers",
+    "build_ratio_jobs",
+    "build_ratio_servers",
+    "jct_rate_cell",
+    "ratio_cell",
+]
+
+EPSILONS: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5)
+ALL = ("a-online", "a-online-edge", "srtf", "tiresias-l", "batchsche")
+PREEMPTIVE = ("a-online", "a-online-edge", "srtf", "tiresias-l")
+
+
+def _instance(jobs: int, servers: int, span: int, seed: int) -> EdgeCloudWorkload:
+    from dmlsched.workloads.edge_cloud import edge_cloud_workload, philly_arrivals
+
+    wl_rng, _ = spawn(make_rng(seed), 2)
+    arr_rng, rng = wl_rng.spawn(2)
+    try:
+        arrivals = philly_arrivals(jobs, span, arr_rng)
+        note = ("arrivals: Philly trace scaled to the span",)
+        source = "philly"
+    except (ImportError, OSError, ValueError):  # trace module or file absent
+        arrivals = None
+        note = ("arrivals: uniform (Philly trace unavailable)",)
+        source = "synthetic"
+    return edge_cloud_workload(
+        jobs, servers, span, rng, arrivals=arrivals, source=source, notes=note
+    )
+
+
+def build_fixed_servers(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
+    """Figs. 7, 9, 11: ``point`` jobs; S = 100 (quick 50) over 300 (quick 150) slots."""
+    return _instance(int(point), 50 if quick else 100, 150 if quick else 300, seed)
+
+
+def build_fixed_jobs(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
+    """Figs. 8, 10: ``point`` servers; 200 jobs (quick 60) over 300 (quick 150) slots."""
+    return _instance(60 if quick else 200, int(point), 150 if quick else 300, seed)
+
+
+def build_ratio_jobs(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
+    """Fig. 12: ``point`` jobs, S = 25, arrivals over 20 slots."""
+    return _instance(int(point), 25, 20, seed)
+
+
+def build_ratio_servers(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
+    """Fig. 13: ``point`` servers, J = 15, arrivals over 20 slots."""
+    return _instance(15, int(point), 20, seed)
+
+
+def _simulate(wl: EdgeCloudWorkload, scheduler: str, seed: int) -> dict[str, float]:
+    from dmlsched.schedulers.protocols import make_scheduler
+    from dmlsched.sim.engine import simulate
+
+    _, rng = spawn(make_rng(seed), 2)
+    return simulate("edge-cloud", wl, make_scheduler("edge-cloud", scheduler), rng).metrics
+
+
+_BUILDERS = {"fixed_servers": build_fixed_servers, "fixed_jobs": build_fixed_jobs}
+
+
+@lru_cache(maxsize=64)
+def _srtf_jct(kind: str, point: Point, seed: int, quick: bool) -> float:
+    return _simulate(_BUILDERS[kind](point, seed, quick), "srtf", seed)["total_jct"]
+
+
+def _rate_cell(kind: str, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
+    m = _simulate(_BUILDERS[kind](point, seed, quick), scheduler, seed)
+    base = m["total_jct"] if scheduler == "srtf" else _srtf_jct(kind, point, seed, quick)
+    return {**m, "jct_rate": m["total_jct"] / base if base > 0 else float("nan")}
+
+
+def jct_rate_cell(
+    exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
+) -> dict[str, float]:
+    """Metrics of one run plus ``jct_rate`` = total JCT ÷ SRTF's (Figs. 7, 8)."""
+    kind = "fixed_servers" if exp.build is build_fixed_servers else "fixed_jobs"
+    return _rate_cell(kind, scheduler, point, seed, quick)
+
+
+def ratio_cell(
+    exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
+) -> dict[str, float]:
+    """LP bound once, then the scheduler at every (1 + ε) speed (Figs. 12, 13)."""
+    from dmlsched.offline.edge_cloud import lp_lower_bound
+
+    wl = exp.build(point, seed, quick)
+    bound = lp_lower_bound(wl).value
+    out: dict[str, float] = {"lp_bound": bound}
+    for eps in EPSILONS:
+        m = _simulate(wl.with_speedup(1.0 + eps), scheduler, seed)
+        out[f"competitive_ratio_eps{eps:g}"] = m["total_jct"] / bound
+        out[f"fractional_ratio_eps{eps:g}"] = m["fractional_flow"] / bound
+    out["competitive_ratio"] = out[f"competitive_ratio_eps{EPSILONS[0]:g}"]
+    return out
+
+
+_BEATS_TEXT = "A_online has the lowest total JCT of A_online, SRTF, Tiresias-L, BatchSche"
+
+register(
+    Experiment(
+        id="aonline-fig7",
+        setting="edge-cloud",
+        title="JCT rate (÷ SRTF) vs number of jobs, 100 servers",
+        param="jobs",
+        points=(100, 150, 200, 250, 300),
+        quick_points=(30, 60),
+        schedulers=ALL,
+        metrics=(
+            "jct_rate",
+            "total_jct",
+            "preemptions",
+            "utilization",
+            "makespan",
+            "cloud_chunk_share",
+        ),
+        build=build_fixed_servers,
+        cell=jct_rate_cell,
+        default_seeds=3,
+        claims=(
+            Beats(
+                "total_jct",
+                "a-online",
+                ("srtf", "tiresias-l", "batchsche"),
+                higher=False,
+                text=_BEATS_TEXT + " at every J (Fig. 7)",
+            ),
+            Report(
+                "jct_rate",
+                "a-online-edge",
+                "A_online-E (paper: best in its edge-only category; no other edge-only "
+                "scheduler here — SRTF, Tiresias-L and BatchSche overflow to the cloud)",
+            ),
+            Report(
+                "jct_rate",
+                "a-online",
+                "paper: A_online's JCT up to 30% below SRTF's (rate ≈ 0.7 at the largest J)",
+            ),
+        ),
+        reproduces="A_online Fig. 7",
+    )
+)
+
+register(
+    Experiment(
+        id="aonline-fig8",
+        setting="edge-cloud",
+        title="JCT rate (÷ SRTF) vs number of edge servers, 200 jobs",
+        param="servers",
+        points=(20, 40, 60, 80, 100),
+        quick_points=(20, 50),
+        schedulers=ALL,
+        metrics=(
+            "jct_rate",
+            "total_jct",
+            "preemptions",
+            "utilization",
+            "makespan",
+            "cloud_chunk_share",
+        ),
+        build=build_fixed_jobs,
+        cell=jct_rate_cell,
+        default_seeds=3,
+        claims=(
+            Beats(
+                "total_jct",
+                "a-online",
+                ("srtf", "tiresias-l", "batchsche"),
+                higher=False,
+                text=_BEATS_TEXT + " at every S (Fig. 8)",
+            ),
+            Report("jct_rate", "a-online-edge", "paper: A_online-E's rate falls as S grows"),
+        ),
+        reproduces="A_online Fig. 8",
+    )
+)
+
+register(
+    Experiment(
+        id="aonline-fig9",
+        setting="edge-cloud",
+        title="Preemptions vs number of jobs, 100 servers",
+        param="jobs",
+        points=(100, 150, 200, 250, 300),
+        quick_points=(30, 60),
+        schedulers=PREEMPTIVE,
+        metrics=("preemptions", "total_jct"),
+        build=build_fixed_servers,
+        default_seeds=3,
+        claims=(
+            Report(
+                "preemptions",
+                "a-online",
+                "paper: preemptions grow with J; A_online's stay relatively low, above SRTF's",
+            ),
+            Beats(
+                "preemptions",
+                "a-online",
+                ("a-online-edge",),
+                higher=False,
+                text="offloading to the cloud: A_online preempts less than A_online-E",
+            ),
+        ),
+        reproduces="A_online Fig. 9",
+    )
+)
+
+register(
+    Experiment(
+        id="aonline-fig10",
+        setting="edge-cloud",
+        title="Preemptions vs number of edge servers, 200 jobs",
+        param="servers",
+        points=(20, 40, 60, 80, 100),
+        quick_points=(20, 50),
+        schedulers=PREEMPTIVE,
+        metrics=("preemptions", "total_jct"),
+        build=build_fixed_jobs,
+        default_seeds=3,
+        claims=(
+            Beats(
+                "preemptions",
+                "a-online",
+                ("a-online-edge",),
+                higher=False,
+                text="A_online preempts less than A_online-E at every S (Fig. 10)",
+            ),
+        ),
+        reproduces="A_online Fig. 10",
+    )
+)
+
+register(
+    Experiment(
+        id="aonline-fig11",
+        setting="edge-cloud",
+        title="Edge utilization and makespan, 300 jobs, 100 servers",
+        param="jobs",
+        points=(300,),
+        quick_points=(60,),
+        schedulers=PREEMPTIVE,
+        metrics=("utilization", "makespan", "total_jct"),
+        build=build_fixed_servers,
+        default_seeds=3,
+        plot="bar",
+        claims=(
+            Beats(
+                "utilization",
+                "a-online",
+                ("srtf", "tiresias-l"),
+                text="A_online uses the edge more than SRTF and Tiresias-L (Fig. 11)",
+            ),
+            Beats(
+                "makespan",
+                "a-online",
+                ("srtf", "tiresias-l"),
+                higher=False,
+                text="A_online's makespan is below SRTF's and Tiresias-L's "
+                "(paper: 0.76× and 0.74×)",
+            ),
+        ),
+        reproduces="A_online Fig. 11",
+    )
+)
+
+_RATIO_METRICS = (
+    "competitive_ratio",
+    *(f"competitive_ratio_eps{e:g}" for e in EPSILONS),
+    *(f"fractional_ratio_eps{e:g}" for e in EPSILONS),
+    "lp_bound",
+)
+_RATIO_CLAIMS = (
+    *tuple(
+        Bound(
+            f"competitive_ratio_eps{e:g}",
+            "a-online",
+            "<=",
+            1.7,
+            text=f"competitive ratio < 1.7 at ε = {e:g} (paper, Figs. 12–13)",
+        )
+        for e in EPSILONS
+    ),
+    Report(
+        "fractional_ratio_eps0.1",
+        "a-online",
+        "ILP (4) objective ÷ LP bound (Theorem 3 bounds it by 1 + 1/ε)",
+    ),
+)
+
+register(
+    Experiment(
+        id="aonline-fig12",
+        setting="edge-cloud",
+        title="Competitive ratio vs number of jobs (S = 25), ε ∈ {0.1, …, 0.5}",
+        param="jobs",
+        points=(5, 10, 15, 20, 25),
+        quick_points=(5, 15, 25),
+        schedulers=("a-online",),
+        metrics=_RATIO_METRICS,
+        build=build_ratio_jobs,
+        cell=ratio_cell,
+        default_seeds=3,
+        claims=_RATIO_CLAIMS,
+        reproduces="A_online Fig. 12",
+    )
+)
+
+register(
+    Experiment(
+        id="aonline-fig13",
+        setting="edge-cloud",
+        title="Competitive ratio vs number of edge servers (J = 15), ε ∈ {0.1, …, 0.5}",
+        param="servers",
+        points=(5, 15, 25, 35, 45),
+        quick_points=(5, 25, 45),
+        schedulers=("a-online",),
+        metrics=_RATIO_METRICS,
+        build=build_ratio_servers,
+        cell=ratio_cell,
+        default_seeds=3,
+        claims=_RATIO_CLAIMS,
+        reproduces="A_online Fig. 13",
+    )
+)

@@ -1,0 +1,391 @@
+"""A_online = A_greedy (Alg. 2–4) + A_ps (Alg. 5) (Wang et al., Sec. IV).
+
+On arrival of job j (slot r_j), A_greedy dispatches its chunks one by one.
+For chunk d and every qualified worker w on edge server s it computes
+Eq. (5)::
+
+    Q_jdsw = Δ_js/D_j + (1/D_j) Σ_{d'∈A(t0), γ_{j'd'} ≥ γ_jd} p̂_{j'd'}(t0) + (1/D_j) E_jB_j/n_jsw
+             + (E_jB_j/n_jsw) Σ_{d'∈A(t0), γ_{j'd'} < γ_jd} 1/D_{j'}
+
+with t0 = r_j + Δ_js, A(t0) the chunks pending on w at t0 in the current
+plan and p̂ their remaining processing time (slots), and γ_jd =
+n_jsw / (E_j D_j B_j) the HAPRF rate.  The cloud has no queue (Alg. 3 lines
+2–8): Q = (Δ_{j s_c} + E_jB_j/n_j)/D_j, with ζ_j = 1 for the first chunk
+and ζ_j = 0 once a chunk went to the edge (Alg. 2 lines 17–20).  The chunk
+goes to argmin Q (line 11); if that is the cloud, all remaining chunks follow
+(lines 12–16).  Otherwise only the chosen worker's Q is recomputed for the
+next chunk (lines 21–22).
+
+Dual variables (Sec. IV-C): α_jd = min_{s,w} Q_jdsw (the chosen Q);
+β_sw(t) = Σ 1/D_j over chunks uncompleted on w at t, counted from r_j —
+kept as one interval [r_j, planned completion) per chunk, extended by p
+when a later chunk preempts it (the postponement of Alg. 4 lines 3–7), so
+Σα = Σ_t β (Lemma 4) holds for the plan.  ``dual_bound(ε)`` =
+ε/(1+ε)·Σα is the dual objective D_I of (11), a lower bound on OPT_I.
+
+Scheduling (HAPRF): every slot each edge worker trains its highest-γ chunk
+among those whose data has arrived (ties: earlier dispatch first), which
+preempts lower-γ chunks; cloud chunks train every slot from arrival to
+completion.  A_ps (Alg. 5) gives each training job a PS (:mod:`._ps`).
+
+Storage (Sec. VI): a worker on s is a candidate only while s has room for
+one more chunk of u_j GB (the "fine-tuned Alg. 2"); the cloud is unlimited.
+
+``edge_only=True`` is A_online-E (Sec. V baselines): the cloud is never a
+candidate.  Decision where the paper is silent: an A_online-E job with no
+qualified edge worker with storage room waits (pending) and retries every
+slot.  Processing times are whole slots, p = ⌈E_jB_j/n_jsw⌉ (y ∈ {0, 1}).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision, EdgeJob
+from dmlsched.model.speed.aonline import chunk_slots, processing_capacity
+from dmlsched.schedulers._shared.priority import haprf_key
+from dmlsched.schedulers.edge_cloud._ps import assign_ps, ps_pools
+from dmlsched.schedulers.protocols import register
+from dmlsched.sim.edge_cloud_view import EdgeCloudView
+
+__all__ = ["AOnline", "AOnlineEdge", "QResult", "Queued", "calculate_q", "timeline"]
+
+_TOL = 1e-9
+
+
+@dataclass
+class Queued:
+    """A chunk in an edge worker's HAPRF queue."""
+
+    key: tuple[float, int]  # haprf_key: ascending = higher priority
+    job: int
+    chunk: int
+    ready: int  # r_j + Δ_js: first slot its data is on the worker
+    rate: float  # n_jsw
+    inv_d: float  # 1/D_j (the average weight μ_jd)
+    work: float  # E_j B_j
+
+
+@dataclass(frozen=True)
+class QResult:
+    q: float
+    start: int  # t*
+    postponed: tuple[Queued, ...]  # A_2
+    wait: int  # Σ_{A_1} p̂
+
+
+def remaining_slots(remaining_batches: float, rate: float) -> int:
+    """Whole slots still needed at ``rate`` mini-batches per slot."""
+    if remaining_batches <= 0:
+        return 0
+    return max(1, math.ceil(remaining_batches / rate - _TOL))
+
+
+def timeline(
+    queue: list[Queued], rem: dict[tuple[int, int], int], now: int, t0: int
+) -> list[tuple[Queued, int]]:
+    """HAPRF on one worker from slot ``now`` to ``t0``: pending chunks at t0 and p̂(t0).
+
+    ``queue`` is sorted by key; ``rem`` gives each chunk's remaining slots at
+    ``now``.  Returns chunks with ready ≤ t0 and work left at t0, in key order.
+    """
+    left = {(e.job, e.chunk): rem[(e.job, e.chunk)] for e in queue}
+    tau = now
+    while tau < t0:
+        head = None
+        for e in queue:
+            if e.ready <= tau and left[(e.job, e.chunk)] > 0:
+                head = e
+                break
+        if head is None:
+            nxt = [e.ready for e in queue if e.ready > tau and left[(e.job, e.chunk)] > 0]
+            if not nxt:
+                break
+            tau = min(min(nxt), t0)
+            continue
+        # run the head until it finishes, a higher-priority chunk arrives, or t0
+        stop = t0
+        for e in queue:
+            if e.key >= head.key:
+                break
+            if e.ready > tau and left[(e.job, e.chunk)] > 0:
+                stop = min(stop, e.ready)
+        k = (head.job, head.chunk)
+        run = min(left[k], stop - tau)
+        left[k] -= run
+        tau += run
+    return [
+        (e, left[(e.job, e.chunk)]) for e in queue if e.ready <= t0 and left[(e.job, e.chunk)] > 0
+    ]
+
+
+def calculate_q(
+    queue: list[Queued],
+    rem: dict[tuple[int, int], int],
+    now: int,
+    delay: int,
+    new_key: tuple[float, int],
+    p: int,
+    inv_d: float,
+) -> QResult:
+    """Alg. 3 lines 9–12 / Eq. (5) for an edge worker; ``delay`` = Δ_js, ``p`` = ⌈E_jB_j/n_jsw⌉."""
+    t0 = now + delay
+    pend = timeline(queue, rem, now, t0)
+    wait = 0
+    low_weight = 0.0
+    postponed = []
+    for e, left in pend:
+        if e.key <= new_key:  # γ' ≥ γ (ties: already queued first) -> A_1
+            wait += left
+        else:  # A_2: delayed by p
+            low_weight += e.inv_d
+            postponed.append(e)
+    q = inv_d * delay + inv_d * wait + inv_d * p + p * low_weight
+    return QResult(q, max(t0 + wait, t0), tuple(postponed), wait)
+
+
+@register
+class AOnline:
+    """``a-online``: Alg. 1 with A_greedy over edge and cloud, HAPRF, A_ps."""
+
+    name: ClassVar[str] = "a-online"
+    setting: ClassVar[str] = "edge-cloud"
+
+    def __init__(self, edge_only: bool = False) -> None:
+        self.edge_only = edge_only
+
+    # ------------------------------------------------------------------ lifecycle
+    def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None:
+        self.system_ = system
+        self.rng_ = rng
+        self.pools_ = ps_pools(system)
+        self.by_type_: dict[int, list[tuple[int, int]]] = {}
+        for s, row in enumerate(system.worker_types):
+            for w, k in enumerate(row):
+                self.by_type_.setdefault(int(k), []).append((s, w))
+        self.queues_: dict[int, list[Queued]] = {}  # edge worker gid -> HAPRF queue
+        self.keys_: dict[int, list[tuple[float, int]]] = {}
+        self.cloud_: dict[int, tuple[np.ndarray, int]] = {}  # job -> (chunks, ready slot)
+        self.rates_: dict[int, float] = {}
+        self.fresh_: dict[int, float] = {}  # jobs dispatched this slot: E_j B_j
+        self.ps_type_: dict[int, int] = {}
+        self.zeta_: dict[int, int] = {}
+        self.seq_ = 0
+        self.alpha_: dict[tuple[int, int], float] = {}
+        self.beta_: dict[tuple[int, int], list[float]] = {}  # (j,d) -> [start, end, weight]
+
+    # ------------------------------------------------------------------ duals
+    def alpha_sum(self) -> float:
+        return float(sum(self.alpha_.values()))
+
+    def beta_sum(self) -> float:
+        """Σ_s Σ_w Σ_t β_sw(t) of the current plan."""
+        return float(sum(w * (end - start) for start, end, w in self.beta_.values()))
+
+    def dual_bound(self, eps: float) -> float:
+        """D_I = ε/(1+ε) Σ α (Appendix D): a lower bound on OPT_I of (11)."""
+        return eps / (1.0 + eps) * self.alpha_sum()
+
+    # ------------------------------------------------------------------ per slot
+    def decide(self, view: EdgeCloudView) -> EdgeCloudDecision:
+        t = view.slot
+        self.fresh_ = {}
+        rem = _RemainingSlots(self, view)
+        dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
+        used = list(view.storage_used)
+        for j in view.pending:
+            job = view.jobs[j]
+            self.ps_type_[j] = job.ps_type
+            places = self._greedy(job, t, rem, used)
+            if places is not None:
+                dispatch[j] = places
+        run = self._haprf_run(view, t)
+        ps = assign_ps(
+            self.system_, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_
+        )
+        return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
+
+    # ------------------------------------------------------------------ Alg. 2
+    def _greedy(
+        self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
+    ) -> tuple[tuple[int, int], ...] | None:
+        system = self.system_
+        S = system.servers
+        D = job.chunks
+        inv_d = 1.0 / D
+        sp = system.speedup
+        rate0 = processing_capacity(job, 0, sp)
+        p_edge = chunk_slots(job, 0, sp)
+        total_work = job.work_per_chunk * D
+        room = [system.storage_of(s) - used[s] for s in range(S)]
+
+        def fits(s: int) -> bool:
+            return room[s] >= job.chunk_gb - 1e-12
+
+        if self.edge_only and job.chunk_gb > 0:  # Sec. VI: all D_j chunks must find room
+            servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
+            if (
+                sum(
+                    D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
+                    for s in servers
+                )
+                < D
+            ):
+                return None
+
+        # lines 3–8: Q for the first chunk on every qualified worker (and the cloud)
+        heap: list[tuple[float, int, int, int]] = []  # (Q, server, worker, version)
+        version: dict[tuple[int, int], int] = {}
+        results: dict[tuple[int, int], QResult] = {}
+        key = haprf_key(rate0, total_work, self.seq_)
+        for s, w in self.by_type_.get(job.worker_type, ()):
+            if not fits(s):
+                continue
+            g = system.worker_gid(s, w)
+            res = calculate_q(self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d)
+            results[(s, w)] = res
+            version[(s, w)] = 0
+            heap.append((res.q, s, w, 0))
+        cloud_q = None
+        if not self.edge_only:
+            p_c1 = chunk_slots(job, 1, sp)
+            cloud_q = inv_d * (job.delay[S] + p_c1)  # Alg. 3 line 8 with ζ_j = 1
+            heap.append((cloud_q, S, 0, 0))
+            version[(S, 0)] = 0
+        if not heap:
+            return None
+        heapq.heapify(heap)
+
+        places: list[tuple[int, int]] = []
+        for d in range(D):
+            while True:  # line 11, lazily skipping stale entries and full servers
+                q, s, w, ver = heapq.heappop(heap)
+                if version.get((s, w)) == ver and (s == S or fits(s)):
+                    break
+            if s == S:  # lines 12–16: the rest of the job goes to the cloud
+                zeta = 1 if d == 0 else 0
+                p_c = chunk_slots(job, zeta, sp)
+                ready = now + job.delay[S]
+                for dd in range(d, D):
+                    self.alpha_[(job.id, dd)] = q
+                    self.beta_[(job.id, dd)] = [float(job.arrival), float(ready + p_c), inv_d]
+                    places.append((S, 0))
+                self.cloud_[job.id] = (np.arange(d, D), ready)
+                self.zeta_[job.id] = zeta
+                break
+            # edge: α_jd = min Q (line 23), UPDATEVARIABLES (Alg. 4)
+            res = results[(s, w)]
+            self.alpha_[(job.id, d)] = q
+            g = system.worker_gid(s, w)
+            entry = Queued(
+                haprf_key(rate0, total_work, self.seq_),
+                job.id,
+                d,
+                now + job.delay[s],
+                rate0,
+                inv_d,
+                job.work_per_chunk,
+            )
+            self.seq_ += 1
+            self._update_variables(g, entry, res, p_edge, job.arrival)
+            rem.fresh(job.id, d, p_edge)
+            room[s] -= job.chunk_gb
+            places.append((s, w))
+            if d == 0 and cloud_q is not None:  # lines 17–20: cloud Q with ζ_j = 0
+                version[(S, 0)] += 1
+                heapq.heappush(heap, (inv_d * (job.delay[S] + p_edge), S, 0, version[(S, 0)]))
+            # lines 21–22: only the chosen worker's Q changes for the next chunk
+            nk = haprf_key(rate0, total_work, self.seq_)
+            res = calculate_q(self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
+            results[(s, w)] = res
+            version[(s, w)] += 1
+            heapq.heappush(heap, (res.q, s, w, version[(s, w)]))
+        else:
+            self.zeta_[job.id] = 0
+        self.seq_ += 1
+        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
+        self.fresh_[job.id] = job.work_per_chunk
+        for s, _ in places:
+            if s < S:
+                used[s] += job.chunk_gb
+        return tuple(places)
+
+    def _update_variables(self, g: int, entry: Queued, res: QResult, p: int, arrival: int) -> None:
+        """Alg. 4: schedule d on [t*, t*+p), postpone A_2 by p, grow β."""
+        queue = self.queues_.setdefault(g, [])
+        keys = self.keys_.setdefault(g, [])
+        i = bisect.bisect_right(keys, entry.key)
+        keys.insert(i, entry.key)
+        queue.insert(i, entry)
+        for e in res.postponed:
+            self.beta_[(e.job, e.chunk)][1] += p
+        self.beta_[(entry.job, entry.chunk)] = [float(arrival), float(res.start + p), entry.inv_d]
+
+    # ------------------------------------------------------------------ HAPRF execution
+    def _haprf_run(self, view: EdgeCloudView, t: int) -> dict[int, tuple[int, ...]]:
+        run: dict[int, list[int]] = {}
+        remaining = view.remaining
+        for g in list(self.queues_):
+            queue, keys = self.queues_[g], self.keys_[g]
+            i = 0
+            while i < len(queue):
+                e = queue[i]
+                arr = remaining.get(e.job)
+                done = e.job not in self.fresh_ and (arr is None or arr[e.chunk] <= 0)
+                if done:
+                    del queue[i]
+                    del keys[i]
+                    continue
+                if e.ready <= t:
+                    run.setdefault(e.job, []).append(e.chunk)
+                    break
+                i += 1
+            if not queue:
+                del self.queues_[g]
+                del self.keys_[g]
+        for j in list(self.cloud_):
+            chunks, ready = self.cloud_[j]
+            arr = remaining.get(j)
+            if j not in self.fresh_ and arr is None:
+                del self.cloud_[j]
+                continue
+            if ready <= t:
+                left = chunks if arr is None else chunks[arr[chunks] > 0]
+                if len(left):
+                    run.setdefault(j, []).extend(int(d) for d in left)
+        return {j: tuple(sorted(c)) for j, c in run.items()}
+
+
+@register
+class AOnlineEdge(AOnline):
+    """``a-online-edge``: A_online-E, the same algorithm restricted to edge servers."""
+
+    name: ClassVar[str] = "a-online-edge"
+
+    def __init__(self, edge_only: bool = True) -> None:
+        super().__init__(edge_only=edge_only)
+
+
+class _RemainingSlots(dict):
+    """(job, chunk) -> remaining whole slots at the start of this slot, filled lazily."""
+
+    def __init__(self, sched: AOnline, view: EdgeCloudView) -> None:
+        super().__init__()
+        self._sched = sched
+        self._view = view
+
+    def fresh(self, job: int, chunk: int, p: int) -> None:
+        self[(job, chunk)] = p
+
+    def __missing__(self, k: tuple[int, int]) -> int:
+        j, d = k
+        arr = self._view.remaining.get(j)
+        v = 0 if arr is None else remaining_slots(float(arr[d]), self._sched.rates_[j])
+        self[k] = v
+        return v

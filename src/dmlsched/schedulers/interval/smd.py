@@ -1,0 +1,144 @@
+"""SMD — sum-of-ratios multi-dimensional-knapsack decomposition (Sec. IV).
+
+Step 1 (decomposition): with x_i = 1 the allocation of each job is the
+inner problem (6)–(8), independent across jobs; the outer problem (11) is an
+MKP over the limits (Eq. (2)).
+
+Step 2 (inner, per job): min completion time — μ is non-increasing — in the
+sum-of-ratios form (12) over x = (w, p), Ω = {O^r w + G^r p ≤ v^r, w, p ≥ 1}:
+
+* sync (9):  θ1 w + θ2 p + θ3 + θ4 w/p + θ5/w, as the ratios
+  (θ1 w + θ2 p + θ3)/1, θ4 w/p and θ5/w;
+* async (10): θ1 + θ2 p/w + θ3/w + θ4/p, as the constant θ1 and the ratios
+  (θ2 p + θ3)/w and θ4/p.
+
+(Terms with one denominator are merged — the same function with fewer
+summands, hence a lower-dimensional grid.)  Alg. 1 (:mod:`~dmlsched.solvers.
+sum_of_ratios`, precision ``eps`` = ε1) gives x̃; Alg. 2
+(:func:`~dmlsched.solvers.ratio_rounding.smd_round`, ``m_delta`` = M_δ,
+``attempts`` = F) rounds it; u_i = μ_i(E/f(p, w)).
+
+Step 3 (outer): MKP (16) with values u_i and weights v^r[i]: ``mkp="milp"``
+(exact, default: I ≤ 200 is small, and it meets the paper's ε2 = 0.01) or
+``mkp="ptas"`` (Frieze–Clarke, subsets up to ``mkp_k``).
+
+Defaults follow Sec. V: ε1 = 0.01, M_δ = 1; F = 10 (not given in the paper).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.interval import IntervalDecision, IntervalJob, IntervalView
+from dmlsched.model.speed.smd import completion_time, job_etas, theta_async, theta_sync
+from dmlsched.schedulers.protocols import register
+from dmlsched.solvers.knapsack import mkp_exact, mkp_ptas
+from dmlsched.solvers.ratio_rounding import smd_round
+from dmlsched.solvers.sum_of_ratios import Ratio, solve_sum_of_ratios
+
+__all__ = ["Smd", "inner_problem", "solve_inner"]
+
+
+def inner_problem(job: IntervalJob) -> tuple[list[Ratio], float, np.ndarray, np.ndarray]:
+    """(ratios, constant, A, C) of (9)/(10) in the job's time unit, x = (w, p)."""
+    scale = 1.0 / job.time_unit_s
+    eta = job_etas(job)
+    if job.mode == "sync":
+        t1, t2, t3, t4, t5 = (scale * v for v in theta_sync(job, eta))
+        ratios = [
+            Ratio((t1, t2), t3, (0.0, 0.0), 1.0),
+            Ratio((t4, 0.0), 0.0, (0.0, 1.0), 0.0),
+            Ratio((0.0, 0.0), t5, (1.0, 0.0), 0.0),
+        ]
+        const = 0.0
+    else:
+        t1, t2, t3, t4 = (scale * v for v in theta_async(job, eta))
+        ratios = [
+            Ratio((0.0, t2), t3, (1.0, 0.0), 0.0),
+            Ratio((0.0, 0.0), t4, (0.0, 1.0), 0.0),
+        ]
+        const = t1
+    o = np.asarray(job.worker_demand, dtype=float)
+    g = np.asarray(job.ps_demand, dtype=float)
+    keep = (o > 0) | (g > 0)  # rows 0 ≤ v^r carry no information
+    return ratios, const, np.stack([o, g], axis=1)[keep], np.asarray(job.limit, float)[keep]
+
+
+def solve_inner(
+    job: IntervalJob, eps: float, m_delta: float, attempts: int, rng: np.random.Generator
+) -> tuple[int, int]:
+    """Step 2 for one job: Alg. 1 then Alg. 2 → integer (w, p)."""
+    ratios, const, a_mat, cap = inner_problem(job)
+    res = solve_sum_of_ratios(ratios, a_mat, cap, np.ones(2), eps, constant=const)
+    eta = job_etas(job)
+
+    def feasible(x: np.ndarray) -> bool:
+        return bool(np.all(x >= 1) and np.all(a_mat @ x <= cap * (1 + 1e-9) + 1e-9))
+
+    def objective(x: np.ndarray) -> float:
+        return float(completion_time(job, x[0], x[1], eta))
+
+    out = smd_round(
+        res.x, feasible, objective, rng, scale=m_delta, attempts=attempts, lower=np.ones(2)
+    )
+    if out.x is None:  # cannot happen for w, p ≥ 1 packing rows; kept explicit
+        return 1, 1
+    return int(out.x[0]), int(out.x[1])
+
+
+@register
+class Smd:
+    name: ClassVar[str] = "smd"
+    setting: ClassVar[str] = "interval"
+
+    def __init__(
+        self,
+        eps: float = 0.01,
+        m_delta: float = 1.0,
+        attempts: int = 10,
+        mkp: str = "milp",
+        mkp_k: int = 2,
+    ) -> None:
+        self.eps = eps
+        self.m_delta = m_delta
+        self.attempts = attempts
+        self.mkp = mkp
+        self.mkp_k = mkp_k
+
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None:
+        if not (0 < self.eps < 1):
+            raise InvalidInput("eps", self.eps, "in (0, 1)")
+        if not (0 < self.m_delta <= 1):
+            raise InvalidInput("m_delta", self.m_delta, "in (0, 1]")
+        if (
+            isinstance(self.attempts, bool)
+            or int(self.attempts) != self.attempts
+            or self.attempts < 1
+        ):
+            raise InvalidInput("attempts", self.attempts, "integer >= 1")
+        if self.mkp not in ("milp", "ptas"):
+            raise InvalidInput("mkp", self.mkp, "milp | ptas")
+        self.rng_ = rng
+
+    def decide(self, view: IntervalView) -> IntervalDecision:
+        jobs = view.jobs
+        allocs = [solve_inner(j, self.eps, self.m_delta, self.attempts, self.rng_) for j in jobs]
+        values = np.array(
+            [
+                j.utility(float(completion_time(j, w, p)))
+                for j, (w, p) in zip(jobs, allocs, strict=True)
+            ]
+        )
+        weights = np.array([j.limit for j in jobs], dtype=float).reshape(len(jobs), -1)
+        if self.mkp == "milp":
+            pick = mkp_exact(values, weights, view.capacity)
+        else:
+            pick = mkp_ptas(values, weights, view.capacity, self.mkp_k)
+        return IntervalDecision(
+            allocations={j.id: a for j, a, x in zip(jobs, allocs, pick, strict=True) if x}
+        )

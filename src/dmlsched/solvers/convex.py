@@ -1,0 +1,191 @@
+"""Linear program plus a relative-entropy regularizer (mlBroker Eq. (10)).
+
+Solves, knowing nothing about jobs::
+
+    min  c·x + Σ_{j∈J} w_j/σ · [ (x_j + ε) ln((x_j + ε)/(p_j + ε)) − x_j ]
+    s.t. A_eq x = b_eq,   A_ub x ≤ b_ub,   lb ≤ x ≤ ub
+
+with σ = ln(1 + 1/ε) (Sec. 4.1).  ``J`` are the regularized coordinates
+(mlBroker's v_i^r(t)), ``p`` their previous values v_i^r(t−1), ``w`` the
+weights c_i.  (x+ε) ln(x+ε) = −entr(x+ε) is one exponential cone per
+coordinate, so the problem is a conic program; we hand it to Clarabel (an
+interior-point conic solver, as Alg. 1 line 4 asks) through cvxpy.
+
+The status is always checked (a numerically failed attempt is retried once
+without equilibration): anything but ``optimal`` raises
+:class:`~dmlsched.errors.SolverFailed` (``optimal_inaccurate`` too, unless
+``accept_inaccurate``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dmlsched.errors import SolverFailed
+
+__all__ = ["ConvexSolution", "regularized_lp", "sigma"]
+
+# Clarabel's Ruiz equilibration occasionally breaks down on these problems
+# (measured: a 6-job, 3-DC slot fails with it and solves without it); the
+# second attempt disables it.  Every attempt's status is checked.
+_ATTEMPTS: tuple[dict[str, object], ...] = ({}, {"equilibrate_enable": False})
+
+
+@dataclass(frozen=True)
+class ConvexSolution:
+    x: np.ndarray
+    objective: float
+    status: str
+
+
+def sigma(eps: float) -> float:
+    """σ = ln(1 + 1/ε) (Sec. 4.1)."""
+    return float(np.log1p(1.0 / eps))
+
+
+def regularized_lp(
+    c: np.ndarray,
+    a_eq: sp.spmatrix | None,
+    b_eq: np.ndarray | None,
+    a_ub: sp.spmatrix | None,
+    b_ub: np.ndarray | None,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    reg_idx: np.ndarray,
+    reg_weight: np.ndarray,
+    prev: np.ndarray,
+    eps: float,
+    *,
+    name: str = "regularized-lp",
+    accept_inaccurate: bool = False,
+) -> ConvexSolution:
+    """Solve the regularized LP above with Clarabel; see the module docstring.
+
+    Presolve: unregularized variables fixed by their bounds (lb = ub) are
+    substituted out before the conic solve (mlBroker fixes q^{rr'} = 0 for
+    every DC r without data, most of q), rows left empty are checked and dropped.
+    """
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0, got {eps}")
+    c = np.asarray(c, dtype=float)
+    lb = np.asarray(lb, dtype=float)
+    ub = np.asarray(ub, dtype=float)
+    fixed = lb == ub
+    fixed[np.asarray(reg_idx, dtype=np.intp)] = False
+    if not fixed.any():
+        return _solve(
+            c,
+            a_eq,
+            b_eq,
+            a_ub,
+            b_ub,
+            lb,
+            ub,
+            reg_idx,
+            reg_weight,
+            prev,
+            eps,
+            name,
+            accept_inaccurate,
+        )
+    keep = np.flatnonzero(~fixed)
+    new_pos = np.full(c.size, -1)
+    new_pos[keep] = np.arange(keep.size)
+    val = lb[fixed]
+    mats = []
+    for is_eq, a, b in ((True, a_eq, b_eq), (False, a_ub, b_ub)):
+        if a is None or not a.shape[0]:
+            mats.append((None, None))
+            continue
+        a = sp.csc_matrix(a)
+        rhs = np.asarray(b, dtype=float) - a[:, np.flatnonzero(fixed)] @ val
+        a_k = sp.csr_matrix(a[:, keep])
+        empty = np.diff(a_k.indptr) == 0
+        bad = (np.abs(rhs[empty]) > 1e-9) if is_eq else (rhs[empty] < -1e-9)
+        if bad.any():
+            raise SolverFailed("infeasible (presolve)", name)
+        mats.append((a_k[~empty], rhs[~empty]))
+    sol = _solve(
+        c[keep],
+        *mats[0],
+        *mats[1],
+        lb[keep],
+        ub[keep],
+        new_pos[reg_idx],
+        reg_weight,
+        prev,
+        eps,
+        name,
+        accept_inaccurate,
+    )
+    x = lb.copy()
+    x[keep] = sol.x
+    return ConvexSolution(x, sol.objective + float(c[fixed] @ val), sol.status)
+
+
+def _solve(
+    c: np.ndarray,
+    a_eq: sp.spmatrix | None,
+    b_eq: np.ndarray | None,
+    a_ub: sp.spmatrix | None,
+    b_ub: np.ndarray | None,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    reg_idx: np.ndarray,
+    reg_weight: np.ndarray,
+    prev: np.ndarray,
+    eps: float,
+    name: str,
+    accept_inaccurate: bool,
+) -> ConvexSolution:
+    import cvxpy as cp  # deferred: cvxpy costs ~1 s of start-up for every other command
+
+    n = int(np.asarray(c).size)
+    x = cp.Variable(n)
+    sig = sigma(eps)
+    reg_idx = np.asarray(reg_idx, dtype=np.intp)
+    w = np.asarray(reg_weight, dtype=float) / sig
+    xr = x[reg_idx] if reg_idx.size else None
+    lin = np.asarray(c, dtype=float).copy()
+    # −x_j term and −(x_j+ε) ln(p_j+ε) are linear: fold them into c.
+    np.add.at(lin, reg_idx, -w * (1.0 + np.log(np.asarray(prev, dtype=float) + eps)))
+    obj = lin @ x
+    if xr is not None:
+        obj = obj + w @ (-cp.entr(xr + eps))
+    cons = []
+    if a_eq is not None and a_eq.shape[0]:
+        cons.append(sp.csr_matrix(a_eq) @ x == np.asarray(b_eq, dtype=float))
+    if a_ub is not None and a_ub.shape[0]:
+        cons.append(sp.csr_matrix(a_ub) @ x <= np.asarray(b_ub, dtype=float))
+    lb = np.asarray(lb, dtype=float)
+    ub = np.asarray(ub, dtype=float)
+    fin_lb = np.isfinite(lb)
+    fin_ub = np.isfinite(ub)
+    if fin_lb.all():
+        cons.append(x >= lb)
+    elif fin_lb.any():
+        cons.append(x[np.flatnonzero(fin_lb)] >= lb[fin_lb])
+    if fin_ub.any():
+        cons.append(x[np.flatnonzero(fin_ub)] <= ub[fin_ub])
+    prob = cp.Problem(cp.Minimize(obj), cons)
+    status = "not solved"
+    for opts in _ATTEMPTS:
+        try:
+            prob.solve(solver=cp.CLARABEL, **opts)
+        except cp.error.SolverError as e:
+            status = f"solver error: {e}"
+            continue
+        status = str(prob.status)
+        ok = prob.status == cp.OPTIMAL or (
+            accept_inaccurate and prob.status == cp.OPTIMAL_INACCURATE
+        )
+        if ok and x.value is not None:
+            break
+        if prob.status in (cp.INFEASIBLE, cp.UNBOUNDED):
+            raise SolverFailed(status, name)
+    else:
+        raise SolverFailed(status, name)
+    return ConvexSolution(np.asarray(x.value, dtype=float), float(prob.value), str(prob.status))

@@ -1,0 +1,43 @@
+"""Smoke tests: every aonline-fig* experiment runs one quick cell."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dmlsched.experiments.catalogue import get
+
+IDS = [f"aonline-fig{i}" for i in range(7, 14)]
+
+
+def test_all_seven_figures_are_registered_in_the_edge_cloud_setting() -> None:
+    for exp_id in IDS:
+        exp = get(exp_id)
+        assert exp.setting == "edge-cloud" and exp.quick_points and exp.claims
+
+
+@pytest.mark.parametrize("exp_id", ["aonline-fig12", "aonline-fig13"])
+def test_competitive_ratio_cell_is_at_least_one_and_falls_with_epsilon(exp_id) -> None:
+    exp = get(exp_id)
+    m = exp.run_cell("a-online", exp.quick_points[0], 0, True)
+    ratios = [m[f"competitive_ratio_eps{e:g}"] for e in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    assert all(r >= 1.0 for r in ratios)
+    assert ratios == sorted(ratios, reverse=True) and m["competitive_ratio"] == ratios[0]
+    assert m["lp_bound"] > 0
+
+
+def test_jct_rate_cell_divides_by_srtf_on_the_same_instance() -> None:
+    exp = get("aonline-fig8")
+    srtf = exp.run_cell("srtf", 20, 0, True)
+    m = exp.run_cell("a-online", 20, 0, True)
+    assert srtf["jct_rate"] == 1.0
+    assert math.isclose(m["jct_rate"], m["total_jct"] / srtf["total_jct"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exp_id", IDS)
+def test_every_experiment_runs_a_quick_cell(exp_id) -> None:
+    exp = get(exp_id)
+    m = exp.run_cell(exp.schedulers[0], exp.quick_points[0], 0, True)
+    assert all(k in m for k in exp.metrics)

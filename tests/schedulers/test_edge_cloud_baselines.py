@@ -1,0 +1,74 @@
+"""SRTF, Tiresias-L and BatchSche on hand-made edge-cloud instances, plus end-to-end runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dmlsched.model.edge_cloud import EdgeCloud
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
+from dmlsched.sim.engine import simulate
+from dmlsched.workloads.edge_cloud import edge_cloud_workload
+from tests.edge_cloud_helpers import ec_job, workload
+
+NAMES = ("a-online", "a-online-edge", "srtf", "tiresias-l", "batchsche")
+
+
+def _run(name, wl, **kw):
+    return simulate(
+        "edge-cloud", wl, make_scheduler("edge-cloud", name, **kw), np.random.default_rng(0)
+    )
+
+
+def test_every_edge_cloud_scheduler_is_registered() -> None:
+    assert set(NAMES) <= set(scheduler_names("edge-cloud"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_scheduler_completes_a_small_sec_v_workload(name) -> None:
+    wl_rng, rng = spawn(make_rng(11), 2)
+    wl = edge_cloud_workload(6, 8, 10, wl_rng)
+    m = simulate("edge-cloud", wl, make_scheduler("edge-cloud", name), rng).metrics
+    assert m["completed_jobs"] == 6.0
+    # nobody beats each job's own best case: min Δ + ⌈E B / n(ζ=1)⌉ − 1 slots
+    from dmlsched.model.speed.aonline import chunk_slots
+
+    floor = sum(min(j.delay) + chunk_slots(j, 1) - 1 for j in wl.jobs)
+    assert m["total_jct"] >= floor
+    assert 0.0 <= m["utilization"] <= 1.0
+
+
+def test_srtf_preempts_a_long_job_for_a_shorter_one_whole_job_at_a_time() -> None:
+    long = ec_job(0, chunks=2, minibatches=6)
+    short = ec_job(1, arrival=2, chunks=2, minibatches=1, delay=(0, 100))
+    wl = workload((long, short), EdgeCloud(((0, 0),), ((0, 0),), 2))
+    m = _run("srtf", wl).metrics
+    # long trains at 1, is suspended at 2 (short lands at once, 1 slot left < 5), resumes
+    # 3–7: JCTs 7 and 0
+    assert m["total_jct"] == 7.0 and m["preemptions"] == 1.0
+
+
+def test_job_level_gangs_overflow_to_the_cloud_when_the_edge_cannot_host_d_j() -> None:
+    job = ec_job(0, chunks=3, minibatches=2, delay=(1, 5))  # 2 workers < D_j = 3
+    wl = workload((job,), EdgeCloud(((0, 0),), ((0,),), 2))
+    for name in ("srtf", "tiresias-l"):
+        m = _run(name, wl).metrics
+        assert m["cloud_chunk_share"] == 1.0 and m["total_jct"] == 5 + 2 - 1
+
+
+def test_tiresias_serves_the_least_attained_queue_first() -> None:
+    # thresholds (2,): after 2 worker-slots job 0 drops to queue 1; job 1 (queue 0) preempts it
+    big = ec_job(0, minibatches=5)
+    small = ec_job(1, arrival=3, minibatches=2, delay=(0, 100))
+    m = _run("tiresias-l", workload((big, small)), thresholds=(2.0,), promote_knob=None).metrics
+    assert m["preemptions"] == 1.0 and m["total_jct"] == (7 - 0) + (4 - 3)
+
+
+def test_batchsche_waits_for_the_batch_boundary_and_prefers_an_idle_cheap_edge() -> None:
+    job = ec_job(0, arrival=1, minibatches=3, delay=(1, 1))
+    m = _run("batchsche", workload((job,)), interval=4).metrics
+    # batch at slot 4, edge price 0.5·3 < cloud 1·3: trains 5–7
+    assert m["total_jct"] == 7 - 1 and m["cloud_chunk_share"] == 0.0
+    m = _run("batchsche", workload((job,)), interval=4, edge_price=(2.0, 4.0)).metrics
+    assert m["cloud_chunk_share"] == 1.0

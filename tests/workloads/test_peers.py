@@ -1,0 +1,232 @@
+"""Peer workloads: Pollux CSV and Gavel .trace imports, mappings and bad lines."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dmlsched.cli import main
+from dmlsched.errors import InvalidInput
+from dmlsched.model.speed.measured import MeasuredSpeed
+from dmlsched.rng import make_rng
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.engine import simulate
+from dmlsched.workloads.peers import (
+    B_EXT_GBPS,
+    PeerRow,
+    build_peer_workload,
+    load_gavel,
+    load_pollux,
+    read_gavel,
+    read_pollux,
+)
+from dmlsched.workloads.profiles import APPLICATIONS, default_profile_dir
+from dmlsched.workloads.registry import WorkloadParams, build_workload
+from tests.conftest import PEERS
+from tests.model.test_measured_speed import toy_profile
+
+# <repo>/../shared/peers (CI), else the nearest ancestor's shared/peers (a worktree)
+_found = default_profile_dir()
+_ROOT = PEERS if PEERS.exists() or _found is None else _found.parents[1]
+POLLUX = _ROOT / "pollux-osdi21"
+GAVEL = _ROOT / "gavel" / "traces"
+needs_peers = pytest.mark.skipif(not POLLUX.exists(), reason="../shared/peers absent")
+HEADER = "name,time,application,num_replicas,batch_size\n"
+TOY = {a: toy_profile() for a in APPLICATIONS}
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_pollux_row_maps_time_gpus_batch_and_application(tmp_path: Path) -> None:
+    p = write(tmp_path, "w.csv", HEADER + "a,150,cifar10,4,80\nb,59,bert,1,12\n")
+    wl = build_peer_workload(read_pollux(p), source="t", slot_seconds=60.0, profiles=TOY)
+    a, b = sorted(wl.jobs, key=lambda j: j.id)
+    assert (a.arrival, b.arrival) == (2, 0)  # ⌊150/60⌋, ⌊59/60⌋
+    assert a.requested_workers == 4 and a.batch == 80 and a.gamma == 4.0
+    app = APPLICATIONS["cifar10"]
+    assert (a.epochs, a.samples) == (app.epochs, app.samples)
+    assert a.grad_mb == pytest.approx(4 * 11.17)
+    # local batch 20 on one GPU: (2 − 0.2) s / 20 samples, in 60-s slots
+    assert a.tau == pytest.approx(1.8 / 20 / 60)
+    assert a.b_ext == pytest.approx(B_EXT_GBPS * 60 / 3600)  # stored for comm_slots' 3600-s slot
+
+
+def test_bandwidth_scaling_makes_eq1_transfer_last_the_right_number_of_slots() -> None:
+    from dmlsched.model.speed.pdors import comm_slots
+
+    rows = [PeerRow(0.0, "bert", 1, 12, 1, 100)]
+    wl = build_peer_workload(rows, source="t", slot_seconds=60.0, profiles=TOY)
+    job = wl.jobs[0]
+    seconds = 2 * job.grad_mb * 8e-3 / B_EXT_GBPS
+    assert comm_slots(2 * job.grad_mb, job.b_ext) == pytest.approx(seconds / 60)
+
+
+def test_gavel_line_maps_scale_factor_steps_and_model(tmp_path: Path) -> None:
+    line = "ResNet-50 (batch size 64)\tcmd %s\t--num_minibatches\t1\t1000\t7200.5\t8\n"
+    line += "A3C\tcmd\t--max-steps\t0\t10\t0\t1\n"
+    rows = read_gavel(write(tmp_path, "t.trace", line))
+    assert rows[0] == PeerRow(7200.5, "imagenet", 8, 512, 1, 1000 * 512)
+    assert rows[1].application == "cifar10" and rows[1].batch == 4  # A3C: default batch 4
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "line"),
+    [
+        (HEADER + "a,1,cifar10,4,80\nb,x,cifar10,4,80\n", "time", 3),
+        (HEADER + "a,1,resnet,4,80\n", "application", 2),
+        (HEADER + "a,1,cifar10,0,80\n", "num_replicas", 2),
+        (HEADER + "a,1,cifar10,4,2\n", "batch_size", 2),
+        (HEADER + "a,1,cifar10,4\n", "columns", 2),
+        ("name,when\n", "header", 1),
+    ],
+)
+def test_malformed_pollux_line_names_file_line_and_field(
+    tmp_path: Path, text: str, field: str, line: int
+) -> None:
+    p = write(tmp_path, "bad.csv", text)
+    with pytest.raises(InvalidInput) as e:
+        read_pollux(p)
+    assert e.value.field == field and e.value.where == f"{p}:{line}"
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("ResNet-18 (batch size 32)\tc\t-n\t1\t10\t0\n", "fields"),
+        ("Banana (batch size 32)\tc\t-n\t1\t10\t0\t1\n", "job_type"),
+        ("ResNet-18 (batch size 32)\tc\t-n\t1\tten\t0\t1\n", "total_steps"),
+        ("ResNet-18 (batch size 32)\tc\t-n\t1\t10\t-5\t1\n", "arrival_time"),
+        ("ResNet-18 (batch size 32)\tc\t-n\t1\t10\t0\t1.5\n", "scale_factor"),
+    ],
+)
+def test_malformed_gavel_line_names_file_line_and_field(
+    tmp_path: Path, text: str, field: str
+) -> None:
+    p = write(tmp_path, "bad.trace", "A3C\tc\t--max-steps\t0\t10\t0\t1\n" + text)
+    with pytest.raises(InvalidInput) as e:
+        read_gavel(p)
+    assert e.value.field == field and e.value.where == f"{p}:2"
+
+
+@needs_peers
+def test_corrupted_line_exits_2_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = (POLLUX / "workloads" / "workload-6.csv").read_text().splitlines()
+    lines[5] = lines[5].replace(",", ";", 1)
+    p = write(tmp_path, "corrupt.csv", "\n".join(lines) + "\n")
+    code = main(
+        [
+            "compare",
+            "--schedulers",
+            "tiresias",
+            "--workload",
+            f"pollux:{p}",
+            "--out",
+            str(tmp_path / "o"),
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and f"{p}:6" in err and "columns" in err
+    assert err.count("\n") == 1
+
+
+@needs_peers
+def test_registry_dispatches_kind_path_names_with_slot_seconds() -> None:
+    path = POLLUX / "workloads" / "workload-6.csv"
+    params = WorkloadParams(extra={"slot_seconds": 120.0, "speed": "measured"})
+    wl = build_workload("cluster", f"pollux:{path}", params, make_rng(0))
+    assert len(wl.jobs) == 160 and isinstance(wl.speed, MeasuredSpeed)
+    assert "slot_seconds=120" in wl.notes
+    first = min(wl.jobs, key=lambda j: j.id)
+    assert first.arrival == math.floor(53 / 120)
+    with pytest.raises(InvalidInput):
+        build_workload("cluster", "pollux:", WorkloadParams(), make_rng(0))
+
+
+@needs_peers
+def test_workload6_replayed_with_tiresias_completes_all_160_jobs() -> None:
+    wl = load_pollux(POLLUX / "workloads" / "workload-6.csv", slot_seconds=60.0)
+    m = simulate(
+        "cluster", wl, make_scheduler("cluster", "tiresias", slot_seconds=60.0), make_rng(1)
+    ).metrics
+    assert m["completed_jobs"] == 160.0
+    assert np.isfinite(m["mean_jct"]) and m["mean_jct"] > 0
+
+
+@needs_peers
+@pytest.mark.parametrize("name", ["msr-seed0-23dbec", "msr-seed0-2869ce", "msr-seed0-51b7ef"])
+def test_gavel_traces_load(name: str) -> None:
+    wl = load_gavel(GAVEL / f"{name}.trace", slot_seconds=3600.0)
+    assert len(wl.jobs) == len((GAVEL / f"{name}.trace").read_text().splitlines())
+    assert all(j.requested_workers and j.requested_workers >= 1 for j in wl.jobs)
+
+
+@needs_peers
+@pytest.mark.parametrize("name", ["msr-seed0-23dbec", "msr-seed0-51b7ef"])
+@pytest.mark.parametrize("sched", ["tiresias", "srtf"])
+def test_small_gavel_traces_run_to_completion(name: str, sched: str) -> None:
+    wl = load_gavel(GAVEL / f"{name}.trace", slot_seconds=3600.0, speed="measured")
+    kw = {"slot_seconds": 3600.0} if sched == "tiresias" else {}
+    m = simulate("cluster", wl, make_scheduler("cluster", sched, **kw), make_rng(0)).metrics
+    assert m["completed_jobs"] == len(wl.jobs)
+
+
+@needs_peers
+def test_large_gavel_trace_runs_to_completion_with_day_slots() -> None:
+    wl = load_gavel(GAVEL / "msr-seed0-2869ce.trace", slot_seconds=86400.0)
+    m = simulate("cluster", wl, make_scheduler("cluster", "srtf"), make_rng(0)).metrics
+    assert m["completed_jobs"] == 533.0
+
+
+@needs_peers
+def test_compare_replays_a_pollux_file_with_slot_seconds(tmp_path: Path) -> None:
+    lines = (POLLUX / "workloads" / "workload-6.csv").read_text().splitlines()[:6]
+    p = write(tmp_path, "w.csv", "\n".join(lines) + "\n")
+    out = tmp_path / "o"
+    code = main(
+        [
+            "compare",
+            "--schedulers",
+            "tiresias,srtf",
+            "--workload",
+            f"pollux:{p}",
+            "--slot-seconds",
+            "30",
+            "--out",
+            str(out),
+            "--seeds",
+            "1",
+            "--workers",
+            "1",
+        ]
+    )
+    assert code == 0
+    assert "slot_seconds=30" in (out / "summary.md").read_text()
+    assert (
+        main(
+            [
+                "compare",
+                "--schedulers",
+                "tiresias",
+                "--workload",
+                f"pollux:{p}",
+                "--slot-seconds",
+                "0",
+                "--out",
+                str(out),
+            ]
+        )
+        == 2
+    )
