@@ -14,11 +14,14 @@ __all__ = ["BENCHMARKS", "benchmark", "run_all"]
 
 Bench = Callable[[], dict[str, float]]
 BENCHMARKS: dict[str, Bench] = {}
+OPT_IN: set[str] = set()  # too long for a default run; ask with --only NAME
 
 
-def benchmark(name: str) -> Callable[[Bench], Bench]:
+def benchmark(name: str, *, default: bool = True) -> Callable[[Bench], Bench]:
     def deco(fn: Bench) -> Bench:
         BENCHMARKS[name] = fn
+        if not default:
+            OPT_IN.add(name)
         return fn
 
     return deco
@@ -33,7 +36,7 @@ def load() -> dict[str, Bench]:
 def run_all(only: list[str] | None = None) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, fn in load().items():
-        if only and name not in only:
+        if (only and name not in only) or (not only and name in OPT_IN):
             continue
         out.update(fn())
     return out

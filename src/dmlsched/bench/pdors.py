@@ -5,7 +5,8 @@
   rounding) on H = 100 machines, T = 80 slots, 100 Sec. V jobs; median over
   ``repeats`` runs of each run's percentile.
 * ``scale_pdors_s`` — one full engine run of PD-ORS on 1,000 jobs, 1,000
-  machines, 200 slots (one run: it is long).
+  machines, 200 slots (one run; over 30 minutes on the 2-core machine, so it
+  runs only with ``dmlsched bench --only pdors-scale``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def pdors_decision(repeats: int = 5) -> dict[str, float]:
     }
 
 
-@benchmark("pdors-scale")
+@benchmark("pdors-scale", default=False)  # > 30 min on 2 cores: opt-in
 def pdors_scale() -> dict[str, float]:
     total, _ = _timed_run(1000, 1000, 200, 0)
     return {"scale_pdors_s": total}
