@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/dmlsched compare --setting cluster --schedulers fifo,drf --workload synthetic \
-	  --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
+	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,oasis,dorm,drf,fifo \
+	  --workload synthetic --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2

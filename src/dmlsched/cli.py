@@ -40,6 +40,8 @@ app = typer.Typer(
     help="Online schedulers for parameter-server distributed ML training.",
 )
 console = Console()
+if not console.is_terminal:  # logs and pipes: do not squeeze tables into 80 columns
+    console = Console(width=160)
 
 MAIN_METRIC = {
     "cluster": "total_utility",
@@ -80,20 +82,20 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
 
 
 def _print_table(results: Path, title: str) -> None:
+    """Metrics × schedulers, mean ± 95% CI (per-resource breakdowns: see summary.md)."""
     df = read_results(results)
-    metrics = list(dict.fromkeys(df["metric"]))
+    metrics = [m for m in dict.fromkeys(df["metric"]) if not m.startswith("mean_utilization_")]
     scheds = list(dict.fromkeys(df["scheduler"]))
     table = Table(title=title)
-    table.add_column("metric")
+    table.add_column("metric", no_wrap=True)
     for s in scheds:
-        table.add_column(s, justify="right")
+        table.add_column(s, justify="right", no_wrap=True)
     for m in metrics:
         row = []
         for s in scheds:
-            mean, ci = mean_ci(
-                df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
-            )
-            row.append(f"{mean:.4g} ± {ci:.2g}")
+            vals = df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
+            mean, ci = mean_ci(vals)
+            row.append("—" if mean != mean else f"{mean:.4g} ± {ci:.2g}")  # NaN: undefined
         table.add_row(m, *row)
     console.print(table)
 
