@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
-from dmlsched.model.geo import GeoPlacement, GeoSites, price
+from dmlsched.model.geo import GeoDecision, GeoPlacement, GeoSites, price
 from dmlsched.model.speed.mlbroker import workers_needed
 from dmlsched.solvers.highs import INF, LinearModel
 
 __all__ = [
     "central_placement",
+    "cheapest_per_job",
     "incremental_price",
     "local_placement",
     "min_cost_transfers",
@@ -109,3 +113,44 @@ def placement_cost(
     deploy = c * float(np.maximum(v - prev_v, 0).sum())
     comm = B * float(sites.d[:, p.ps] @ y)
     return transfer + res + deploy + comm, delta
+
+
+def cheapest_per_job(
+    view: Any,
+    sites: GeoSites,
+    candidates: Callable[[np.ndarray, float, int], Iterable[GeoPlacement]],
+    *,
+    linear_prices: bool,
+) -> GeoDecision:
+    """Each active job, in order, takes its cheapest candidate placement.
+
+    ``candidates(D, P_i, r)`` lists the placements tried for data center r; the
+    cost (:func:`placement_cost`) sees the usage of the jobs placed before it
+    this slot.  Central and OASiS-geo differ only in candidates and prices.
+    """
+    h = np.zeros((sites.dcs, sites.kinds))
+    out = {}
+    for j in view.active:
+        job = view.jobs[j]
+        D = np.asarray(view.data[j])
+        n, m = np.asarray(job.worker_demand), np.asarray(job.ps_demand)
+        best = None
+        for r in range(sites.dcs):
+            for p in candidates(D, job.capacity, r):
+                cost, delta = placement_cost(
+                    p,
+                    n,
+                    m,
+                    job.exchange_gb,
+                    job.deploy_cost,
+                    view.deployed[j],
+                    sites,
+                    h,
+                    linear_prices=linear_prices,
+                )
+                if best is None or cost < best[0] - 1e-12:
+                    best = (cost, p, delta)
+        assert best is not None
+        out[j] = best[1]
+        h = h + best[2]
+    return GeoDecision(out)

@@ -22,8 +22,8 @@ import numpy as np
 from dmlsched.model.geo import GeoDecision, GeoSites
 from dmlsched.schedulers._shared.geo_placement import (
     central_placement,
+    cheapest_per_job,
     local_placement,
-    placement_cost,
 )
 from dmlsched.schedulers.protocols import register
 
@@ -42,33 +42,9 @@ class OasisGeo:
         self.sites_ = sites
 
     def decide(self, view: GeoView) -> GeoDecision:
-        sites = self.sites_
-        h = np.zeros((sites.dcs, sites.kinds))
-        out = {}
-        for j in view.active:
-            job = view.jobs[j]
-            D = np.asarray(view.data[j])
-            n, m = np.asarray(job.worker_demand), np.asarray(job.ps_demand)
-            best = None
-            for r in range(sites.dcs):
-                for p in (
-                    central_placement(D, job.capacity, r),
-                    local_placement(D, job.capacity, r),
-                ):
-                    cost, delta = placement_cost(
-                        p,
-                        n,
-                        m,
-                        job.exchange_gb,
-                        job.deploy_cost,
-                        view.deployed[j],
-                        sites,
-                        h,
-                        linear_prices=True,
-                    )
-                    if best is None or cost < best[0] - 1e-12:
-                        best = (cost, p, delta)
-            assert best is not None
-            out[j] = best[1]
-            h = h + best[2]
-        return GeoDecision(out)
+        return cheapest_per_job(
+            view,
+            self.sites_,
+            lambda D, P, r: (central_placement(D, P, r), local_placement(D, P, r)),
+            linear_prices=True,
+        )
