@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import platform
 import sys
 from functools import partial
 from pathlib import Path
@@ -354,7 +355,10 @@ def bench(
         if unknown:
             raise InvalidInput("only", unknown[0], " | ".join(load()))
     figures = run_all(names)
-    figures["machine"] = f"{os.cpu_count()} cores"  # type: ignore[assignment]
+    # medians depend on the machine and its load: say which
+    figures["machine"] = (  # type: ignore[assignment]
+        f"{os.cpu_count()} cores, {platform.platform()}, load {os.getloadavg()[0]:.2f}"
+    )
     if json_:
         print(json.dumps(figures, sort_keys=True))
     else:
