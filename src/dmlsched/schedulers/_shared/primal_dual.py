@@ -185,6 +185,9 @@ class PrimalDualScheduler:
         cap = np.asarray(cluster.capacity, dtype=float)
         self.capacity_ = cap
         self.rho_ = np.zeros((horizon, cap.shape[0], cap.shape[1]))
+        # slot t's (prices, free) are cached until its reservations change
+        self.version_ = np.zeros(horizon, dtype=np.int64)
+        self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray]] = {}
         self.plans_: dict[int, JobPlan] = {}
         self.estimator_ = OnlineBounds(cap.shape[1], horizon, float(cap.sum()))
         if self.price_estimate == "oracle":
@@ -232,11 +235,25 @@ class PrimalDualScheduler:
             idx = np.asarray(p.machines, dtype=np.intp)
             use = np.outer(p.workers, a) + np.outer(p.ps, b)
             self.rho_[t, idx] += sign * use
-        if sign < 0:
-            np.maximum(self.rho_, 0.0, out=self.rho_)
+            if sign < 0:  # only released slots can go (rounding-error) negative
+                np.maximum(self.rho_[t], 0.0, out=self.rho_[t])
+            self.version_[t] += 1
 
     def _release(self, plan: JobPlan, since: int) -> None:
         self._reserve(self.known_[plan.job], plan, sign=-1.0, since=since)
+
+    def slot_state(self, t: int, bounds: PriceBounds) -> tuple[np.ndarray, np.ndarray]:
+        """Eq. (12) prices and residual capacities Ĉ of slot t (read-only, cached)."""
+        hit = self._state.get(t)
+        if hit is not None and hit[0] == self.version_[t] and hit[1] == bounds:
+            return hit[2], hit[3]
+        rho = self.rho_[t]
+        price = prices(rho, self.capacity_, bounds)
+        free = self.capacity_ - rho
+        price.flags.writeable = False
+        free.flags.writeable = False
+        self._state[t] = (int(self.version_[t]), bounds, price, free)
+        return price, free
 
     # -- Alg. 2 + 3 ------------------------------------------------------
     def plan(self, job: ClusterJob, now: int) -> JobPlan | None:
@@ -249,19 +266,22 @@ class PrimalDualScheduler:
         q = quanta_for(job, self.quanta, T, self.quanta_per_slot, self.capacity_)
         bounds = self.estimator_.bounds()
         oracle = self._oracle(job, q, bounds)
-        free = self.capacity_[None, :, :] - self.rho_[slots[0] :]
-        price = prices(self.rho_[slots[0] :], np.broadcast_to(self.capacity_, free.shape), bounds)
+
+        def slot_costs(s: int) -> np.ndarray:
+            # priced lazily: most jobs never look at most of the horizon
+            return oracle.costs(slots[s], *self.slot_state(slots[s], bounds))
+
         u_all = np.array([job.utility(t - job.arrival) for t in slots])
         zero = self.payoff_floor * float(u_all.max(initial=0.0))
         rows: list[np.ndarray] = []
         prev = np.full(q + 1, np.inf)
         prev[0] = 0.0
         best = -np.inf
-        for s, t in enumerate(slots):
+        for s in range(len(slots)):
             # λ(t̃) ≤ u(t̃ − a) and u is non-increasing: later slots cannot beat ``best``
             if s > 0 and u_all[s] <= max(best, zero):
                 break
-            rows.append(oracle.costs(t, price[s], free[s]))
+            rows.append(slot_costs(s))
             step, _ = forward_dp(rows[-1][None, :], start=prev)
             prev = step[0]
             best = max(best, u_all[s] - prev[q])
@@ -276,7 +296,7 @@ class PrimalDualScheduler:
             best = float(payoff[last]) if np.isfinite(phi[last, q]) else -np.inf
             if n < len(slots) and u_all[n] > max(best, zero):
                 # realized costs lowered the best payoff: the next slot may now win
-                theta = np.vstack([theta, oracle.costs(slots[n], price[n], free[n])])
+                theta = np.vstack([theta, slot_costs(n)])
                 continue
             if best <= zero:
                 return None

@@ -59,10 +59,15 @@ from dmlsched.errors import InvalidInput, SolverFailed
 from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.decisions import Placement
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.schedulers._shared.machine_classes import (
+    MachineClasses,
+    fill_classes,
+    machine_classes,
+)
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.highs import INF, LinearModel
+from dmlsched.solvers.highs import INF, LinearModel, pass_columns
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
 __all__ = ["Pdors", "PdorsOracle", "internal_ps", "ps_ratio"]
@@ -89,97 +94,95 @@ def ps_ratio(job: ClusterJob) -> float:
 class _SlotData:
     price: np.ndarray
     free: np.ndarray
+    classes: MachineClasses
     int_cost: np.ndarray
     int_machine: np.ndarray
     ext_est: np.ndarray
+    gain_caps: float | None = None
     lp: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
     lp_margin: set[int] = field(default_factory=set)
 
 
 class _ExternalLp:
-    """Problem (23) + PS row, built once per job; modified per slot and workload."""
+    """Problem (23) + PS row over machine classes, for one slot state and margin.
 
-    def __init__(self, job: ClusterJob, H: int) -> None:
-        a = np.asarray(job.worker_demand, dtype=float)
-        b = np.asarray(job.ps_demand, dtype=float)
-        self.res = [r for r in range(len(a)) if a[r] > 0 or b[r] > 0]
-        rows, cols, vals = [], [], []
-        row = 0
-        for r in self.res:
-            for h in range(H):
-                for col, v in ((h, a[r]), (H + h, b[r])):
-                    if v > 0:
-                        rows.append(row)
-                        cols.append(col)
-                        vals.append(v)
-                row += 1
-        self.n_pack = row
-        self.cover_row = row
-        rows += [row] * H
-        cols += list(range(H))
-        vals += [1.0] * H
-        row += 1
+    Columns W_c, S_c (workers and PSs on class c's machines in all); packing
+    rows α^r W_c + β^r S_c ≤ n_c · room_c^r for every resource r the job uses.
+    """
+
+    def __init__(
+        self,
+        model: LinearModel,
+        job: ClusterJob,
+        res: list[int],
+        count: np.ndarray,
+        room: np.ndarray,
+        cost: np.ndarray,
+    ) -> None:
+        a = np.asarray(job.worker_demand, dtype=float)[res]
+        b = np.asarray(job.ps_demand, dtype=float)[res]
+        C = int(count.size)
+        self.C = C
+        R = len(res)
+        self.n_pack = R * C
+        self.cover_row = self.n_pack
+        n_row = self.n_pack + 2
+        ps_row = self.n_pack + 1
         ratio = ps_ratio(job)
-        rows += [row] * (2 * H)
-        cols += list(range(2 * H))
-        vals += [-ratio] * H + [1.0] * H
-        lower = [0.0] * self.n_pack + [1.0, 0.0]
-        upper = [INF] * self.n_pack + [float(job.max_workers), INF]
-        row += 1
+        lower = [np.full(self.n_pack, -INF), [1.0, 0.0]]
+        upper = [(count[:, None] * np.maximum(room, 0.0)).T.reshape(-1), [job.max_workers, INF]]
+        # column-wise: W_c has α^r in packing rows r·C + c, 1 in the cover row and
+        # −ratio in the PS row; S_c has β^r in its packing rows and 1 in the PS row
+        w_rows, w_vals = [self.cover_row, ps_row], [1.0, -ratio]
+        s_rows, s_vals = [ps_row], [1.0]
         if job.mode == "async":  # 1 ≤ Σ s ≤ Σ w  ((3.5) and at least one PS)
-            rows += [row] * (2 * H)
-            cols += list(range(2 * H))
-            vals += [-1.0] * H + [1.0] * H
-            lower.append(-INF)
-            upper.append(0.0)
-            row += 1
-            rows += [row] * H
-            cols += list(range(H, 2 * H))
-            vals += [1.0] * H
-            lower.append(1.0)
-            upper.append(INF)
-            row += 1
-        self.pack = sp.csr_matrix((vals[: len(vals)], (rows, cols)), shape=(row, 2 * H))[
-            : self.n_pack
-        ]
-        a_full = sp.csc_matrix((vals, (rows, cols)), shape=(row, 2 * H))
-        self.H = H
+            w_rows, w_vals = [*w_rows, n_row], [*w_vals, -1.0]
+            s_rows, s_vals = [*s_rows, n_row, n_row + 1], [*s_vals, 1.0, 1.0]
+            lower += [[-INF, 1.0]]
+            upper += [[0.0, INF]]
+            n_row += 2
+        c_idx = np.arange(C)[:, None]
+        index, value = [], []
+        for dem, rows, vals in ((a, w_rows, w_vals), (b, s_rows, s_vals)):
+            nz = np.flatnonzero(dem)
+            index.append(
+                np.hstack([nz[None, :] * C + c_idx, np.broadcast_to(rows, (C, len(rows)))])
+            )
+            value.append(np.broadcast_to(np.concatenate([dem[nz], vals]), index[-1].shape))
+        nw, ns = index[0].shape[1], index[1].shape[1]
+        indptr = np.concatenate([np.arange(C + 1) * nw, C * nw + np.arange(1, C + 1) * ns])
         self.wmax = float(job.max_workers)
-        self.model = LinearModel(
-            np.zeros(2 * H),
-            a_full,
-            np.asarray(lower),
-            np.asarray(upper),
-            np.zeros(2 * H),
-            np.full(2 * H, INF),
-            name=f"pdors-ext-job{job.id}",
+        self.model = model
+        pass_columns(
+            model,
+            cost,
+            indptr,
+            np.concatenate([i.ravel() for i in index]),
+            np.concatenate([v.ravel() for v in value]),
+            np.concatenate(lower),
+            np.concatenate(upper),
+            np.zeros(2 * C),
+            np.full(2 * C, INF),
         )
-        self._pack_rows = np.arange(self.n_pack)
-        # re-solved hundreds of times from the previous basis: presolve only costs time
-        self.model._h.setOptionValue("presolve", "off")
+        self.cost = cost
 
-    def set_slot(self, cost: np.ndarray, free: np.ndarray, margin: np.ndarray) -> None:
-        self.model.set_costs(cost)
-        room = free - margin[None, :]
-        ub = np.maximum(room[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
-        self.model.set_row_bounds(self._pack_rows, np.full(self.n_pack, -INF), ub)
-
-    def max_workers(self, cost: np.ndarray) -> float:
-        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores ``cost``."""
-        self.model.set_costs(np.concatenate([-np.ones(self.H), np.zeros(self.H)]))
+    def max_workers(self) -> float:
+        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores the costs."""
+        C = self.C
+        self.model.set_costs(np.concatenate([-np.ones(C), np.zeros(C)]))
         self.model.set_row_bounds(
             np.array([self.cover_row]), np.array([0.0]), np.array([self.wmax])
         )
         try:
             sol = self.model.solve()
-            best = float(np.floor(sol.x[: self.H].sum() + 1e-7))
+            best = float(np.floor(sol.x[:C].sum() + 1e-7))
         except SolverFailed:
             best = 0.0
-        self.model.set_costs(cost)
+        self.model.set_costs(self.cost)
         return best
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
-        """(objective, x, |dual of the workload row|) with Σ w ≥ m, or None if infeasible."""
+        """(objective, class x, |dual of the workload row|) with Σ w ≥ m, or None."""
         self.model.set_row_bounds(np.array([self.cover_row]), np.array([m]), np.array([self.wmax]))
         try:
             sol = self.model.solve()
@@ -200,6 +203,9 @@ class PdorsOracle:
         self.H = H
         self.alpha = np.asarray(job.worker_demand, dtype=float)
         self.beta = np.asarray(job.ps_demand, dtype=float)
+        used = (self.alpha > 0) | (self.beta > 0)
+        self.res = [int(r) for r in np.flatnonzero(used)]
+        self.other = [int(r) for r in np.flatnonzero(~used)]
         work = np.arange(q + 1) * (job.total_work / q)
         wmax = job.max_workers
         self.w_int = np.ceil(work / worker_rate(job, True) - _TOL)
@@ -211,60 +217,76 @@ class PdorsOracle:
         self.int_demand = np.outer(self.w_int, self.alpha) + np.outer(self.s_int, self.beta)
         self.m_ext = np.ceil(work / worker_rate(job, False) - _TOL)
         self.ext_ok = (self.m_ext <= wmax) & (self.m_ext >= 1)
+        self.ext_k = np.flatnonzero(self.ext_ok)
+        self.ext_ms = sorted({int(m) for m in self.m_ext[self.ext_ok]})
+        self.bounds = bounds
         self.cache: dict[bytes, _SlotData] = {}
         self.slot_key: dict[int, bytes] = {}
-        self._lp: _ExternalLp | None = None
-        self._lp_slot: tuple[bytes, bool] | None = None
+        self._cover_gain: dict[float, float] = {}
 
     # -- gains ---------------------------------------------------------------
-    def gain(self, m: float, free: np.ndarray) -> float:
+    def gain(self, m: float, d: _SlotData) -> float:
         g = self.sched.g_delta
         if g == "eq30":
-            return g_delta_cover(max(m, 1e-9), self.sched.delta)
+            w1 = max(m, 1e-9)
+            if w1 not in self._cover_gain:
+                self._cover_gain[w1] = g_delta_cover(w1, self.sched.delta)
+            return self._cover_gain[w1]
         if g == "eq29":
-            caps = [self.job.max_workers]
-            for d in (self.alpha, self.beta):
-                pos = d > 0
-                if pos.any():
-                    f = free[:, pos] / d[pos]
-                    f = f[f > 0]
-                    if f.size:
-                        caps.append(float(f.min()))
+            free = d.free
+            if d.gain_caps is None:
+                caps = [self.job.max_workers]
+                for dem in (self.alpha, self.beta):
+                    pos = dem > 0
+                    if pos.any():
+                        f = free[:, pos] / dem[pos]
+                        f = f[f > 0]
+                        if f.size:
+                            caps.append(float(f.min()))
+                d.gain_caps = float(min(caps))
             rows = free.shape[0] * free.shape[1] + 1
-            return g_delta_packing(max(min(caps), 1e-9), rows, self.sched.delta)
+            return g_delta_packing(max(d.gain_caps, 1e-9), rows, self.sched.delta)
         return float(g)
 
     # -- θ(t, ·) -------------------------------------------------------------
-    def _lp_for(self, key: bytes, d: _SlotData, margin: bool = True) -> _ExternalLp:
-        if self._lp is None:
-            self._lp = _ExternalLp(self.job, self.H)
-        tag = (key, margin)
-        if self._lp_slot != tag:
-            cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-            use = margin and self.sched.safe_packing
-            self._lp.set_slot(cost, d.free, self.alpha + self.beta if use else 0.0 * self.alpha)
-            self._lp_slot = tag
-        return self._lp
+    def _lp_room(self, d: _SlotData, margin: bool) -> np.ndarray:
+        """One machine's room per class (C × used resources) in the margin or plain LP."""
+        room = d.free[d.classes.first][:, self.res]
+        if margin and self.sched.safe_packing:
+            room = room - (self.alpha + self.beta)[self.res]
+        return room
 
-    def _trace_lp(self, key: bytes, d: _SlotData) -> None:
+    def _lp_for(self, d: _SlotData, margin: bool) -> _ExternalLp:
+        first = d.classes.first
+        cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
+        return _ExternalLp(
+            self.sched.lp_model(),
+            self.job,
+            self.res,
+            d.classes.count,
+            self._lp_room(d, margin),
+            cost,
+        )
+
+    def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
-        ms = sorted({int(m) for m in self.m_ext[self.ext_ok]})
-        self._trace(key, d, ms, margin=True)
+        ms = self.ext_ms
+        self._trace(d, ms, margin=True)
         if self.sched.safe_packing:
             top = max(d.lp, default=0)
             rest = [m for m in ms if m > top]
             if rest:
-                self._trace(key, d, rest, margin=False)
+                self._trace(d, rest, margin=False)
 
-    def _trace(self, key: bytes, d: _SlotData, ms: list[int], margin: bool) -> None:
-        """LP value (and solution) at every bound in ``ms``, with few solves."""
+    def _trace(self, d: _SlotData, ms: list[int], margin: bool) -> None:
+        """LP value (and class solution) at every bound in ``ms``, with few solves."""
         if not ms:
             return
-        lp = self._lp_for(key, d, margin)
+        lp = self._lp_for(d, margin)
         sols: dict[int, tuple[float, np.ndarray, float]] = {}
         top = lp.solve(ms[-1])
         if top is None:  # largest feasible workload from one max-workers LP
-            m_star = lp.max_workers(np.concatenate([d.price @ self.alpha, d.price @ self.beta]))
+            m_star = lp.max_workers()
             ms = [m for m in ms if m <= m_star + 1e-9]
             if not ms:
                 return
@@ -305,33 +327,56 @@ class PdorsOracle:
         self.slot_key[t] = key
         d = self.cache.get(key)
         if d is None:
-            d = self._slot(key, np.array(price), np.array(free))
+            d = self._slot(key, price, free)
             self.cache[key] = d
         return np.minimum(d.int_cost, d.ext_est)
+
+    def _classes(self, key: bytes, price: np.ndarray, room: np.ndarray) -> MachineClasses:
+        """Machines equal in everything the job's two cases see (shared across jobs)."""
+        tag = (key, self.bounds, tuple(self.res))
+        cache = self.sched.classes_
+        hit = cache.get(tag)
+        if hit is None:
+            other_ok = np.all(room[:, self.other] >= 0, axis=1)
+            hit = machine_classes(
+                np.column_stack([room[:, self.res], price[:, self.res], other_ok])
+            )
+            if len(cache) >= 1024:  # slot states seen by recent jobs matter most
+                cache.clear()
+            cache[tag] = hit
+        return hit
 
     def _slot(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotData:
         slack = _TOL * np.maximum(1.0, free)
         room = free + slack
+        classes = self._classes(key, price, room)
+        first = classes.first
+        room_c = room[first]
         # only quanta whose single-machine demand fits the roomiest machine
-        cand = np.flatnonzero(self.int_ok & np.all(self.int_demand <= room.max(axis=0), axis=1))
+        cand = np.flatnonzero(self.int_ok & np.all(self.int_demand <= room_c.max(axis=0), axis=1))
         int_cost = np.full(self.q + 1, np.inf)
         h = np.zeros(self.q + 1, dtype=np.int64)
         if cand.size:
             dem = self.int_demand[cand]
-            fits = np.all(dem[:, None, :] <= room[None, :, :], axis=2)
-            cost = np.where(fits, dem @ price.T, np.inf)
+            fits = np.all(dem[:, None, :] <= room_c[None, :, :], axis=2)
+            cost = np.where(fits, dem @ price[first].T, np.inf)
+            # classes are numbered by lowest machine id: the first cheapest class's
+            # first machine is the lowest-id cheapest machine, as over all machines
             best = np.argmin(cost, axis=1)
-            h[cand] = best
+            h[cand] = first[best]
             int_cost[cand] = cost[np.arange(cand.size), best]
         int_cost[0] = 0.0
-        d = _SlotData(price, free, int_cost, h, np.full(self.q + 1, np.inf))
+        d = _SlotData(price, free, classes, int_cost, h, np.full(self.q + 1, np.inf))
         d.ext_est[0] = 0.0
-        # the LP is only worth tracing where some quantum lacks a cheap internal option
-        self._trace_lp(key, d)
-        for k in range(1, self.q + 1):
-            if self.ext_ok[k] and int(self.m_ext[k]) in d.lp:
-                m = float(self.m_ext[k])
-                d.ext_est[k] = self.gain(m, free) * d.lp[int(m)][0]
+        self._trace_lp(d)
+        if d.lp:
+            ms = np.array(sorted(d.lp), dtype=float)
+            ks = self.ext_k[self.ext_k >= 1]
+            mk = self.m_ext[ks]
+            pos = np.minimum(np.searchsorted(ms, mk), ms.size - 1)
+            hit = ms[pos] == mk
+            val = {m: self.gain(float(m), d) * d.lp[int(m)][0] for m in ms}
+            d.ext_est[ks[hit]] = [val[m] for m in ms[pos[hit]]]
         return d
 
     # -- realization (rounding) -----------------------------------------------
@@ -345,41 +390,71 @@ class PdorsOracle:
             best = (float(d.int_cost[k]), p, 0)
         m = int(self.m_ext[k]) if self.ext_ok[k] else -1
         if m in d.lp:
-            ext = self._round(key, d, m)
+            ext = self._round(d, m)
             if ext is not None and (best is None or ext[0] < best[0]):
                 best = ext
             elif ext is not None and best is not None:
                 best = (best[0], best[1], ext[2])
         return best
 
-    def _round(self, key: bytes, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
+    def disaggregate(self, d: _SlotData, m: int) -> np.ndarray:
+        """Per-machine x̄ (w_1..w_H, s_1..s_H) of the class LP solution at bound m."""
+        x = d.lp[m][1]
+        C = d.classes.n
+        demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
+        room = self._lp_room(d, margin=m in d.lp_margin)
+        # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
+        # worker, so PSs go to machines without workers first
+        amount = np.column_stack([x[:C], x[C:]])
+        per = fill_classes(d.classes, amount, demand, room, apart=self.job.mode == "async")
+        return np.concatenate([per[:, 0], per[:, 1]])
+
+    def _round(self, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
+        """Eq. (27)–(28) on the machines with x̄ > 0 (the others always round to 0)."""
         H = self.H
-        lp = self._lp_for(key, d, margin=m in d.lp_margin)
-        x_bar = d.lp[m][1]
-        cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-        cover = (np.concatenate([np.ones(H), np.zeros(H)])[None, :], np.array([float(m)]))
-        ub = np.maximum(d.free[:, lp.res].T.reshape(-1), 0.0)
+        x_full = self.disaggregate(d, m)
+        sup = np.flatnonzero((x_full[:H] > 0) | (x_full[H:] > 0))
+        n = sup.size
+        x_bar = np.concatenate([x_full[sup], x_full[H + sup]])
+        price = d.price[sup]
+        cost = np.concatenate([price @ self.alpha, price @ self.beta])
+        cover = (sp.csr_matrix(np.concatenate([np.ones(n), np.zeros(n)])[None, :]), [float(m)])
+        # packing row r·n + i: α^r w_i + β^r s_i (sparse: BLAS on tiny matrices is slower)
+        R = len(self.res)
+        i = np.tile(np.arange(n), R)
+        pack = sp.csr_matrix(
+            (
+                np.column_stack(
+                    [np.repeat(self.alpha[self.res], n), np.repeat(self.beta[self.res], n)]
+                ).ravel(),
+                np.column_stack([i, n + i]).ravel(),
+                np.arange(R * n + 1) * 2,
+            ),
+            shape=(R * n, 2 * n),
+        )
+        ub = np.maximum(d.free[sup][:, self.res].T.reshape(-1), 0.0)
         res = scaled_round(
             x_bar,
-            self.gain(m, d.free),
+            self.gain(m, d),
             self.sched.rng_,
             cost=cost,
             cover=cover,
-            packing=(lp.pack, ub),
+            packing=(pack, ub),
             extra=self._engine_rules,
             attempts=self.sched.attempts,
             repair=self._trim,
         )
         if not res.success:
-            return self._heuristic(d, m, x_bar, cost, res.attempts)
+            full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
+            return self._heuristic(d, m, x_full, full_cost, res.attempts)
         lp_cost = d.lp[m][0]
         if lp_cost > 0:
             self.sched.ratios_.append(res.cost / lp_cost)
         x = res.x
         assert x is not None
         p = Placement.from_counts(
-            {h: int(x[h]) for h in range(H) if x[h]},
-            {h: int(x[H + h]) for h in range(H) if x[H + h]},
+            {int(sup[i]): int(x[i]) for i in range(n) if x[i]},
+            {int(sup[i]): int(x[n + i]) for i in range(n) if x[n + i]},
         )
         return res.cost, p, res.attempts
 
@@ -394,7 +469,7 @@ class PdorsOracle:
         the engine's PS rules hold.
         """
         H, job = self.H, self.job
-        x = np.floor(np.minimum(self.gain(m, d.free), 1.0) * x_bar + 1e-9)
+        x = np.floor(np.minimum(self.gain(m, d), 1.0) * x_bar + 1e-9)
         x[:H] = np.minimum(x[:H], np.floor(x_bar[:H] + 1e-9))
         left = d.free - np.outer(x[:H], self.alpha) - np.outer(x[H:], self.beta)
         if np.any(left < -1e-6 * np.maximum(1.0, d.free)):
@@ -440,7 +515,7 @@ class PdorsOracle:
         Eq. (4), so a rounding with W > F loses its costliest surplus
         workers.  That keeps (24) and, as the workload bound is ≤ F, (26).
         """
-        H = self.H
+        H = cand.shape[1] // 2
         w = cand[:, :H]
         excess = w.sum(axis=1) - self.job.max_workers
         rows = np.flatnonzero(excess > 0)
@@ -456,7 +531,7 @@ class PdorsOracle:
 
     def _engine_rules(self, cand: np.ndarray) -> np.ndarray:
         """Eq. (2)/(4) (sync) or (3.2), (3.4), (3.5) (async) on a batch of roundings."""
-        job, H = self.job, self.H
+        job, H = self.job, cand.shape[1] // 2
         w, s = cand[:, :H], cand[:, H:]
         W, S = w.sum(axis=1), s.sum(axis=1)
         ok = (W >= 1) & (job.max_workers >= W)
@@ -498,6 +573,8 @@ class Pdors(PrimalDualScheduler):
         self.attempts = attempts
 
     def _setup(self) -> None:
+        self.classes_: dict[tuple[bytes, PriceBounds, tuple[int, ...]], MachineClasses] = {}
+        self._lp_model: LinearModel | None = None
         g = self.g_delta
         if isinstance(g, str):
             if g not in ("eq29", "eq30"):
@@ -508,6 +585,15 @@ class Pdors(PrimalDualScheduler):
             raise InvalidInput("delta", self.delta, "in (0, 1]")
         if int(self.attempts) != self.attempts or self.attempts < 1:
             raise InvalidInput("attempts", self.attempts, "integer >= 1")
+
+    def lp_model(self) -> LinearModel:
+        """The one HiGHS instance every external LP of the run is loaded into."""
+        if self._lp_model is None:
+            z = np.zeros(1)
+            self._lp_model = LinearModel(z, np.zeros((1, 1)), z, z, z, z, name="pdors-ext")
+            # a handful of warm-started re-solves of a small LP: presolve only costs time
+            self._lp_model._h.setOptionValue("presolve", "off")
+        return self._lp_model
 
     def _oracle(self, job: ClusterJob, q: int, bounds: PriceBounds) -> PdorsOracle:
         return PdorsOracle(self, job, q, bounds)

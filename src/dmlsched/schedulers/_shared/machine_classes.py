@@ -1,0 +1,180 @@
+"""Interchangeable machines: group identical rows, and split a class's bundle back.
+
+Machines whose rows of a key matrix (e.g. residual capacity and price of the
+resources a job uses) are equal are interchangeable in any per-machine
+linear program whose per-machine rows and costs depend only on that key.
+Such an LP can be solved with one variable per class and the class's rows
+scaled by its size n_c (:class:`MachineClasses`); :func:`fill_classes`
+(or the simpler :func:`split_bundles`) turns a class solution back into a
+per-machine one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["MachineClasses", "fill_classes", "machine_classes", "split_bundles"]
+
+
+@dataclass(frozen=True)
+class MachineClasses:
+    """``of[h]`` = class of machine h; classes are numbered by their lowest machine id.
+
+    ``first[c]`` is class c's lowest machine id (increasing in c), ``count[c]``
+    its size.
+    """
+
+    first: np.ndarray
+    of: np.ndarray
+    count: np.ndarray
+    members: np.ndarray  # machine ids grouped by class, ascending within a class
+    starts: np.ndarray  # class c's members are members[starts[c] : starts[c + 1]]
+
+    @property
+    def n(self) -> int:
+        return int(self.first.size)
+
+
+def machine_classes(key: np.ndarray) -> MachineClasses:
+    """Classes of equal rows of ``key`` (H × k, compared bit for bit)."""
+    key = np.ascontiguousarray(key, dtype=float)
+    H = key.shape[0]
+    if H == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return MachineClasses(empty, empty, empty, empty, np.zeros(1, dtype=np.int64))
+    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
+    _, first, inv, count = np.unique(
+        rows, return_index=True, return_inverse=True, return_counts=True
+    )
+    order = np.argsort(first, kind="stable")  # renumber classes by their lowest machine id
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    of = rank[inv.ravel()]
+    count = count[order]
+    starts = np.concatenate([[0], np.cumsum(count)])
+    return MachineClasses(first[order], of, count, np.argsort(of, kind="stable"), starts)
+
+
+def split_bundles(
+    classes: MachineClasses, bundle: np.ndarray, use: np.ndarray, room: np.ndarray
+) -> np.ndarray:
+    """Per-machine amounts (H × k) from class amounts ``bundle`` (C × k).
+
+    ``use`` (C × R) is the resource use of class c's whole bundle and ``room``
+    (C × R) one machine's room.  Each class fills its machines in id order
+    with the largest fraction f_c = min_r room/use (≤ 1) of its bundle that
+    fits one machine, the last one taking the rest; if the class rows
+    ``use ≤ n_c · room`` hold, every machine's ``f · use ≤ room`` does.  (If
+    they hold only to a solver tolerance, f_c is raised to 1/n_c, i.e. an
+    even split, violating each machine's rows by no more than the class's.)
+    """
+    use = np.asarray(use, dtype=float)
+    room = np.maximum(np.asarray(room, dtype=float), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(use > 0, room / np.where(use > 0, use, 1.0), np.inf)
+    share = np.minimum(ratio.min(axis=1, initial=np.inf), 1.0)
+    share = np.maximum(share, 1.0 / classes.count)
+    order = classes.members  # machines by class, then id
+    cls = classes.of[order]
+    j = np.arange(order.size) - classes.starts[cls]  # rank of the machine within its class
+    left = 1.0 - j * share[cls]
+    frac = np.clip(left, 0.0, share[cls])
+    frac[left <= 1e-12] = 0.0
+    out = np.zeros((order.size, bundle.shape[1]))
+    out[order] = frac[:, None] * np.asarray(bundle, dtype=float)[cls]
+    return out
+
+
+def fill_classes(
+    classes: MachineClasses,
+    amount: np.ndarray,
+    demand: np.ndarray,
+    room: np.ndarray,
+    apart: bool = False,
+    tol: float = 1e-9,
+) -> np.ndarray:
+    """Per-machine amounts (H × k) of k item kinds from class totals ``amount`` (C × k).
+
+    ``demand`` (k × R) is one item's use of each resource, ``room`` (C × R)
+    one machine's room in each class.  Kind by kind, each class's items go
+    on its machines in id order, each machine taking as many as its
+    remaining room holds (first fit, fractional), so few machines hold items
+    and most of them are full in some resource, as in a vertex of the
+    per-machine LP.  With ``apart``, a kind goes to machines holding no items
+    yet first and to the others' leftover room only when those run out.
+    A class whose items do not all fit this way (possible with several
+    binding resources even when ``amount @ demand ≤ n_c room``) falls back
+    to :func:`split_bundles` for that class.
+    """
+    amount = np.asarray(amount, dtype=float)
+    demand = np.asarray(demand, dtype=float)
+    room = np.maximum(np.asarray(room, dtype=float), 0.0)
+    H, k = classes.of.size, amount.shape[1]
+    out = np.zeros((H, k))
+    busy = np.flatnonzero(np.any(amount > 0, axis=1))
+    if busy.size == 0:
+        return out
+    members, starts = classes.members, classes.starts
+    fallback = []
+    for c in busy:
+        ids = members[starts[c] : starts[c + 1]]
+        left = amount[c].copy()
+        x = np.zeros((ids.size, k))  # items per member machine
+        n_used = 0  # members 0 … n_used−1 hold items (each kind fills fresh ones in order)
+        for kind in range(k):
+            dem = demand[kind]
+            pos = dem > 0
+            done = tol * max(1.0, amount[c, kind])
+            if left[kind] <= done:
+                continue
+            if not apart:  # leftover room of the machines already holding items first
+                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
+            # fresh machines all have the class's room: fill whole ones at once
+            put = 0
+            cap = float(np.min(room[c, pos] / dem[pos])) if pos.any() else np.inf
+            n_fresh = ids.size - n_used
+            if left[kind] > done and cap > 0 and n_fresh > 0:
+                full = min(n_fresh, int(left[kind] // cap)) if np.isfinite(cap) else 0
+                x[n_used : n_used + full, kind] = cap
+                left[kind] -= full * cap
+                put = full
+                if left[kind] > done and full < n_fresh:
+                    x[n_used + full, kind] = left[kind]
+                    left[kind] = 0.0
+                    put += 1
+                elif left[kind] <= done:
+                    left[kind] = 0.0
+            if apart:
+                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
+            n_used += put
+        if np.any(left > tol * np.maximum(1.0, amount[c])):
+            fallback.append(c)
+            continue
+        out[ids] = x
+    if fallback:
+        fb = np.asarray(fallback)
+        sub = np.zeros_like(amount)
+        sub[fb] = amount[fb]
+        per = split_bundles(classes, sub, sub @ demand, room)
+        rows = np.isin(classes.of, fb)
+        out[rows] = per[rows]
+    return out
+
+
+def _fill_used(
+    x: np.ndarray, n: int, kind: int, demand: np.ndarray, room: np.ndarray, left: float, done: float
+) -> float:
+    """Put up to ``left`` items of ``kind`` in the leftover room of rows 0 … n−1 of ``x``."""
+    dem = demand[kind]
+    pos = dem > 0
+    for i in range(n):
+        if left <= done:
+            break
+        free = np.maximum(room - x[i] @ demand, 0.0)
+        take = min(float(np.min(free[pos] / dem[pos])) if pos.any() else np.inf, left)
+        if take > 0:
+            x[i, kind] += take
+            left -= take
+    return left
