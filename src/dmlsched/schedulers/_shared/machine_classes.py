@@ -169,12 +169,11 @@ def _fill_used(
     """Put up to ``left`` items of ``kind`` in the leftover room of rows 0 … n−1 of ``x``."""
     dem = demand[kind]
     pos = dem > 0
-    for i in range(n):
-        if left <= done:
-            break
-        free = np.maximum(room - x[i] @ demand, 0.0)
-        take = min(float(np.min(free[pos] / dem[pos])) if pos.any() else np.inf, left)
-        if take > 0:
-            x[i, kind] += take
-            left -= take
-    return left
+    if n == 0 or left <= done:
+        return left
+    free = np.maximum(room[None, :] - x[:n] @ demand, 0.0)
+    cap = np.min(free[:, pos] / dem[pos], axis=1) if pos.any() else np.full(n, np.inf)
+    before = np.concatenate([[0.0], np.cumsum(cap)[:-1]])  # room on earlier machines
+    take = np.clip(left - before, 0.0, cap)  # first fit in machine order
+    x[:n, kind] += take
+    return max(left - float(take.sum()), 0.0)

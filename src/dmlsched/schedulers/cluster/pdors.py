@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from dmlsched.errors import InvalidInput, SolverFailed
 from dmlsched.model.cluster import ClusterJob
@@ -418,29 +417,28 @@ class PdorsOracle:
         x_bar = np.concatenate([x_full[sup], x_full[H + sup]])
         price = d.price[sup]
         cost = np.concatenate([price @ self.alpha, price @ self.beta])
-        cover = (sp.csr_matrix(np.concatenate([np.ones(n), np.zeros(n)])[None, :]), [float(m)])
-        # packing row r·n + i: α^r w_i + β^r s_i (sparse: BLAS on tiny matrices is slower)
-        R = len(self.res)
-        i = np.tile(np.arange(n), R)
-        pack = sp.csr_matrix(
-            (
-                np.column_stack(
-                    [np.repeat(self.alpha[self.res], n), np.repeat(self.beta[self.res], n)]
-                ).ravel(),
-                np.column_stack([i, n + i]).ravel(),
-                np.arange(R * n + 1) * 2,
-            ),
-            shape=(R * n, 2 * n),
-        )
-        ub = np.maximum(d.free[sup][:, self.res].T.reshape(-1), 0.0)
+        a, b = self.alpha[self.res], self.beta[self.res]
+        ub = np.maximum(d.free[sup][:, self.res], 0.0)
+        ub_tol = ub + _TOL * np.maximum(1.0, ub)
+
+        def accept(cand: np.ndarray) -> np.ndarray:
+            # the workload row (26) and packing rows (24) of the support machines,
+            # elementwise (as scaled_round's cover/packing checks; BLAS is slow on
+            # such tiny matrices), then the engine's PS rules
+            ok = cand[:, :n].sum(axis=1) >= m - _TOL
+            use = cand[:, :n, None] * a + cand[:, n:, None] * b
+            ok &= np.all(use <= ub_tol, axis=(1, 2))
+            idx = np.flatnonzero(ok)
+            if idx.size:
+                ok[idx] = self._engine_rules(cand[idx])
+            return ok
+
         res = scaled_round(
             x_bar,
             self.gain(m, d),
             self.sched.rng_,
             cost=cost,
-            cover=cover,
-            packing=(pack, ub),
-            extra=self._engine_rules,
+            extra=accept,
             attempts=self.sched.attempts,
             repair=self._trim,
         )
