@@ -27,6 +27,10 @@ and the remaining slots are never priced.  A payoff below ``payoff_floor``
 sigmoid utilities u(T − a) can be 1e-40, and admitting a job for such a
 "payoff" only blocks resources.
 
+A slot's prices and residual capacities are computed when the DP first
+reaches it and cached until a reservation in that slot (or the price
+bounds) change.
+
 Randomized slot costs (PD-ORS's rounding) are *estimated* in the DP
 (``G_δ ×`` LP value, the rounding's expected cost) and realized lazily: the
 DP's chosen (t, k) cells are rounded, their true costs written back, and the

@@ -15,9 +15,10 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   (thesis) on HiGHS: min Σ_h p_h^w w_h + p_h^s s_h subject to the packing rows
   (24), Σ_h w_h ∈ [⌈v / r^(e)⌉, max_workers] (25)–(26) and the PS row that
   Problem (23) lacks (DESIGN.md): Σ s ≥ Σ w / γ (sync) or Σ s ≥ Σ w · b^(e)/B
-  with 1 ≤ Σ s ≤ Σ w (async, (3.4)–(3.5) for one PS machine).  The model is
-  built once per job; per slot only costs and packing bounds change, per
-  quantum only the workload row's bound.  The LP value is convex and
+  with 1 ≤ Σ s ≤ Σ w (async, (3.4)–(3.5) for one PS machine), solved over
+  machine classes (below); per slot state the (small) model is loaded once
+  into the run's one HiGHS instance, per quantum only the workload row's
+  bound changes.  The LP value is convex and
   piecewise linear in the workload bound, so it is traced with few solves:
   bisection over the quanta, skipping a range when the cover row's dual
   predicts the far end to a relative ``lp_tol`` (1e-2; then the range is
@@ -39,6 +40,30 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   such machine rounds down (probability 2^-n): we measured jobs rejected or
   finishing later after S = 100 failed attempts.  ``safe_packing=False``
   gives the paper's plain LP.
+* **Machine classes** (an implementation decision, exact): machines with the
+  same residual capacity and price on the resources the job uses are
+  interchangeable in Problem (23) — its rows and costs are per machine and
+  identical for them, the other rows only see sums.  The LP therefore has one
+  pair (W_c, S_c) per class c of n_c machines with packing rows
+  α^r W_c + β^r S_c ≤ n_c Ĉ_c^r.  Same optimum value: a per-machine solution
+  summed per class is feasible for the class LP at the same cost, and a class
+  solution split over the class's machines is feasible for the per-machine LP
+  at the same cost (every machine of a class has the same prices).  The split
+  (:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes`) fills
+  machines one after another in id order, workers first, each as full as its
+  room allows, so x̄ sits on few machines, most of them full in some
+  resource — like the vertex a per-machine simplex returns — and the
+  randomized rounding sees as few fractional coordinates.  For sync jobs the
+  PSs then use the workers' machines' leftover room first; for async jobs
+  machines without workers first (a PS sharing a machine with workers costs
+  b^(i) per worker in (3.4), which the LP does not see).  In a 1,000-machine
+  cluster most machines are idle and identical, so the LP shrinks from
+  R·H + 2 rows to R·C + 2 with C in the tens (tests check equal LP values
+  against a per-machine LP and every per-machine row of the split).  The
+  internal case scans classes too; classes are numbered by their lowest
+  machine id, so "the first cheapest machine that fits" is unchanged.
+  Rounding draws only for machines with x̄ > 0 (the others always round to
+  0, and their rows hold trivially).
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
