@@ -355,15 +355,17 @@ class PdorsOracle:
             self.cache[key] = d
         return np.minimum(d.int_cost, d.ext_est)
 
-    def _classes(self, key: bytes, price: np.ndarray, room: np.ndarray) -> MachineClasses:
+    def _classes(
+        self, key: bytes, price: np.ndarray, free: np.ndarray, room: np.ndarray
+    ) -> MachineClasses:
         """Machines equal in everything the job's two cases see (shared across jobs)."""
         tag = (key, self.bounds, tuple(self.res))
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            other_ok = np.all(room[:, self.other] >= 0, axis=1)
+            other_ok = np.all(room[:, self.other] >= 0, axis=1)  # the internal case's fit
             hit = machine_classes(
-                np.column_stack([room[:, self.res], price[:, self.res], other_ok])
+                np.column_stack([free[:, self.res], price[:, self.res], other_ok])
             )
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
@@ -373,7 +375,7 @@ class PdorsOracle:
     def _slot(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotData:
         slack = _TOL * np.maximum(1.0, free)
         room = free + slack
-        classes = self._classes(key, price, room)
+        classes = self._classes(key, price, free, room)
         first = classes.first
         room_c = room[first]
         # only quanta whose single-machine demand fits the roomiest machine
