@@ -142,7 +142,12 @@ class _ExternalLp:
         count: np.ndarray,
         room: np.ndarray,
         cost: np.ndarray,
+        keep: np.ndarray | None = None,
+        n_classes: int | None = None,
     ) -> None:
+        # columns are the classes ``keep`` of ``n_classes`` (solutions come back for all)
+        self.keep = np.arange(count.size) if keep is None else keep
+        self.n_classes = count.size if n_classes is None else n_classes
         a = np.asarray(job.worker_demand, dtype=float)[res]
         b = np.asarray(job.ps_demand, dtype=float)[res]
         C = int(count.size)
@@ -213,7 +218,10 @@ class _ExternalLp:
         except SolverFailed:
             return None
         dual = abs(float(sol.row_duals[self.cover_row])) if sol.row_duals is not None else 0.0
-        return sol.objective, np.maximum(sol.x, 0.0), dual
+        x = np.zeros(2 * self.n_classes)
+        x[self.keep] = sol.x[: self.C]
+        x[self.n_classes + self.keep] = sol.x[self.C :]
+        return sol.objective, np.maximum(x, 0.0), dual
 
 
 class PdorsOracle:
@@ -281,15 +289,24 @@ class PdorsOracle:
         return room
 
     def _lp_for(self, d: _SlotData, margin: bool) -> _ExternalLp:
-        first = d.classes.first
+        room = self._lp_room(d, margin)
+        # a class without room for a worker's or a PS's every resource has W_c = S_c = 0
+        # in every feasible solution: leave it out (exact; most busy machines in a
+        # loaded cluster)
+        a, b = self.alpha[self.res], self.beta[self.res]
+        useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
+        keep = np.flatnonzero(useful)
+        first = d.classes.first[keep]
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
         return _ExternalLp(
             self.sched.lp_model(),
             self.job,
             self.res,
-            d.classes.count,
-            self._lp_room(d, margin),
+            d.classes.count[keep],
+            room[keep],
             cost,
+            keep=keep,
+            n_classes=d.classes.n,
         )
 
     def _trace_lp(self, d: _SlotData) -> None:
