@@ -190,21 +190,27 @@ def pass_columns(
     re-using one HiGHS instance (and its options) and skipping scipy saves
     most of the build time of a small LP.  The previous basis is discarded.
     """
-    lp = highspy.HighsLp()
-    lp.num_col_ = len(c)
-    lp.num_row_ = len(row_lower)
-    lp.col_cost_ = np.asarray(c, dtype=float)
-    lp.col_lower_ = np.asarray(col_lower, dtype=float)
-    lp.col_upper_ = np.asarray(col_upper, dtype=float)
-    lp.row_lower_ = np.asarray(row_lower, dtype=float)
-    lp.row_upper_ = np.asarray(row_upper, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.asarray(start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.asarray(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.asarray(value, dtype=float)
-    lp.sense_ = highspy.ObjSense.kMinimize
-    if model._h.passModel(lp) == highspy.HighsStatus.kError:
+    n_col, n_row = len(c), len(row_lower)
+    start = np.asarray(start, dtype=np.int32)
+    status = model._h.passModel(  # the array overload: no HighsLp object to fill
+        n_col,
+        n_row,
+        int(start[-1]),
+        int(highspy.MatrixFormat.kColwise),
+        int(highspy.ObjSense.kMinimize),
+        0.0,
+        np.asarray(c, dtype=float),
+        np.asarray(col_lower, dtype=float),
+        np.asarray(col_upper, dtype=float),
+        np.asarray(row_lower, dtype=float),
+        np.asarray(row_upper, dtype=float),
+        start,
+        np.asarray(index, dtype=np.int32),
+        np.asarray(value, dtype=float),
+        np.zeros(n_col, dtype=np.int32),  # all continuous
+    )
+    if status == highspy.HighsStatus.kError:
         raise SolverFailed("load error", model.name)
-    model.n_col = lp.num_col_
-    model.n_row = lp.num_row_
+    model.n_col = n_col
+    model.n_row = n_row
     model.is_mip = False

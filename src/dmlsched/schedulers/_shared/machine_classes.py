@@ -116,9 +116,12 @@ def fill_classes(
     busy = np.flatnonzero(np.any(amount > 0, axis=1))
     if busy.size == 0:
         return out
+    # a one-machine class's row is the machine's row: it takes the whole amount
+    single = busy[classes.count[busy] == 1]
+    out[classes.first[single]] = amount[single]
     members, starts = classes.members, classes.starts
     fallback = []
-    for c in busy:
+    for c in busy[classes.count[busy] > 1]:
         ids = members[starts[c] : starts[c + 1]]
         left = amount[c].copy()
         x = np.zeros((ids.size, k))  # items per member machine

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -105,6 +106,18 @@ def quanta_for(
     return int(max(quanta, min(per_slot * horizon, need)))
 
 
+@lru_cache(maxsize=64)
+def _dp_index(q1: int, band: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(k, k − j clipped at 0, k − j < 0) for the DP's (Q+1) × band min-plus step."""
+    k_idx = np.arange(q1)
+    diff = k_idx[:, None] - np.arange(band)[None, :]  # k − j
+    invalid = diff < 0
+    out = (k_idx, np.where(invalid, 0, diff), invalid)
+    for a in out:
+        a.flags.writeable = False
+    return out
+
+
 def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Φ (n_slots × Q+1) and argmin choices for ``theta`` (n_slots × Q+1), Eq. (21).
 
@@ -114,11 +127,7 @@ def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.n
     n, q1 = theta.shape
     finite = np.isfinite(theta)
     band = int(np.max(np.where(finite, np.arange(q1)[None, :], 0))) + 1  # largest j used
-    k_idx = np.arange(q1)
-    j_idx = np.arange(band)
-    diff = k_idx[:, None] - j_idx[None, :]  # k − j
-    valid = diff >= 0
-    diff_c = np.where(valid, diff, 0)
+    k_idx, diff_c, invalid = _dp_index(q1, band)
     phi = np.empty((n, q1))
     choice = np.zeros((n, q1), dtype=np.int64)
     if start is None:
@@ -128,7 +137,7 @@ def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.n
         prev = np.asarray(start, dtype=float)
     for s in range(n):
         m = theta[s, :band][None, :] + prev[diff_c]
-        m[~valid] = np.inf
+        m[invalid] = np.inf
         j = np.argmin(m, axis=1)
         phi[s] = m[k_idx, j]
         choice[s] = j

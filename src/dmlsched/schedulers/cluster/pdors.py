@@ -127,69 +127,80 @@ class _SlotData:
     lp_margin: set[int] = field(default_factory=set)
 
 
+def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, ...]:
+    """CSC (start, index, value), row lower bounds and the non-packing row upper bounds
+    of the class LP with C classes (only the packing bounds and costs vary by slot).
+
+    Column-wise: W_c has α^r in packing rows r·C + c, 1 in the cover row and
+    −ratio in the PS row; S_c has β^r in its packing rows and 1 in the PS row.
+    """
+    a = np.asarray(job.worker_demand, dtype=float)[res]
+    b = np.asarray(job.ps_demand, dtype=float)[res]
+    n_pack = len(res) * C
+    cover_row, ps_row, n_row = n_pack, n_pack + 1, n_pack + 2
+    lower = [np.full(n_pack, -INF), [1.0, 0.0]]
+    upper = [float(job.max_workers), INF]
+    w_rows, w_vals = [cover_row, ps_row], [1.0, -ps_ratio(job)]
+    s_rows, s_vals = [ps_row], [1.0]
+    if job.mode == "async":  # 1 ≤ Σ s ≤ Σ w  ((3.5) and at least one PS)
+        w_rows, w_vals = [*w_rows, n_row], [*w_vals, -1.0]
+        s_rows, s_vals = [*s_rows, n_row, n_row + 1], [*s_vals, 1.0, 1.0]
+        lower += [[-INF, 1.0]]
+        upper += [0.0, INF]
+    c_idx = np.arange(C)[:, None]
+    index, value = [], []
+    for dem, rows, vals in ((a, w_rows, w_vals), (b, s_rows, s_vals)):
+        nz = np.flatnonzero(dem)
+        index.append(np.hstack([nz[None, :] * C + c_idx, np.broadcast_to(rows, (C, len(rows)))]))
+        value.append(np.broadcast_to(np.concatenate([dem[nz], vals]), index[-1].shape))
+    nw, ns = index[0].shape[1], index[1].shape[1]
+    start = np.concatenate([np.arange(C + 1) * nw, C * nw + np.arange(1, C + 1) * ns])
+    return (
+        start.astype(np.int32),
+        np.concatenate([i.ravel() for i in index]).astype(np.int32),
+        np.concatenate([v.ravel() for v in value]),
+        np.concatenate(lower),
+        np.asarray(upper),
+    )
+
+
 class _ExternalLp:
     """Problem (23) + PS row over machine classes, for one slot state and margin.
 
-    Columns W_c, S_c (workers and PSs on class c's machines in all); packing
-    rows α^r W_c + β^r S_c ≤ n_c · room_c^r for every resource r the job uses.
+    Columns W_c, S_c (workers and PSs on class c's machines in all) for the
+    classes ``keep`` of ``n_classes`` (solutions come back for all of them);
+    packing rows α^r W_c + β^r S_c ≤ n_c · room_c^r for every resource r the
+    job uses.
     """
 
     def __init__(
         self,
         model: LinearModel,
         job: ClusterJob,
-        res: list[int],
+        structure: tuple[np.ndarray, ...],
         count: np.ndarray,
         room: np.ndarray,
         cost: np.ndarray,
-        keep: np.ndarray | None = None,
-        n_classes: int | None = None,
+        keep: np.ndarray,
+        n_classes: int,
     ) -> None:
-        # columns are the classes ``keep`` of ``n_classes`` (solutions come back for all)
-        self.keep = np.arange(count.size) if keep is None else keep
-        self.n_classes = count.size if n_classes is None else n_classes
-        a = np.asarray(job.worker_demand, dtype=float)[res]
-        b = np.asarray(job.ps_demand, dtype=float)[res]
+        self.keep = keep
+        self.n_classes = n_classes
         C = int(count.size)
         self.C = C
-        R = len(res)
-        self.n_pack = R * C
-        self.cover_row = self.n_pack
-        n_row = self.n_pack + 2
-        ps_row = self.n_pack + 1
-        ratio = ps_ratio(job)
-        lower = [np.full(self.n_pack, -INF), [1.0, 0.0]]
-        upper = [(count[:, None] * np.maximum(room, 0.0)).T.reshape(-1), [job.max_workers, INF]]
-        # column-wise: W_c has α^r in packing rows r·C + c, 1 in the cover row and
-        # −ratio in the PS row; S_c has β^r in its packing rows and 1 in the PS row
-        w_rows, w_vals = [self.cover_row, ps_row], [1.0, -ratio]
-        s_rows, s_vals = [ps_row], [1.0]
-        if job.mode == "async":  # 1 ≤ Σ s ≤ Σ w  ((3.5) and at least one PS)
-            w_rows, w_vals = [*w_rows, n_row], [*w_vals, -1.0]
-            s_rows, s_vals = [*s_rows, n_row, n_row + 1], [*s_vals, 1.0, 1.0]
-            lower += [[-INF, 1.0]]
-            upper += [[0.0, INF]]
-            n_row += 2
-        c_idx = np.arange(C)[:, None]
-        index, value = [], []
-        for dem, rows, vals in ((a, w_rows, w_vals), (b, s_rows, s_vals)):
-            nz = np.flatnonzero(dem)
-            index.append(
-                np.hstack([nz[None, :] * C + c_idx, np.broadcast_to(rows, (C, len(rows)))])
-            )
-            value.append(np.broadcast_to(np.concatenate([dem[nz], vals]), index[-1].shape))
-        nw, ns = index[0].shape[1], index[1].shape[1]
-        indptr = np.concatenate([np.arange(C + 1) * nw, C * nw + np.arange(1, C + 1) * ns])
+        self.cover_row = room.shape[1] * C
         self.wmax = float(job.max_workers)
         self.model = model
+        start, index, value, lower, upper_tail = structure
+        pack_ub = (count[:, None] * np.maximum(room, 0.0)).T.reshape(-1)  # r-major, then c
         pass_columns(
             model,
             cost,
-            indptr,
-            np.concatenate([i.ravel() for i in index]),
-            np.concatenate([v.ravel() for v in value]),
-            np.concatenate(lower),
-            np.concatenate(upper),
+            start,
+            index,
+            value,
+            lower,
+            np.concatenate([pack_ub, upper_tail]),
             np.zeros(2 * C),
             np.full(2 * C, INF),
         )
@@ -255,6 +266,7 @@ class PdorsOracle:
         self.cache: dict[bytes, _SlotData] = {}
         self.slot_key: dict[int, bytes] = {}
         self._cover_gain: dict[float, float] = {}
+        self._structures: dict[int, tuple[np.ndarray, ...]] = {}
 
     # -- gains ---------------------------------------------------------------
     def gain(self, m: float, d: _SlotData) -> float:
@@ -298,15 +310,18 @@ class PdorsOracle:
         keep = np.flatnonzero(useful)
         first = d.classes.first[keep]
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
+        C = keep.size
+        if C not in self._structures:
+            self._structures[C] = _lp_structure(self.job, self.res, C)
         return _ExternalLp(
             self.sched.lp_model(),
             self.job,
-            self.res,
+            self._structures[C],
             d.classes.count[keep],
             room[keep],
             cost,
-            keep=keep,
-            n_classes=d.classes.n,
+            keep,
+            d.classes.n,
         )
 
     def _trace_lp(self, d: _SlotData) -> None:
