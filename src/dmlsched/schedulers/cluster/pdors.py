@@ -59,11 +59,18 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   b^(i) per worker in (3.4), which the LP does not see).  In a 1,000-machine
   cluster most machines are idle and identical, so the LP shrinks from
   R·H + 2 rows to R·C + 2 with C in the tens (tests check equal LP values
-  against a per-machine LP and every per-machine row of the split).  The
-  internal case scans classes too; classes are numbered by their lowest
-  machine id, so "the first cheapest machine that fits" is unchanged.
-  Rounding draws only for machines with x̄ > 0 (the others always round to
-  0, and their rows hold trivially).
+  against a per-machine LP and every per-machine row of the split); classes
+  without room for a worker's or a PS's every resource are left out (their
+  W_c = S_c = 0 in every feasible point).  The internal case scans classes
+  too; classes are numbered by their lowest machine id, so "the first
+  cheapest machine that fits" is unchanged.  Rounding draws only for
+  machines with x̄ > 0 (the others always round to 0, and their rows hold
+  trivially).  What changes is *which* optimal x̄ is rounded: prices span
+  ~1e-189 to 1, far below HiGHS's 1e-7 dual tolerance, so the per-machine
+  LP often returned points with surplus PSs spread over most machines
+  (e.g. 913 PSs where 65 suffice, on 37 machines); roundings of such points
+  failed all S = 100 attempts a quarter of the time.  The class LP and the
+  concentrated split give fewer fractional coordinates, so fewer attempts.
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
