@@ -48,3 +48,13 @@ def test_every_experiment_runs_a_quick_cell(exp_id) -> None:
     exp = get(exp_id)
     m = exp.run_cell(exp.schedulers[0], exp.quick_points[0], 0, True)
     assert all(k in m for k in exp.metrics)
+
+
+def test_fig7_bound_rate_is_below_every_scheduler_jct_rate() -> None:
+    exp = get("aonline-fig7")
+    cells = {s: exp.run_cell(s, 30, 0, True) for s in ("srtf", "a-online", "batchsche")}
+    bound = cells["srtf"]["opt_bound_rate"]
+    assert 0 < bound <= 1.0
+    for m in cells.values():
+        assert m["opt_bound_rate"] == bound
+        assert bound <= m["jct_rate"] + 1e-9

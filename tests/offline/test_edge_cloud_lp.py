@@ -24,6 +24,14 @@ def test_lp_bound_of_one_job_by_hand() -> None:
     assert exact_total_jct(workload((ec_job(minibatches=2, delay=(1, 5)),))).value == 2.0
 
 
+def test_a_slower_offline_side_raises_the_bound_by_hand() -> None:
+    # Appendix D's offline speed 1/(1 + ε) with ε = 1: n = 1/2, p = 4 in slots 1–4,
+    # c − r = 4 = LP (mean slot 2.5) + H(4) = 1.5
+    wl = workload((ec_job(minibatches=2, delay=(1, 50)),))
+    assert lp_lower_bound(wl, speed=0.5).value == pytest.approx(4.0)
+    assert lp_lower_bound(wl, speed=0.5).value > lp_lower_bound(wl).value
+
+
 def test_lp_spreads_a_chunk_fractionally_and_uses_the_cloud_in_parallel() -> None:
     # two chunks, one edge worker: one chunk-slot per slot on the edge, the rest in the cloud
     job = ec_job(chunks=2, minibatches=2, delay=(1, 1))

@@ -89,8 +89,14 @@ def half_processing(q: float) -> float:
     return k * (k - 1 + 2 * phi) / (2 * q)
 
 
-def lp_lower_bound(workload: EdgeCloudWorkload, *, time_limit: float | None = None) -> LowerBound:
-    """The aggregated LP above (speed 1, ζ_j = 1 everywhere) plus Σ_j H(q_j)."""
+def lp_lower_bound(
+    workload: EdgeCloudWorkload, *, speed: float = 1.0, time_limit: float | None = None
+) -> LowerBound:
+    """The aggregated LP above (ζ_j = 1 everywhere) plus Σ_j H(q_j).
+
+    ``speed`` scales every n_j: 1 bounds OPT at the nominal speed; 1/(1 + ε)
+    is Appendix D's slowed-down offline side of Definition 1.
+    """
     system = workload.system
     S = system.servers
     counts = np.zeros((S, system.n_types), dtype=float)  # K_sk
@@ -100,8 +106,8 @@ def lp_lower_bound(workload: EdgeCloudWorkload, *, time_limit: float | None = No
 
     cols_j, cols_s, cols_t, cost = [], [], [], []
     for idx, job in enumerate(workload.jobs):
-        n = processing_capacity(job, 1, 1.0)
-        p = chunk_slots(job, 1, 1.0)
+        n = processing_capacity(job, 1, speed)
+        p = chunk_slots(job, 1, speed)
         end = job.arrival + job.delay[S] + p  # exclusive
         per = n / (job.work_per_chunk * job.chunks)
         for s in range(S + 1):
@@ -122,7 +128,7 @@ def lp_lower_bound(workload: EdgeCloudWorkload, *, time_limit: float | None = No
     nv = len(c)
     var = np.arange(nv)
     jobs = workload.jobs
-    rate = np.array([processing_capacity(j, 1, 1.0) for j in jobs])
+    rate = np.array([processing_capacity(j, 1, speed) for j in jobs])
     need = np.array([j.work_per_chunk * j.chunks for j in jobs])
     chunks = np.array([j.chunks for j in jobs], dtype=float)
     wtype = np.array([j.worker_type for j in jobs])
@@ -176,7 +182,7 @@ def lp_lower_bound(workload: EdgeCloudWorkload, *, time_limit: float | None = No
     )
     sol = model.solve()
     corr = float(
-        sum(half_processing(j.work_per_chunk / processing_capacity(j, 1, 1.0)) for j in jobs)
+        sum(half_processing(j.work_per_chunk / processing_capacity(j, 1, speed)) for j in jobs)
     )
     return LowerBound(sol.objective + corr, nv, base, sol.status, sol.objective, corr)
 
