@@ -23,7 +23,14 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   predicts the far end to a relative ``lp_tol`` (1e-2; then the range is
   linear up to that tolerance and the interpolated solutions are feasible,
   optimal up to it); the largest feasible workload comes from one
-  max-workers LP.  Then the scaled randomized rounding of
+  max-workers LP.  The LP sees the slot's prices divided by their maximum
+  and floored at 1e-6 (:func:`conditioned_costs`): Eq. (12) prices near L are
+  ~1e-40 with sigmoid utilities, below HiGHS's absolute tolerances, and an
+  LP whose costs all look like zero stops at an arbitrary vertex that
+  over-provisions PSs and workers (a gap decision: it changes the LP only
+  where prices differ by less than a millionth of the slot's dearest one;
+  on the fig. 12 instance at H = 50 it took PD-ORS from 339 to 775 total
+  utility).  Then the scaled randomized rounding of
   Eq. (27)–(28) (:func:`dmlsched.solvers.rounding.scaled_round`) with G_δ fixed
   or from Eq. (29)/(30), up to S attempts, accepting a rounding that meets the
   packing rows, the workload row and the engine's exact PS rules (⌈W/γ⌉;
@@ -65,9 +72,10 @@ from dmlsched.schedulers.protocols import register
 from dmlsched.solvers.highs import INF, LinearModel
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
-__all__ = ["Pdors", "PdorsOracle", "internal_ps", "ps_ratio"]
+__all__ = ["Pdors", "PdorsOracle", "conditioned_costs", "internal_ps", "ps_ratio"]
 
 _TOL = 1e-9
+_COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
 
 
 def internal_ps(job: ClusterJob, workers: np.ndarray) -> np.ndarray:
@@ -94,6 +102,23 @@ class _SlotData:
     ext_est: np.ndarray
     lp: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
     lp_margin: set[int] = field(default_factory=set)
+
+
+def conditioned_costs(cost: np.ndarray, floor: float = _COST_FLOOR) -> tuple[float, np.ndarray]:
+    """(scale, LP costs): ``cost`` ÷ its maximum, floored at ``floor``.
+
+    Eq. (12) prices run from L to U^r, and L can be 1e-40 (sigmoid
+    utilities), while HiGHS judges optimality with absolute tolerances
+    (1e-7): passed as they are, such costs all look like zero, every
+    feasible point is "optimal" and the simplex stops at the first vertex,
+    which over-provisions PSs and workers.  Normalized and floored, every
+    unit still costs something, so the LP keeps Σ w and Σ s at their
+    minimum and prefers cheaper machines wherever the prices differ by more
+    than the floor; the objective is recomputed with the true prices.
+    """
+    top = float(np.max(cost, initial=0.0))
+    scale = top if top > 0 and np.isfinite(top) else 1.0
+    return scale, np.maximum(cost / scale, floor)
 
 
 class _ExternalLp:
@@ -159,13 +184,15 @@ class _ExternalLp:
         self.model._h.setOptionValue("presolve", "off")
 
     def set_slot(self, cost: np.ndarray, free: np.ndarray, margin: np.ndarray) -> None:
-        self.model.set_costs(cost)
+        self.cost = cost
+        self.scale, self.lp_cost = conditioned_costs(cost)
+        self.model.set_costs(self.lp_cost)
         room = free - margin[None, :]
         ub = np.maximum(room[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
         self.model.set_row_bounds(self._pack_rows, np.full(self.n_pack, -INF), ub)
 
-    def max_workers(self, cost: np.ndarray) -> float:
-        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores ``cost``."""
+    def max_workers(self) -> float:
+        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores the costs."""
         self.model.set_costs(np.concatenate([-np.ones(self.H), np.zeros(self.H)]))
         self.model.set_row_bounds(
             np.array([self.cover_row]), np.array([0.0]), np.array([self.wmax])
@@ -175,7 +202,7 @@ class _ExternalLp:
             best = float(np.floor(sol.x[: self.H].sum() + 1e-7))
         except SolverFailed:
             best = 0.0
-        self.model.set_costs(cost)
+        self.model.set_costs(self.lp_cost)
         return best
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
@@ -185,8 +212,9 @@ class _ExternalLp:
             sol = self.model.solve()
         except SolverFailed:
             return None
+        x = np.maximum(sol.x, 0.0)
         dual = abs(float(sol.row_duals[self.cover_row])) if sol.row_duals is not None else 0.0
-        return sol.objective, np.maximum(sol.x, 0.0), dual
+        return float(self.cost @ x), x, dual * self.scale
 
 
 class PdorsOracle:
@@ -264,7 +292,7 @@ class PdorsOracle:
         sols: dict[int, tuple[float, np.ndarray, float]] = {}
         top = lp.solve(ms[-1])
         if top is None:  # largest feasible workload from one max-workers LP
-            m_star = lp.max_workers(np.concatenate([d.price @ self.alpha, d.price @ self.beta]))
+            m_star = lp.max_workers()
             ms = [m for m in ms if m <= m_star + 1e-9]
             if not ms:
                 return
