@@ -22,6 +22,8 @@ Decisions (the paper does not give them):
   objective (Σ f_jd) ÷ ``lp_relaxation`` — the quantity Theorem 3 bounds by
   1 + 1/ε.
 * ``jct_rate`` = total JCT ÷ SRTF's on the same instance (Sec. V-A).
+
+Measured claims and the evidence where they fail: ``docs/aonline-claims.md``.
 """
 
 from __future__ import annotations
