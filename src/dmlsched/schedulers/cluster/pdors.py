@@ -24,7 +24,14 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   predicts the far end to a relative ``lp_tol`` (1e-2; then the range is
   linear up to that tolerance and the interpolated solutions are feasible,
   optimal up to it); the largest feasible workload comes from one
-  max-workers LP.  Then the scaled randomized rounding of
+  max-workers LP.  The LP sees the slot's prices divided by their maximum
+  and floored at 1e-6 (:func:`conditioned_costs`): Eq. (12) prices near L are
+  ~1e-40 with sigmoid utilities, below HiGHS's absolute tolerances, and an
+  LP whose costs all look like zero stops at an arbitrary vertex that
+  over-provisions PSs and workers (a gap decision: it changes the LP only
+  where prices differ by less than a millionth of the slot's dearest one;
+  on the fig. 12 instance at H = 50 it took PD-ORS from 339 to 775 total
+  utility).  Then the scaled randomized rounding of
   Eq. (27)–(28) (:func:`dmlsched.solvers.rounding.scaled_round`) with G_δ fixed
   or from Eq. (29)/(30), up to S attempts, accepting a rounding that meets the
   packing rows, the workload row and the engine's exact PS rules (⌈W/γ⌉;
@@ -65,12 +72,9 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   too; classes are numbered by their lowest machine id, so "the first
   cheapest machine that fits" is unchanged.  Rounding draws only for
   machines with x̄ > 0 (the others always round to 0, and their rows hold
-  trivially).  What changes is *which* optimal x̄ is rounded: prices span
-  ~1e-189 to 1, far below HiGHS's 1e-7 dual tolerance, so the per-machine
-  LP often returned points with surplus PSs spread over most machines
-  (e.g. 913 PSs where 65 suffice, on 37 machines); roundings of such points
-  failed all S = 100 attempts a quarter of the time.  The class LP and the
-  concentrated split give fewer fractional coordinates, so fewer attempts.
+  trivially).  What can change is *which* optimal x̄ is rounded (the LP
+  optimum is rarely unique: idle machines all cost the same): the split
+  puts it on few machines with few fractional coordinates.
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
@@ -101,9 +105,10 @@ from dmlsched.schedulers.protocols import register
 from dmlsched.solvers.highs import INF, LinearModel, pass_columns
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
-__all__ = ["Pdors", "PdorsOracle", "internal_ps", "ps_ratio"]
+__all__ = ["Pdors", "PdorsOracle", "conditioned_costs", "internal_ps", "ps_ratio"]
 
 _TOL = 1e-9
+_COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
 
 
 def internal_ps(job: ClusterJob, workers: np.ndarray) -> np.ndarray:
@@ -171,6 +176,23 @@ def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, 
     )
 
 
+def conditioned_costs(cost: np.ndarray, floor: float = _COST_FLOOR) -> tuple[float, np.ndarray]:
+    """(scale, LP costs): ``cost`` ÷ its maximum, floored at ``floor``.
+
+    Eq. (12) prices run from L to U^r, and L can be 1e-40 (sigmoid
+    utilities), while HiGHS judges optimality with absolute tolerances
+    (1e-7): passed as they are, such costs all look like zero, every
+    feasible point is "optimal" and the simplex stops at the first vertex,
+    which over-provisions PSs and workers.  Normalized and floored, every
+    unit still costs something, so the LP keeps Σ w and Σ s at their
+    minimum and prefers cheaper machines wherever the prices differ by more
+    than the floor; the objective is recomputed with the true prices.
+    """
+    top = float(np.max(cost, initial=0.0))
+    scale = top if top > 0 and np.isfinite(top) else 1.0
+    return scale, np.maximum(cost / scale, floor)
+
+
 class _ExternalLp:
     """Problem (23) + PS row over machine classes, for one slot state and margin.
 
@@ -188,9 +210,13 @@ class _ExternalLp:
         count: np.ndarray,
         room: np.ndarray,
         cost: np.ndarray,
+        lp_cost: np.ndarray,
+        scale: float,
         keep: np.ndarray,
         n_classes: int,
     ) -> None:
+        # ``cost``: true prices; ``lp_cost``: as HiGHS sees them (conditioned_costs)
+        self.cost, self.lp_cost, self.scale = cost, lp_cost, scale
         self.keep = keep
         self.n_classes = n_classes
         C = int(count.size)
@@ -202,7 +228,7 @@ class _ExternalLp:
         pack_ub = (count[:, None] * np.maximum(room, 0.0)).T.reshape(-1)  # r-major, then c
         pass_columns(
             model,
-            cost,
+            lp_cost,
             start,
             index,
             value,
@@ -211,7 +237,6 @@ class _ExternalLp:
             np.zeros(2 * C),
             np.full(2 * C, INF),
         )
-        self.cost = cost
 
     def max_workers(self) -> float:
         """Largest Σ w the slot's packing and PS rows allow (0 if none); restores the costs."""
@@ -225,7 +250,7 @@ class _ExternalLp:
             best = float(np.floor(sol.x[:C].sum() + 1e-7))
         except SolverFailed:
             best = 0.0
-        self.model.set_costs(self.cost)
+        self.model.set_costs(self.lp_cost)
         return best
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
@@ -235,11 +260,12 @@ class _ExternalLp:
             sol = self.model.solve()
         except SolverFailed:
             return None
+        x = np.maximum(sol.x, 0.0)
         dual = abs(float(sol.row_duals[self.cover_row])) if sol.row_duals is not None else 0.0
-        x = np.zeros(2 * self.n_classes)
-        x[self.keep] = sol.x[: self.C]
-        x[self.n_classes + self.keep] = sol.x[self.C :]
-        return sol.objective, np.maximum(x, 0.0), dual
+        full = np.zeros(2 * self.n_classes)
+        full[self.keep] = x[: self.C]
+        full[self.n_classes + self.keep] = x[self.C :]
+        return float(self.cost @ x), full, dual * self.scale
 
 
 class PdorsOracle:
@@ -315,8 +341,11 @@ class PdorsOracle:
         a, b = self.alpha[self.res], self.beta[self.res]
         useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
         keep = np.flatnonzero(useful)
-        first = d.classes.first[keep]
+        first = d.classes.first
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
+        # conditioned over all classes, as the per-machine LP over all machines
+        scale, lp_cost = conditioned_costs(cost)
+        cols = np.concatenate([keep, d.classes.n + keep])
         C = keep.size
         if C not in self._structures:
             self._structures[C] = _lp_structure(self.job, self.res, C)
@@ -326,7 +355,9 @@ class PdorsOracle:
             self._structures[C],
             d.classes.count[keep],
             room[keep],
-            cost,
+            cost[cols],
+            lp_cost[cols],
+            scale,
             keep,
             d.classes.n,
         )
