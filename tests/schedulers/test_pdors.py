@@ -201,7 +201,7 @@ def test_external_lp_takes_the_fewest_workers_and_pss_at_any_price_level(price: 
         keep,
         3,
     )
-    obj, x, _ = lp.solve(10.0)
+    obj, x, _, _ = lp.solve(10.0)
     assert x[:3].sum() == pytest.approx(10.0)
     assert x[3:].sum() == pytest.approx(5.0)
     assert obj == pytest.approx(float(cost @ x))

@@ -253,8 +253,9 @@ class _ExternalLp:
         self.model.set_costs(self.lp_cost)
         return best
 
-    def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
-        """(objective, class x, |dual of the workload row|) with Σ w ≥ m, or None."""
+    def solve(self, m: float) -> tuple[float, np.ndarray, float, float] | None:
+        """(objective at the true prices, class x, |dual of the workload row|, LP
+        objective), both of the latter in the true prices' scale; None if infeasible."""
         self.model.set_row_bounds(np.array([self.cover_row]), np.array([m]), np.array([self.wmax]))
         try:
             sol = self.model.solve()
@@ -265,7 +266,7 @@ class _ExternalLp:
         full = np.zeros(2 * self.n_classes)
         full[self.keep] = x[: self.C]
         full[self.n_classes + self.keep] = x[self.C :]
-        return float(self.cost @ x), full, dual * self.scale
+        return float(self.cost @ x), full, dual * self.scale, sol.objective * self.scale
 
 
 class PdorsOracle:
@@ -377,7 +378,7 @@ class PdorsOracle:
         if not ms:
             return
         lp = self._lp_for(d, margin)
-        sols: dict[int, tuple[float, np.ndarray, float]] = {}
+        sols: dict[int, tuple[float, np.ndarray, float, float]] = {}
         top = lp.solve(ms[-1])
         if top is None:  # largest feasible workload from one max-workers LP
             m_star = lp.max_workers()
@@ -398,12 +399,13 @@ class PdorsOracle:
             i, j = stack.pop()
             if j - i <= 1:
                 continue
-            oi, xi, gi = sols[ms[i]]
-            oj, xj, _ = sols[ms[j]]
-            if abs(oi + gi * (ms[j] - ms[i]) - oj) <= self.sched.lp_tol * abs(oj) + 1e-300:
+            oi, xi, gi, li = sols[ms[i]]
+            oj, xj, _, lj = sols[ms[j]]
+            # the dual is the slope of the LP's own (conditioned) objective: test that
+            if abs(li + gi * (ms[j] - ms[i]) - lj) <= self.sched.lp_tol * abs(lj) + 1e-300:
                 for k in range(i + 1, j):
                     f = (ms[k] - ms[i]) / (ms[j] - ms[i])
-                    sols[ms[k]] = (oi + f * (oj - oi), xi + f * (xj - xi), gi)
+                    sols[ms[k]] = (oi + f * (oj - oi), xi + f * (xj - xi), gi, li + f * (lj - li))
                 continue
             mid = (i + j) // 2
             r = lp.solve(ms[mid])
@@ -411,7 +413,7 @@ class PdorsOracle:
                 return
             sols[ms[mid]] = r
             stack += [(i, mid), (mid, j)]
-        for m, (obj, x, _) in sols.items():
+        for m, (obj, x, _, _) in sols.items():
             d.lp[m] = (obj, x)
             if margin:
                 d.lp_margin.add(m)
