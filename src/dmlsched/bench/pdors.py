@@ -8,8 +8,8 @@
   machines, 200 slots (one run).  It took over 30 minutes with a
   per-machine external LP (4,000 packing rows); solving Problem (23) over
   classes of identical machines (see :mod:`dmlsched.schedulers.cluster.pdors`)
-  brought it to about 1.5 minutes on the shared 2-core machine (load ≈ 2), so
-  it is part of the default set again.
+  brought it to 40–70 s on the shared 2-core machine (load 2–5), so it is
+  part of the default set again.
 """
 
 from __future__ import annotations

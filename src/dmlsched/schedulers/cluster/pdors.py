@@ -21,7 +21,8 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   bound changes.  The LP value is convex and
   piecewise linear in the workload bound, so it is traced with few solves:
   bisection over the quanta, skipping a range when the cover row's dual
-  predicts the far end to a relative ``lp_tol`` (1e-2; then the range is
+  predicts the far end of the LP's own objective (the conditioned one below,
+  whose slope the dual is) to a relative ``lp_tol`` (1e-2; then the range is
   linear up to that tolerance and the interpolated solutions are feasible,
   optimal up to it); the largest feasible workload comes from one
   max-workers LP.  The LP sees the slot's prices divided by their maximum
