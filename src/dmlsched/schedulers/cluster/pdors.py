@@ -39,10 +39,25 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   such machine rounds down (probability 2^-n): we measured jobs rejected or
   finishing later after S = 100 failed attempts.  ``safe_packing=False``
   gives the paper's plain LP.
+* **Failed roundings** (``fallback``): after S infeasible draws the thesis's
+  Step-12 "heuristic search" (:meth:`PdorsOracle._heuristic`) builds the
+  external schedule (default); ``fallback=False`` is the journal's Sec. V rule
+  instead — the cell is unrealizable (the DP then routes around it, so the job
+  is discarded only when no other schedule is left).  With the fallback,
+  G_δ ≠ 1 is never punished: any G whose roundings fail is replaced by the
+  greedy heuristic (measured on ``pdors-fig11``: 87–100 % of roundings fail
+  at G_δ ∈ {0.2, …, 0.8, 1.2} and utility is flat in G_δ).
+* **LP cost scaling**: prices span ~30 orders of magnitude (L ≈ 1e-31 with
+  sigmoid utilities, U ≈ 10²), far beyond HiGHS's dual tolerance, so the LP
+  is solved with costs ÷ the slot's largest cost.  Unscaled, an idle
+  cluster's costs (all ≈ L) looked like zeros and x̄ carried surplus workers
+  (Σw = 166 for a bound of 151).  Costs below ~1e-7 of the largest are still
+  not told apart, so a greedy integer solution can cost less than the
+  reported LP value on such slots; those costs are ≪ any utility.
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
-(29)/(30)), ``attempts`` (S), ``quanta``, ``price_estimate`` / ``history``
+(29)/(30)), ``attempts`` (S), ``fallback``, ``quanta``, ``price_estimate`` / ``history``
 (see :class:`~dmlsched.schedulers._shared.primal_dual.PrimalDualScheduler`).
 """
 
@@ -50,7 +65,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -155,17 +170,25 @@ class _ExternalLp:
             name=f"pdors-ext-job{job.id}",
         )
         self._pack_rows = np.arange(self.n_pack)
+        self.scale = 1.0  # costs are handed to HiGHS divided by this (see set_slot)
+        self.cost = np.zeros(2 * H)
         # re-solved hundreds of times from the previous basis: presolve only costs time
         self.model._h.setOptionValue("presolve", "off")
 
     def set_slot(self, cost: np.ndarray, free: np.ndarray, margin: np.ndarray) -> None:
-        self.model.set_costs(cost)
+        # Prices start at L, which is ~1e-30 with sigmoid utilities: unscaled, every
+        # cost is below HiGHS's dual tolerance (1e-7), any feasible vertex is "optimal"
+        # and x̄ carries surplus workers.  Solve with costs ÷ max cost; rescale results.
+        top = float(np.max(cost, initial=0.0))
+        self.scale = top if top > 0 and math.isfinite(top) else 1.0
+        self.cost = np.asarray(cost, dtype=float) / self.scale
+        self.model.set_costs(self.cost)
         room = free - margin[None, :]
         ub = np.maximum(room[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
         self.model.set_row_bounds(self._pack_rows, np.full(self.n_pack, -INF), ub)
 
     def max_workers(self, cost: np.ndarray) -> float:
-        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores ``cost``."""
+        """Largest Σ w the slot's packing and PS rows allow (0 if none); restores the costs."""
         self.model.set_costs(np.concatenate([-np.ones(self.H), np.zeros(self.H)]))
         self.model.set_row_bounds(
             np.array([self.cover_row]), np.array([0.0]), np.array([self.wmax])
@@ -175,7 +198,7 @@ class _ExternalLp:
             best = float(np.floor(sol.x[: self.H].sum() + 1e-7))
         except SolverFailed:
             best = 0.0
-        self.model.set_costs(cost)
+        self.model.set_costs(self.cost)
         return best
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
@@ -186,7 +209,7 @@ class _ExternalLp:
         except SolverFailed:
             return None
         dual = abs(float(sol.row_duals[self.cover_row])) if sol.row_duals is not None else 0.0
-        return sol.objective, np.maximum(sol.x, 0.0), dual
+        return sol.objective * self.scale, np.maximum(sol.x, 0.0), dual * self.scale
 
 
 class PdorsOracle:
@@ -371,6 +394,9 @@ class PdorsOracle:
             repair=self._trim,
         )
         if not res.success:
+            self.sched.failed_ += 1
+            if not self.sched.fallback:  # journal Sec. V: discard after S failed roundings
+                return None
             return self._heuristic(d, m, x_bar, cost, res.attempts)
         lp_cost = d.lp[m][0]
         if lp_cost > 0:
@@ -487,12 +513,14 @@ class Pdors(PrimalDualScheduler):
         payoff_floor: float = 1e-9,
         safe_packing: bool = True,
         lp_tol: float = 1e-2,
+        fallback: bool = True,
     ) -> None:
         self.lp_tol = lp_tol
         super().__init__(
             quanta, price_estimate, history, max_repairs, quanta_per_slot, payoff_floor
         )
         self.safe_packing = safe_packing
+        self.fallback = fallback
         self.g_delta = g_delta
         self.delta = delta
         self.attempts = attempts
@@ -508,6 +536,14 @@ class Pdors(PrimalDualScheduler):
             raise InvalidInput("delta", self.delta, "in (0, 1]")
         if int(self.attempts) != self.attempts or self.attempts < 1:
             raise InvalidInput("attempts", self.attempts, "integer >= 1")
+        self.failed_ = 0  # roundings with no feasible draw in S attempts
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Adds ``rounding_failures``: roundings whose S attempts all failed."""
+        out = dict(super().stats)
+        out["rounding_failures"] = float(getattr(self, "failed_", 0))
+        return out
 
     def _oracle(self, job: ClusterJob, q: int, bounds: PriceBounds) -> PdorsOracle:
         return PdorsOracle(self, job, q, bounds)
