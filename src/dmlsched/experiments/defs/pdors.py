@@ -26,7 +26,8 @@ Deviations (documented, not hidden):
   row, while Sec. V calls such a violation "acceptable" for G_δ < 1; so at
   G_δ < 1 nearly every external rounding fails here and utility collapses
   (ratio → ∞), far beyond the journal's modest rise: the direction of the
-  claim reproduces, the magnitude below 1 does not.
+  claim reproduces, the magnitude below 1 does not.  Measured (3 seeds,
+  S = 5000, utility at G_δ = 0.2/0.4/0.6/0.8/1.0/1.2): 63/63/91/92/357/147.
 * Thesis jobs are async (Sec. 4.1) with u = 1/(1 + t) in Fig. 3.11; the
   thesis' three resources are mapped onto our four (CPU kept).  Units: τ in
   seconds and b ∈ [0.1, 4] Gbps the internal rate, b^(e) = b^(i)/40 (see
@@ -37,7 +38,13 @@ Deviations (documented, not hidden):
   a probe that rounds every priced slot's external LP as the thesis's Alg. 4
   does (:mod:`dmlsched.experiments.rounding_probe`), on plain capacities
   (``safe_packing=False``), up to 5000 draws.  The thesis does not print the
-  job count; we take 10 (quick) / 20 jobs.
+  job count; we take 10 (quick) / 20 jobs.  Measured (quick, 3 seeds): 1.03
+  attempts and cost ratio 1.000 at every G — the thesis's ~570 attempts need
+  fractional LP solutions on machines whose capacity binds, while at the
+  journal's 18× capacity (the thesis prints none) these LPs are integral.
+  With capacity 2× the demand ranges and 40 jobs (not a paper setting):
+  12–16 attempts, 41 % of probes without a feasible draw in 5000, still flat
+  in G ∈ [1, 1.01].
 """
 
 from __future__ import annotations
