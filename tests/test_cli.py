@@ -215,3 +215,19 @@ def test_corrupted_trace_exits_2_naming_file_line_and_field(tmp_path: Path) -> N
     assert r.returncode == 2, r.stderr
     (line,) = r.stderr.strip().splitlines()
     assert f"{bad}:6" in line and "invalid" in line
+
+
+def test_reproduce_all_only_runs_the_matching_experiments(tmp_path: Path) -> None:
+    out = tmp_path / "all"
+    args = ["reproduce", "--all", "--only", "cluster-*", "--quick", "--seeds", "1"]
+    assert main([*args, "--workers", "1", "--out", str(out)]) == 0
+    assert [p.name for p in out.iterdir() if p.is_dir()] == ["cluster-baselines"]
+    lines = (out / "verdicts.md").read_text().splitlines()
+    assert next(ln for ln in lines if ln.startswith("- ")).startswith("- cluster-baselines: ")
+
+
+def test_reproduce_all_only_without_a_match_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["reproduce", "--all", "--only", "nope-*", "--out", str(tmp_path)]) == 2
+    assert "only" in capsys.readouterr().err

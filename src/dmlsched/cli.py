@@ -8,6 +8,7 @@ cell kept in ``results.csv``.
 
 from __future__ import annotations
 
+import fnmatch
 import inspect
 import json
 import os
@@ -225,6 +226,10 @@ def reproduce(
         int | None, typer.Option(help="Process-pool size (default: all cores).")
     ] = None,
     ray: Annotated[str | None, typer.Option(help="Ray address, or 'local'.")] = None,
+    only: Annotated[
+        str | None,
+        typer.Option(help="With --all: comma-separated ID globs, e.g. 'pdors-*,thesis-*'."),
+    ] = None,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue."""
     if list_:
@@ -237,7 +242,7 @@ def reproduce(
     if all_:
         base = out or Path("results/reproduce-all")
         verdicts = []
-        for e in all_experiments():
+        for e in _select(only):
             d = base / e.id
             _run(
                 e,
@@ -263,6 +268,18 @@ def reproduce(
     cfg = RunConfig(seeds=seeds or exp.default_seeds, quick=quick, workers=workers, ray=ray)
     _run(exp, out, cfg, exp.id)
     console.print((out / "summary.md").read_text())
+
+
+def _select(only: str | None) -> list[Experiment]:
+    """The catalogue, or the experiments whose ID matches one of ``only``'s globs."""
+    exps = list(all_experiments())
+    if only is None:
+        return exps
+    pats = [p.strip() for p in only.split(",") if p.strip()]
+    chosen = [e for e in exps if any(fnmatch.fnmatchcase(e.id, p) for p in pats)]
+    if not chosen:
+        raise InvalidInput("only", only, "globs matching at least one ID of --list")
+    return chosen
 
 
 @app.command()

@@ -3,10 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dmlsched.model.edge_cloud import EdgeCloud
-from dmlsched.offline.edge_cloud import lp_lower_bound
+from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudWorkload, EdgeJob
+from dmlsched.offline.edge_cloud import exact_total_jct, half_processing, lp_lower_bound
 from dmlsched.rng import make_rng, spawn
-from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.edge_cloud import edge_cloud_workload
 from tests.edge_cloud_helpers import ec_job, workload
@@ -14,10 +14,22 @@ from tests.edge_cloud_helpers import ec_job, workload
 
 def test_lp_bound_of_one_job_by_hand() -> None:
     # D = 1, p = 2 at n = 1: best is the edge worker at slots 1 and 2 (Δ = 1):
-    # Σ_t x n/(EDB)(t − r) = 1·1/2 + 2·1/2 = 1.5 (the cloud at Δ = 5 is worse)
+    # Σ_t x n/(EDB)(t − r) = 1·1/2 + 2·1/2 = 1.5 (the cloud at Δ = 5 is worse);
+    # H(2) = 1/2 restores the exact JCT c − r = 2
     lb = lp_lower_bound(workload((ec_job(minibatches=2, delay=(1, 5)),)))
-    assert lb.value == pytest.approx(1.5)
+    assert lb.lp == pytest.approx(1.5)
+    assert lb.correction == pytest.approx(0.5)
+    assert lb.value == pytest.approx(2.0)
     assert lb.status == "Optimal"
+    assert exact_total_jct(workload((ec_job(minibatches=2, delay=(1, 5)),))).value == 2.0
+
+
+def test_a_slower_offline_side_raises_the_bound_by_hand() -> None:
+    # Appendix D's offline speed 1/(1 + ε) with ε = 1: n = 1/2, p = 4 in slots 1–4,
+    # c − r = 4 = LP (mean slot 2.5) + H(4) = 1.5
+    wl = workload((ec_job(minibatches=2, delay=(1, 50)),))
+    assert lp_lower_bound(wl, speed=0.5).value == pytest.approx(4.0)
+    assert lp_lower_bound(wl, speed=0.5).value > lp_lower_bound(wl).value
 
 
 def test_lp_spreads_a_chunk_fractionally_and_uses_the_cloud_in_parallel() -> None:
@@ -25,18 +37,90 @@ def test_lp_spreads_a_chunk_fractionally_and_uses_the_cloud_in_parallel() -> Non
     job = ec_job(chunks=2, minibatches=2, delay=(1, 1))
     lb = lp_lower_bound(workload((job,), EdgeCloud(((0,),), ((0,),), 2)))
     # both chunks can train in slots 1–2 (edge + cloud): 2 chunks × (1·1/4 + 2·1/4) = 1.5
-    assert lb.value == pytest.approx(1.5)
+    assert lb.lp == pytest.approx(1.5)
+    assert lb.value == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
+    ("q", "h"), [(0.5, 0.0), (1.0, 0.0), (1.5, 1 / 3), (2.0, 0.5), (4.0, 1.5), (4.25, 7 / 4.25)]
+)
+def test_half_processing_is_the_slots_the_fractional_objective_misses(q, h) -> None:
+    # k = ⌊q⌋ full slots at c, c−1, …, plus φ = q − k of slot c − k:
+    # H = (Σ_{i<k} i + φ k) / q
+    assert half_processing(q) == pytest.approx(h)
+
+
+def test_exact_optimum_of_two_jobs_on_one_worker_is_shortest_first() -> None:
+    # p = 2 and p = 3, both at r = 0 with Δ = 0, the cloud too far (Δ = 100):
+    # A in slots 0–1 (c − r = 1), B in slots 2–4 (4): total 5
+    a = ec_job(0, minibatches=2, delay=(0, 100))
+    b = ec_job(1, minibatches=3, delay=(0, 100))
+    wl = workload((a, b), horizon=200)
+    assert exact_total_jct(wl).value == pytest.approx(5.0)
+    assert lp_lower_bound(wl).value <= 5.0 + 1e-9
+
+
+def test_exact_optimum_uses_the_faster_all_cloud_rate_when_it_pays() -> None:
+    # ζ = 0 costs 1 slot per mini-batch extra (q/b = 1/2 slot each way): edge p = 4,
+    # all-cloud p = 2 at Δ = 1 — two chunks in the cloud finish at slot 2, JCT 2
+    job = ec_job(chunks=2, minibatches=2, q_mb=225.0, b_mbps=1.0, delay=(0, 1))
+    assert exact_total_jct(workload((job,))).value == pytest.approx(2.0)
+
+
+def _tiny(rng: np.random.Generator) -> EdgeCloudWorkload:
+    S = int(rng.integers(1, 3))
+    types = tuple(
+        tuple(int(k) for k in rng.integers(0, 2, size=int(rng.integers(1, 3)))) for _ in range(S)
+    )
+    jobs = tuple(
+        EdgeJob(
+            id=i,
+            arrival=int(rng.integers(0, 4)),
+            chunks=int(rng.integers(1, 4)),
+            minibatches=int(rng.integers(1, 5)),
+            epochs=1,
+            m=float(rng.choice([0.5, 1.0, 1.5])),
+            G=0.0,
+            q_mb=float(rng.choice([0.0, 45.0, 225.0])),  # 0, 0.2 or 1 slot of 2q/b
+            b_mbps=1.0,
+            worker_type=int(rng.integers(0, 2)),
+            ps_type=0,
+            delay=(*(int(x) for x in rng.integers(0, 3, size=S)), int(rng.integers(2, 6))),
+        )
+        for i in range(int(rng.integers(2, 4)))
+    )
+    return EdgeCloudWorkload(jobs, EdgeCloud(types, tuple((0, 1) for _ in range(S)), 2), 200)
+
+
+def test_bound_never_exceeds_the_exact_optimum_which_no_scheduler_beats() -> None:
+    # 40 random tiny instances (2–3 jobs, 1–3 chunks, 1–2 servers, ζ-dependent rates):
+    # LP + Σ H ≤ OPT of (2) ≤ the total JCT of every registered scheduler at speed 1
+    names = scheduler_names("edge-cloud")
+    tight = gain = 0.0
+    for seed in range(40):
+        wl = _tiny(np.random.default_rng(seed))
+        lb = lp_lower_bound(wl)
+        opt = exact_total_jct(wl).value
+        assert lb.lp <= lb.value <= opt + 1e-6, seed
+        for name in names:
+            sched = make_scheduler("edge-cloud", name)
+            jct = simulate("edge-cloud", wl, sched, np.random.default_rng(0)).metrics
+            assert opt <= jct["total_jct"] + 1e-6, (seed, name)
+        tight += abs(lb.value - opt) < 1e-6
+        gain += (lb.value - lb.lp) / opt / 40
+    assert tight >= 1  # sometimes exact
+    assert gain > 0.1  # Σ H closes > 10% of OPT on average (measured 15%)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_lp_is_below_every_scheduler_total_jct(seed) -> None:
     wl_rng, rng = spawn(make_rng(seed), 2)
     wl = edge_cloud_workload(6, 4, 8, wl_rng)
-    lb = lp_lower_bound(wl).value
+    lb = lp_lower_bound(wl)
     for name in ("a-online", "srtf", "batchsche"):
         jct = simulate("edge-cloud", wl, make_scheduler("edge-cloud", name), rng).metrics
-        assert lb <= jct["total_jct"] + 1e-6
-        assert lb <= jct["fractional_flow"] + 1e-6
+        assert lb.value <= jct["total_jct"] + 1e-6
+        assert lb.lp <= jct["fractional_flow"] + 1e-6
 
 
 def test_speed_augmentation_lowers_the_online_jct() -> None:

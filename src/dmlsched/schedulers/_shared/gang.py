@@ -15,14 +15,16 @@ As the peer simulators do it (the Pollux artifact's Tiresias): each slot,
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import ClusterJob
-from dmlsched.model.decisions import Placement
-from dmlsched.schedulers._shared.placement import place_packed, place_round_robin, take
+from dmlsched.model.cluster import Cluster, ClusterJob
+from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.schedulers._shared.placement import bundle, place_packed, place_round_robin, take
+from dmlsched.sim.views import ClusterView
 
-__all__ = ["fits_empty", "gang_allocate", "gang_need", "place"]
+__all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_size", "place"]
 
 _EPS = 1e-9
 
@@ -40,6 +42,16 @@ def place(
 def fits_empty(capacity: np.ndarray, job: ClusterJob, w: int, s: int, how: str) -> bool:
     """Whether the gang can be placed on the empty cluster at all."""
     return w > 0 and place(capacity, job, w, s, how, 0) is not None
+
+
+def gang_size(
+    job: ClusterJob, rng: np.random.Generator, lo: int = 1, hi: int = 30
+) -> tuple[int, int]:
+    """(W, S): the requested workers, else FIFO's uniform [lo, hi] draw; S = ⌈W/γ⌉."""
+    w = job.requested_workers
+    if w is None:
+        w = int(rng.integers(lo, hi + 1))
+    return bundle(job, w)
 
 
 def gang_need(job: ClusterJob, w: int, s: int) -> tuple[float, ...]:
@@ -87,3 +99,65 @@ def gang_allocate(
         out[j] = p
         take(free, jobs[j], p)
     return out, pointer
+
+
+class GangPolicy:
+    """The slot loop of a gang scheduler; subclasses only rank the jobs.
+
+    On arrival a job gets its gang (:func:`gang_size`) or is rejected when the
+    gang cannot be placed on the empty cluster (it would wait forever); each
+    slot the ranked jobs go through :func:`gang_allocate`.
+    """
+
+    setting: ClassVar[str] = "cluster"
+
+    def __init__(self, placement: str = "packed") -> None:
+        self.placement = placement
+
+    def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
+        if self.placement not in ("packed", "round-robin"):
+            raise ValueError(f"placement must be packed | round-robin, not {self.placement!r}")
+        self.cluster_ = cluster
+        self.rng_ = rng
+        self.gang_: dict[int, tuple[int, int]] = {}
+        self.need_: dict[int, tuple[float, ...]] = {}
+        self.running_: dict[int, Placement] = {}
+        self.pointer_ = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        """Per-run state of the ranking rule."""
+
+    def _admit(self, job: ClusterJob, w: int, s: int) -> bool:
+        """Bookkeeping for an arriving job whose gang fits; False rejects it."""
+        return True
+
+    def _order(self, candidates: list[int], view: ClusterView) -> list[int]:
+        raise NotImplementedError
+
+    def decide(self, view: ClusterView) -> ClusterDecision:
+        cap = self.cluster_.capacity
+        reject = []
+        for job in view.arrivals:
+            w, s = gang_size(job, self.rng_)
+            if not fits_empty(cap, job, w, s, self.placement) or not self._admit(job, w, s):
+                reject.append(job.id)
+                continue
+            self.gang_[job.id] = (w, s)
+            self.need_[job.id] = gang_need(job, w, s)
+        for j in list(self.running_):
+            if j in view.finished:
+                del self.running_[j]
+        candidates = [j for j in (*view.active, *view.pending) if j in self.gang_]
+        alloc, self.pointer_ = gang_allocate(
+            self._order(candidates, view),
+            view.jobs,
+            self.gang_,
+            self.running_,
+            cap,
+            self.placement,
+            self.pointer_,
+            self.need_,
+        )
+        self.running_ = alloc
+        return ClusterDecision(allocations=dict(alloc), reject=tuple(reject))

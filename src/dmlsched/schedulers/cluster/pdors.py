@@ -23,7 +23,14 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   predicts the far end to a relative ``lp_tol`` (1e-2; then the range is
   linear up to that tolerance and the interpolated solutions are feasible,
   optimal up to it); the largest feasible workload comes from one
-  max-workers LP.  Then the scaled randomized rounding of
+  max-workers LP.  The LP sees the slot's prices divided by their maximum
+  and floored at 1e-6 (:func:`conditioned_costs`): Eq. (12) prices near L are
+  ~1e-40 with sigmoid utilities, below HiGHS's absolute tolerances, and an
+  LP whose costs all look like zero stops at an arbitrary vertex that
+  over-provisions PSs and workers (a gap decision: it changes the LP only
+  where prices differ by less than a millionth of the slot's dearest one;
+  on the fig. 12 instance at H = 50 it took PD-ORS from 339 to 775 total
+  utility).  Then the scaled randomized rounding of
   Eq. (27)–(28) (:func:`dmlsched.solvers.rounding.scaled_round`) with G_δ fixed
   or from Eq. (29)/(30), up to S attempts, accepting a rounding that meets the
   packing rows, the workload row and the engine's exact PS rules (⌈W/γ⌉;
@@ -47,13 +54,6 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   G_δ ≠ 1 is never punished: any G whose roundings fail is replaced by the
   greedy heuristic (measured on ``pdors-fig11``: 87–100 % of roundings fail
   at G_δ ∈ {0.2, …, 0.8, 1.2} and utility is flat in G_δ).
-* **LP cost scaling**: prices span ~30 orders of magnitude (L ≈ 1e-31 with
-  sigmoid utilities, U ≈ 10²), far beyond HiGHS's dual tolerance, so the LP
-  is solved with costs ÷ the slot's largest cost.  Unscaled, an idle
-  cluster's costs (all ≈ L) looked like zeros and x̄ carried surplus workers
-  (Σw = 166 for a bound of 151).  Costs below ~1e-7 of the largest are still
-  not told apart, so a greedy integer solution can cost less than the
-  reported LP value on such slots; those costs are ≪ any utility.
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
@@ -80,9 +80,10 @@ from dmlsched.schedulers.protocols import register
 from dmlsched.solvers.highs import INF, LinearModel
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
-__all__ = ["Pdors", "PdorsOracle", "internal_ps", "ps_ratio"]
+__all__ = ["Pdors", "PdorsOracle", "conditioned_costs", "internal_ps", "ps_ratio"]
 
 _TOL = 1e-9
+_COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
 
 
 def internal_ps(job: ClusterJob, workers: np.ndarray) -> np.ndarray:
@@ -109,6 +110,23 @@ class _SlotData:
     ext_est: np.ndarray
     lp: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
     lp_margin: set[int] = field(default_factory=set)
+
+
+def conditioned_costs(cost: np.ndarray, floor: float = _COST_FLOOR) -> tuple[float, np.ndarray]:
+    """(scale, LP costs): ``cost`` ÷ its maximum, floored at ``floor``.
+
+    Eq. (12) prices run from L to U^r, and L can be 1e-40 (sigmoid
+    utilities), while HiGHS judges optimality with absolute tolerances
+    (1e-7): passed as they are, such costs all look like zero, every
+    feasible point is "optimal" and the simplex stops at the first vertex,
+    which over-provisions PSs and workers.  Normalized and floored, every
+    unit still costs something, so the LP keeps Σ w and Σ s at their
+    minimum and prefers cheaper machines wherever the prices differ by more
+    than the floor; the objective is recomputed with the true prices.
+    """
+    top = float(np.max(cost, initial=0.0))
+    scale = top if top > 0 and np.isfinite(top) else 1.0
+    return scale, np.maximum(cost / scale, floor)
 
 
 class _ExternalLp:
@@ -170,24 +188,18 @@ class _ExternalLp:
             name=f"pdors-ext-job{job.id}",
         )
         self._pack_rows = np.arange(self.n_pack)
-        self.scale = 1.0  # costs are handed to HiGHS divided by this (see set_slot)
-        self.cost = np.zeros(2 * H)
         # re-solved hundreds of times from the previous basis: presolve only costs time
         self.model._h.setOptionValue("presolve", "off")
 
     def set_slot(self, cost: np.ndarray, free: np.ndarray, margin: np.ndarray) -> None:
-        # Prices start at L, which is ~1e-30 with sigmoid utilities: unscaled, every
-        # cost is below HiGHS's dual tolerance (1e-7), any feasible vertex is "optimal"
-        # and x̄ carries surplus workers.  Solve with costs ÷ max cost; rescale results.
-        top = float(np.max(cost, initial=0.0))
-        self.scale = top if top > 0 and math.isfinite(top) else 1.0
-        self.cost = np.asarray(cost, dtype=float) / self.scale
-        self.model.set_costs(self.cost)
+        self.cost = cost
+        self.scale, self.lp_cost = conditioned_costs(cost)
+        self.model.set_costs(self.lp_cost)
         room = free - margin[None, :]
         ub = np.maximum(room[:, self.res].T.reshape(-1), 0.0)  # row order: r-major, then h
         self.model.set_row_bounds(self._pack_rows, np.full(self.n_pack, -INF), ub)
 
-    def max_workers(self, cost: np.ndarray) -> float:
+    def max_workers(self) -> float:
         """Largest Σ w the slot's packing and PS rows allow (0 if none); restores the costs."""
         self.model.set_costs(np.concatenate([-np.ones(self.H), np.zeros(self.H)]))
         self.model.set_row_bounds(
@@ -198,7 +210,7 @@ class _ExternalLp:
             best = float(np.floor(sol.x[: self.H].sum() + 1e-7))
         except SolverFailed:
             best = 0.0
-        self.model.set_costs(self.cost)
+        self.model.set_costs(self.lp_cost)
         return best
 
     def solve(self, m: float) -> tuple[float, np.ndarray, float] | None:
@@ -208,8 +220,9 @@ class _ExternalLp:
             sol = self.model.solve()
         except SolverFailed:
             return None
+        x = np.maximum(sol.x, 0.0)
         dual = abs(float(sol.row_duals[self.cover_row])) if sol.row_duals is not None else 0.0
-        return sol.objective * self.scale, np.maximum(sol.x, 0.0), dual * self.scale
+        return float(self.cost @ x), x, dual * self.scale
 
 
 class PdorsOracle:
@@ -287,7 +300,7 @@ class PdorsOracle:
         sols: dict[int, tuple[float, np.ndarray, float]] = {}
         top = lp.solve(ms[-1])
         if top is None:  # largest feasible workload from one max-workers LP
-            m_star = lp.max_workers(np.concatenate([d.price @ self.alpha, d.price @ self.beta]))
+            m_star = lp.max_workers()
             ms = [m for m in ms if m <= m_star + 1e-9]
             if not ms:
                 return
