@@ -21,7 +21,7 @@ Deviations (documented, not hidden):
   ``rounding_attempts``.  It follows Sec. V's rule "discard the job after
   5000 failed rounds" (``fallback=False``; with PD-ORS's default Step-12
   heuristic every failed rounding is replaced by a greedy schedule and
-  utility is flat in G_δ: measured 357.1–357.2 over G_δ ∈ [0.2, 1.2], 3
+  utility is flat in G_δ: measured 357.07 at every G_δ ∈ [0.2, 1.2], 3
   seeds).  Our engine never accepts a rounding short of the workload (cover)
   row, while Sec. V calls such a violation "acceptable" for G_δ < 1; so at
   G_δ < 1 nearly every external rounding fails here and utility collapses
