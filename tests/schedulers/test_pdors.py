@@ -11,7 +11,7 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.decisions import ClusterDecision
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers._shared.primal_dual import forward_dp
-from dmlsched.schedulers.cluster.pdors import _ExternalLp, _lp_structure, conditioned_costs
+from dmlsched.schedulers.cluster.pdors import conditioned_costs, per_machine_lp
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
@@ -182,25 +182,9 @@ def test_conditioned_costs_normalize_and_floor() -> None:
 def test_external_lp_takes_the_fewest_workers_and_pss_at_any_price_level(price: float) -> None:
     """Eq. (12) prices can be ~1e-40; the LP must still not over-provision (Σ w = m, Σ s = m/γ)."""
     job = make_job(0, gamma=2.0)
-    res = [r for r in range(4) if job.worker_demand[r] > 0 or job.ps_demand[r] > 0]
     free = np.tile([8.0, 64.0, 64.0, 64.0], (3, 1))  # 3 machines, 3 price classes
     cost = price * np.array([1.0, 2.0, 3.0, 1.0, 2.0, 3.0])
-    scale, lp_cost = conditioned_costs(cost)
-    model = make_scheduler("cluster", "pd-ors")
-    model._setup()
-    keep = np.arange(3)
-    lp = _ExternalLp(
-        model.lp_model(),
-        job,
-        _lp_structure(job, res, 3),
-        np.ones(3, dtype=np.int64),
-        free[:, res],
-        cost,
-        lp_cost,
-        scale,
-        keep,
-        3,
-    )
+    lp = per_machine_lp(job, free, cost)
     obj, x, _, _ = lp.solve(10.0)
     assert x[:3].sum() == pytest.approx(10.0)
     assert x[3:].sum() == pytest.approx(5.0)

@@ -4,7 +4,9 @@ Units (one set, used everywhere in this setting):
 
 * one slot = one hour (:data:`SLOT_SECONDS`);
 * τ (``tau``) in slots per sample (sync) or per mini-batch (async) — PD-ORS
-  Sec. V draws τ ∈ [1e-5, 1e-4] slots;
+  Sec. V draws τ ∈ [1e-5, 1e-4] slots; the thesis's τ ∈ [0.01, 0.05] is in
+  seconds (it is added to a transfer time 2g/b) and enters as τ/3600 slots
+  (:mod:`dmlsched.workloads.synthetic`);
 * g (``grad_mb``) in MB; bandwidths b^(i), b^(e), B in Gbps (1 MB = 8e-3 Gb);
 * resources in the units of :data:`RESOURCES`: GPUs, vCPUs, GB memory,
   GB storage.

@@ -7,9 +7,30 @@ K ∈ [20000, 500000], g ∈ [30, 575] MB, τ ∈ [1e-5, 1e-4] slots/sample,
 Gbps and b^(i) = 40·b^(e) (thesis Sec. 4.1; DESIGN.md "units").
 
 Async jobs (thesis Sec. 4.1): E ∈ [50, 150], M ∈ [20, 40] mini-batches per
-chunk, K ∈ [5, 20] chunks, g ∈ [50, 100] MB, τ ∈ [0.01, 0.05] slots per
-mini-batch, b ∈ [0.1, 4] Gbps, B ∈ [4, 20] Gbps; worker 0–4 GPU, 1–10 vCPU,
-2–30 GB mem, 4–8 GB storage.
+chunk, K ∈ [5, 20] chunks, g ∈ [50, 100] MB, τ ∈ [0.01, 0.05] **seconds** per
+mini-batch, b^(i) ∈ [0.1, 4] Gbps with b^(e) = b^(i)/40, B ∈ [4, 20] Gbps;
+worker 0–4 GPU, 1–10 vCPU, 2–30 GB mem, 4–8 GB storage.
+
+Units of the async ranges (the thesis prints none for τ and g; decisions):
+
+* τ is in seconds, like the transfer time it is added to: (3.1) calls
+  τ + 2g/b(h, p) "the total amount of time to train a mini-batch ... and then
+  communicate", and 2g/b of g MB over b Gbps is seconds.  Both are converted
+  to slots (1 h) together.  Reading τ as slots (our earlier choice) made
+  communication 0.6 % of compute (median), so b^(i)/b^(e) had no effect, and
+  put E·M·τ — the fastest possible completion with all K workers — at a
+  median of 77 slots (only 24 % of jobs could ever finish within T = 50).
+  In seconds, median 2g/b^(e) ÷ τ ≈ 900 and 2g/b^(i) ÷ τ ≈ 23: the
+  communication-bound regime in which the thesis's Fig. 3.12 (utility rises
+  with b^(i)/b^(e)) and Fig. 3.11 (co-location ≫ OASiS) make sense.
+* "b_i ∈ [100 Mbps, 4 Gbps]" is the *internal* rate b^(i) and
+  b^(e) = b^(i)/40 (Sec. 4.1's b^(i)/b^(e) = 40).  (3.4) charges every
+  worker's link rate against its PSs' B and (3.5) allows at most one PS per
+  worker, so the internal case needs b^(i) ≤ B; the thesis's B ∈ [4, 20]
+  Gbps starts exactly at 4 Gbps, the top of the b range, i.e. one PS can
+  always serve one worker at rate b.  Reading the range as b^(e) (with
+  b^(i) = 40·b^(e) ∈ [4, 160] Gbps) leaves the internal case feasible for
+  only 4.8 % of jobs (b^(i) ≤ B), so co-location could almost never happen.
 
 Integer-valued quantities (E, K, F, M, γ, resource units) are drawn as
 integers.  Decision (the paper says "roughly 18 times of the resource
@@ -33,11 +54,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
+from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.utility import Sigmoid
 
 __all__ = [
     "DEFAULT_MIX",
+    "INT_EXT_RATIO",
     "alternating_arrivals",
     "machine_capacity",
     "random_job",
@@ -46,6 +68,7 @@ __all__ = [
 ]
 
 DEFAULT_MIX: tuple[float, float, float] = (0.10, 0.55, 0.35)
+INT_EXT_RATIO = 40.0  # b^(i)/b^(e), thesis Sec. 4.1 (also used for sync jobs)
 _WORKER_MAX_SYNC = (4.0, 10.0, 32.0, 10.0)
 _WORKER_MAX_ASYNC = (4.0, 10.0, 30.0, 8.0)
 
@@ -83,7 +106,7 @@ def random_job(
     The draw order is fixed, so a given generator state always gives the same job;
     trace workloads draw a job here and then replace the fields the trace has.
     """
-    b_ext = float(rng.uniform(0.1, 4.0))
+    b_draw = float(rng.uniform(0.1, 4.0))  # sync: b^(e); async: b^(i) (module docstring)
     wmax = _WORKER_MAX_SYNC if mode == "sync" else _WORKER_MAX_ASYNC
     worker = (
         float(rng.integers(0, 5)),
@@ -113,17 +136,18 @@ def random_job(
             minibatches=int(rng.integers(20, 41)),
             batch=1,
             grad_mb=float(rng.uniform(50, 100)),
-            tau=float(rng.uniform(0.01, 0.05)),
+            tau=float(rng.uniform(0.01, 0.05)) / SLOT_SECONDS,  # seconds -> slots
             gamma=float(rng.integers(1, 11)),
             ps_bandwidth=float(rng.uniform(4, 20)),
         )
+    b_ext = b_draw if mode == "sync" else b_draw / INT_EXT_RATIO
     return ClusterJob(
         id=job_id,
         arrival=arrival,
         worker_demand=worker,
         ps_demand=ps,
         b_ext=b_ext,
-        b_int=40.0 * b_ext,
+        b_int=INT_EXT_RATIO * b_ext,
         utility=sigmoid_utility(rng, mix),
         mode=mode,  # type: ignore[arg-type]
         **spec,  # type: ignore[arg-type]

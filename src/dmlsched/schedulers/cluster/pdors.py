@@ -48,6 +48,14 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   such machine rounds down (probability 2^-n): we measured jobs rejected or
   finishing later after S = 100 failed attempts.  ``safe_packing=False``
   gives the paper's plain LP.
+* **Failed roundings** (``fallback``): after S infeasible draws the thesis's
+  Step-12 "heuristic search" (:meth:`PdorsOracle._heuristic`) builds the
+  external schedule (default); ``fallback=False`` is the journal's Sec. V rule
+  instead — the cell is unrealizable (the DP then routes around it, so the job
+  is discarded only when no other schedule is left).  With the fallback,
+  G_δ ≠ 1 is never punished: any G whose roundings fail is replaced by the
+  greedy heuristic (measured on ``pdors-fig11``, 3 seeds: 95–100 % of roundings fail
+  at G_δ ∈ {0.2, …, 0.8, 1.2}; utility 357.07 at every G_δ).
 * **Machine classes** (an implementation decision, exact): machines with the
   same residual capacity and price on the resources the job uses are
   interchangeable in Problem (23) — its rows and costs are per machine and
@@ -79,7 +87,7 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
 * **Final step**: the cheaper of the two cases.
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
-(29)/(30)), ``attempts`` (S), ``quanta``, ``price_estimate`` / ``history``
+(29)/(30)), ``attempts`` (S), ``fallback``, ``quanta``, ``price_estimate`` / ``history``
 (see :class:`~dmlsched.schedulers._shared.primal_dual.PrimalDualScheduler`).
 """
 
@@ -87,7 +95,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -106,7 +114,14 @@ from dmlsched.schedulers.protocols import register
 from dmlsched.solvers.highs import INF, LinearModel, pass_columns
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
-__all__ = ["Pdors", "PdorsOracle", "conditioned_costs", "internal_ps", "ps_ratio"]
+__all__ = [
+    "Pdors",
+    "PdorsOracle",
+    "conditioned_costs",
+    "internal_ps",
+    "per_machine_lp",
+    "ps_ratio",
+]
 
 _TOL = 1e-9
 _COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
@@ -268,6 +283,25 @@ class _ExternalLp:
         full[self.keep] = x[: self.C]
         full[self.n_classes + self.keep] = x[self.C :]
         return float(self.cost @ x), full, dual * self.scale, sol.objective * self.scale
+
+
+def per_machine_lp(job: ClusterJob, free: np.ndarray, cost: np.ndarray) -> _ExternalLp:
+    """The external LP with every machine its own class (no margin), on its own HiGHS
+    instance: the per-machine Problem (23) of the paper, for tests and probes.
+
+    ``free`` is H × R, ``cost`` the 2H prices of a worker and a PS per machine.
+    """
+    a, b = np.asarray(job.worker_demand, float), np.asarray(job.ps_demand, float)
+    res = [r for r in range(a.size) if a[r] > 0 or b[r] > 0]
+    H = free.shape[0]
+    z = np.zeros(1)
+    model = LinearModel(z, np.zeros((1, 1)), z, z, z, z, name=f"pdors-ext-job{job.id}")
+    scale, lp_cost = conditioned_costs(np.asarray(cost, dtype=float))
+    keep = np.arange(H)
+    structure = _lp_structure(job, res, H)
+    return _ExternalLp(
+        model, job, structure, np.ones(H), free[:, res], cost, lp_cost, scale, keep, H
+    )
 
 
 class PdorsOracle:
@@ -543,6 +577,9 @@ class PdorsOracle:
             repair=self._trim,
         )
         if not res.success:
+            self.sched.failed_ += 1
+            if not self.sched.fallback:  # journal Sec. V: discard after S failed roundings
+                return None
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
             return self._heuristic(d, m, x_full, full_cost, res.attempts)
         lp_cost = d.lp[m][0]
@@ -660,12 +697,14 @@ class Pdors(PrimalDualScheduler):
         payoff_floor: float = 1e-9,
         safe_packing: bool = True,
         lp_tol: float = 1e-2,
+        fallback: bool = True,
     ) -> None:
         self.lp_tol = lp_tol
         super().__init__(
             quanta, price_estimate, history, max_repairs, quanta_per_slot, payoff_floor
         )
         self.safe_packing = safe_packing
+        self.fallback = fallback
         self.g_delta = g_delta
         self.delta = delta
         self.attempts = attempts
@@ -683,6 +722,14 @@ class Pdors(PrimalDualScheduler):
             raise InvalidInput("delta", self.delta, "in (0, 1]")
         if int(self.attempts) != self.attempts or self.attempts < 1:
             raise InvalidInput("attempts", self.attempts, "integer >= 1")
+        self.failed_ = 0  # roundings with no feasible draw in S attempts
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """Adds ``rounding_failures``: roundings whose S attempts all failed."""
+        out = dict(super().stats)
+        out["rounding_failures"] = float(getattr(self, "failed_", 0))
+        return out
 
     def lp_model(self) -> LinearModel:
         """The one HiGHS instance every external LP of the run is loaded into."""
