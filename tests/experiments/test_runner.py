@@ -106,3 +106,20 @@ def test_beats_claim_reports_failing_points() -> None:
     )
     r = Beats("total_utility", "a", ("b",)).check(df)
     assert r.held is False and "2:" in r.evidence
+
+
+def test_summary_table_says_how_many_non_finite_seeds_it_left_out() -> None:
+    import pandas as pd
+
+    from dmlsched.experiments.report import summary_table
+
+    df = pd.DataFrame(
+        {
+            "metric": ["competitive_ratio"] * 3,
+            "scheduler": ["pd-ors"] * 3,
+            "value": [6] * 3,
+            "metric_value": [1.0, 1.0, float("inf")],
+        }
+    )
+    cell = summary_table(df, "competitive_ratio").loc[6, "pd-ors"]
+    assert cell == "1 ± 0 (+1 of 3 seeds non-finite)"

@@ -190,3 +190,33 @@ def test_external_lp_takes_the_fewest_workers_and_pss_at_any_price_level(price: 
     assert x[3:].sum() == pytest.approx(5.0)
     assert obj == pytest.approx(float(cost @ x))
     assert x[0] == pytest.approx(8.0)  # cheapest machine first (8 GPUs)
+
+
+def test_quanta_divide_the_peak_slot_exactly_and_cover_the_work() -> None:
+    from dmlsched.model.speed.pdors import worker_rate
+    from dmlsched.schedulers._shared.primal_dual import quanta_for
+
+    job = make_job(0, epochs=50, samples=10_000)
+    cap = np.tile([4.0, 8.0, 64.0, 64.0], (3, 1))  # 3 machines: 12 GPUs, 24 CPUs
+    qa = quanta_for(job, 4, horizon=100, per_slot=8, capacity=cap)
+    # peak: min(max_workers, fit) whole workers; per worker 2 + 1/γ = 2.5 CPUs → 9
+    peak_work = 9 * worker_rate(job, internal=False)
+    assert peak_work / qa.size == pytest.approx(8.0)  # a peak slot is 8 whole quanta
+    assert qa.count * qa.size >= job.total_work * (1 - 1e-12)
+    assert (qa.count - 1) * qa.size < job.total_work
+    # below the minimum count the quantum is refined, still dividing the peak
+    fine = quanta_for(job, 10 * qa.count, horizon=100, per_slot=8, capacity=cap)
+    assert fine.count >= 10 * qa.count
+    assert (peak_work / fine.size) == pytest.approx(round(peak_work / fine.size))
+
+
+def test_pdors_schedules_a_job_that_needs_the_whole_cluster_in_every_slot() -> None:
+    """pdors-fig10 jobs=6 seed 7: OPT finishes job 0 with 163 of the 163.6 workers
+    that fit in every slot; quanta of V/Q lost it to rounding down, then every
+    randomized rounding and the greedy fill failed (the MILP fallback finds it)."""
+    from dmlsched.experiments.defs.pdors import build_fig10
+
+    wl = build_fig10(6, 7, False)
+    res, sched, _ = _run("pd-ors", wl, seed=7, quanta_per_slot=32)
+    assert res.metrics["total_utility"] == pytest.approx(40.80843404854521, rel=1e-9)
+    assert sched.stats["rounding_failures"] > 0  # the rounding alone does not find it

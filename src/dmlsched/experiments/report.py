@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment, get
@@ -15,7 +16,11 @@ __all__ = ["render_report", "summary_table"]
 
 
 def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows = sweep points, columns = schedulers, cells "mean ± ci95"."""
+    """Rows = sweep points, columns = schedulers, cells "mean ± ci95".
+
+    The mean is over finite values; a cell with non-finite seeds (a ratio
+    over a zero) says how many it left out, as the claims' plain means do not.
+    """
     sub = df[df["metric"] == metric]
     points = list(dict.fromkeys(sub["value"]))
     scheds = list(dict.fromkeys(sub["scheduler"]))
@@ -23,10 +28,11 @@ def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     for s in scheds:
         col = []
         for p in points:
-            m, c = mean_ci(
-                sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy()
-            )
-            col.append(f"{m:.4g} ± {c:.2g}")
+            v = sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy()
+            m, c = mean_ci(v)
+            bad = int(np.sum(~np.isfinite(v.astype(float))))
+            note = f" (+{bad} of {v.size} seeds non-finite)" if bad else ""
+            col.append(f"{m:.4g} ± {c:.2g}{note}")
         table[s] = col
     return pd.DataFrame(table, index=points)
 

@@ -65,8 +65,8 @@ class ProbingPdors(Pdors):
         self.probe_ratios_: list[float] = []
         self.probe_failed_ = 0
 
-    def _oracle(self, job: Any, q: int, bounds: Any) -> PdorsOracle:
-        return _ProbingOracle(self, job, q, bounds)
+    def _oracle(self, job: Any, quanta: Any, bounds: Any) -> PdorsOracle:
+        return _ProbingOracle(self, job, quanta, bounds)
 
     def probe(self, oracle: PdorsOracle, t: int) -> None:
         key = oracle.slot_key[t]

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
 
-__all__ = ["INF", "LinearModel", "Solution", "solve_lp"]
+__all__ = ["INF", "LinearModel", "Solution", "make_integer", "solve_lp"]
 
 INF = highspy.kHighsInf
 
@@ -214,3 +214,16 @@ def pass_columns(
     model.n_col = n_col
     model.n_row = n_row
     model.is_mip = False
+
+
+def make_integer(model: LinearModel, max_nodes: int) -> None:
+    """Make every column of ``model`` integer, branch and bound capped at ``max_nodes``.
+
+    Appended for PD-ORS's fallback after failed roundings: a node cap, unlike a
+    time limit, keeps the run's schedule the same on every machine.
+    """
+    idx = np.arange(model.n_col, dtype=np.int32)
+    kinds = np.full(model.n_col, highspy.HighsVarType.kInteger)
+    model._h.changeColsIntegrality(model.n_col, idx, kinds)
+    model._h.setOptionValue("mip_max_nodes", int(max_nodes))
+    model.is_mip = True

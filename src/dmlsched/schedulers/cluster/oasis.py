@@ -35,7 +35,7 @@ from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.decisions import Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.schedulers._shared.pricing import PriceBounds
-from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler
+from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Oasis", "greedy_fill"]
@@ -87,15 +87,15 @@ class _Slot:
 class OasisOracle:
     """Per-slot exact greedy on separated worker / PS machines."""
 
-    def __init__(self, H: int, job: ClusterJob, q: int) -> None:
+    def __init__(self, H: int, job: ClusterJob, quanta: Quanta) -> None:
         self.job = job
-        self.q = q
+        self.q = q = quanta.count
         half = math.ceil(H / 2)
         self.wm = np.arange(0, half)
         self.pm = np.arange(half, H)
         self.alpha = np.asarray(job.worker_demand, dtype=float)
         self.beta = np.asarray(job.ps_demand, dtype=float)
-        work = np.arange(q + 1) * (job.total_work / q)
+        work = np.arange(q + 1) * quanta.size
         self.m = np.ceil(work / worker_rate(job, False) - _TOL).astype(np.int64)
         self.ok = self.m <= job.max_workers
         if job.mode == "sync":
@@ -164,5 +164,5 @@ class Oasis(PrimalDualScheduler):
 
     name: ClassVar[str] = "oasis"
 
-    def _oracle(self, job: ClusterJob, q: int, bounds: PriceBounds) -> OasisOracle:
-        return OasisOracle(self.capacity_.shape[0], job, q)
+    def _oracle(self, job: ClusterJob, quanta: Quanta, bounds: PriceBounds) -> OasisOracle:
+        return OasisOracle(self.capacity_.shape[0], job, quanta)
