@@ -308,6 +308,17 @@ def per_machine_lp(job: ClusterJob, free: np.ndarray, cost: np.ndarray) -> _Exte
     )
 
 
+def _priced(x: np.ndarray, cost: np.ndarray, attempts: int) -> tuple[float, Placement, int]:
+    """(cost, placement, attempts) of integer counts x = (w_1..w_H, s_1..s_H)."""
+    xi = np.rint(x).astype(np.int64)
+    H = xi.size // 2
+    p = Placement.from_counts(
+        {int(h): int(xi[h]) for h in np.flatnonzero(xi[:H])},
+        {int(h): int(xi[H + h]) for h in np.flatnonzero(xi[H:])},
+    )
+    return float(np.dot(cost, xi)), p, attempts
+
+
 class PdorsOracle:
     """Alg. 4 for one job: θ(t, k) for all k per slot, cached by slot state."""
 
@@ -633,12 +644,7 @@ class PdorsOracle:
         x[H + room] = np.round(sol.x[n:])
         if x[:H].sum() < m - _TOL or not self._engine_rules(x[None, :])[0]:
             return None
-        xi = x.astype(np.int64)
-        p = Placement.from_counts(
-            {int(h): int(xi[h]) for h in room if xi[h]},
-            {int(h): int(xi[H + h]) for h in room if xi[H + h]},
-        )
-        return float(np.dot(cost, xi)), p, attempts
+        return _priced(x, cost, attempts)
 
     def _heuristic(
         self, d: _SlotData, m: int, x_bar: np.ndarray, cost: np.ndarray, attempts: int
@@ -684,10 +690,7 @@ class PdorsOracle:
                     return None
         else:
             return None
-        xi = x.astype(np.int64)
-        workers = {h: int(xi[h]) for h in range(H) if xi[h]}
-        p = Placement.from_counts(workers, {h: int(xi[H + h]) for h in range(H) if xi[H + h]})
-        return float(np.dot(cost, xi)), p, attempts
+        return _priced(x, cost, attempts)
 
     def _trim(self, cand: np.ndarray, cost: np.ndarray) -> np.ndarray:
         """Drop workers above max_workers (Eq. (25)/(4)), most expensive machines first.
