@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from dmlsched.model.interval import IntervalView
+from dmlsched.model.views import IntervalView
 from dmlsched.offline.interval import best_allocation, interval_optimum
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.interval.esw import equal_bundle

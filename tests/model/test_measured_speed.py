@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import Cluster, ClusterWorkload
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.model.speed.measured import (
     AppProfile,
     MeasuredSpeed,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.decisions import ClusterDecision
+from dmlsched.model.cluster import ClusterDecision
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers._shared.primal_dual import forward_dp
 from dmlsched.schedulers.cluster.pdors import conditioned_costs, per_machine_lp

@@ -10,12 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import Cluster, ClusterWorkload
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import job_rate
+from dmlsched.model.views import ClusterView
 from dmlsched.rng import make_rng
 from dmlsched.sim.cluster import simulate_cluster
-from dmlsched.sim.views import ClusterView
 from tests.conftest import make_job
 
 

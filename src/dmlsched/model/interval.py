@@ -43,7 +43,6 @@ __all__ = [
     "RESOURCES",
     "IntervalDecision",
     "IntervalJob",
-    "IntervalView",
     "IntervalWorkload",
 ]
 
@@ -169,15 +168,6 @@ class IntervalWorkload:
                 raise InvalidInput(
                     "limit", job.limit, f"{len(self.resources)} values", _where(job.id)
                 )
-
-
-@dataclass(frozen=True)
-class IntervalView:
-    """What an ``interval`` scheduler sees: the interval's jobs and C^r (read-only)."""
-
-    jobs: tuple[IntervalJob, ...]
-    capacity: np.ndarray
-    resources: tuple[str, ...]
 
 
 @dataclass(frozen=True)

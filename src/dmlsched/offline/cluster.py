@@ -30,8 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import ClusterWorkload
-from dmlsched.model.decisions import Placement
+from dmlsched.model.cluster import ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.solvers.highs import INF, LinearModel
 

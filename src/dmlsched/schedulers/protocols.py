@@ -11,29 +11,34 @@ Contract for every scheduler (whatever the setting):
   :class:`~dmlsched.errors.InvalidDecision`, it is never clipped.
 * All randomness comes from the generator given to ``reset``.
 
-``cluster`` (:class:`ClusterScheduler`): ``decide(view)`` once per slot.
-Schedulers that plan ahead (PD-ORS commits a whole schedule at admission)
-keep their plan and return the current slot's part; they must drop jobs the
-view reports as finished.
+The four protocols have one shape — ``reset(static data, horizon, rng)``
+once per run, then ``decide(view) -> decision`` — and differ only in the
+types, which live in :mod:`dmlsched.model` (``model/<setting>.py`` for jobs,
+system and decision; :mod:`dmlsched.model.views` for the views).  This module
+imports nothing above ``model``: the engines in :mod:`dmlsched.sim` depend on
+it, never the other way round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-
-if TYPE_CHECKING:
-    from dmlsched.model.cluster import Cluster
-    from dmlsched.model.decisions import ClusterDecision
-    from dmlsched.sim.views import ClusterView
+from dmlsched.model.cluster import Cluster, ClusterDecision
+from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
+from dmlsched.model.geo import GeoDecision, GeoSites
+from dmlsched.model.interval import IntervalDecision
+from dmlsched.model.views import ClusterView, EdgeCloudView, GeoView, IntervalView
 
 __all__ = [
     "SETTINGS",
     "ClusterScheduler",
+    "EdgeCloudScheduler",
+    "GeoScheduler",
+    "IntervalScheduler",
     "Scheduler",
     "make_scheduler",
     "register",
@@ -52,9 +57,63 @@ class Scheduler(Protocol):
 
 @runtime_checkable
 class ClusterScheduler(Scheduler, Protocol):
+    """``cluster`` (PD-ORS setting): ``decide(view)`` once per slot.
+
+    Returns a :class:`~dmlsched.model.cluster.ClusterDecision`: admit/reject of
+    pending jobs and this slot's placement per job.  Schedulers that plan ahead
+    (PD-ORS commits a whole schedule at admission) keep their plan and return
+    the current slot's part; they must drop jobs the view reports as finished.
+    """
+
     def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None: ...
 
     def decide(self, view: ClusterView) -> ClusterDecision: ...
+
+
+@runtime_checkable
+class IntervalScheduler(Scheduler, Protocol):
+    """``interval`` (SMD setting): one decision per run.
+
+    ``decide(view)`` sees the interval's jobs and returns an
+    :class:`~dmlsched.model.interval.IntervalDecision` admitting jobs with
+    (w[i], p[i]) each (Eq. (2)–(3), positive integers).
+    """
+
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None: ...
+
+    def decide(self, view: IntervalView) -> IntervalDecision: ...
+
+
+@runtime_checkable
+class EdgeCloudScheduler(Scheduler, Protocol):
+    """``edge-cloud`` (A_online setting): ``decide(view)`` once per slot.
+
+    Returns an :class:`~dmlsched.model.edge_cloud.EdgeCloudDecision`: dispatch
+    (each chunk's worker, fixed forever), the chunks trained this slot and one
+    PS per training job.  Schedulers that plan ahead (A_online fixes a chunk's
+    worker and HAPRF order at arrival) keep their plan and return the slot's
+    part; they read completion from ``view.remaining``/``view.finished``.
+    """
+
+    def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: EdgeCloudView) -> EdgeCloudDecision: ...
+
+
+@runtime_checkable
+class GeoScheduler(Scheduler, Protocol):
+    """``geo`` (mlBroker setting): ``decide(view)`` once per slot.
+
+    Returns a :class:`~dmlsched.model.geo.GeoDecision` with a placement for
+    every active job (workers y_i^r(t), PS site, data moves q_i^{rr'}(t)); the
+    engine derives g, v, z and prices the slot.
+    """
+
+    def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None: ...
+
+    def decide(self, view: GeoView) -> GeoDecision: ...
 
 
 _REGISTRY: dict[tuple[str, str], type] = {}
@@ -103,64 +162,3 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
         return cls(**params)
     except TypeError as e:
         raise InvalidInput(f"{name} parameters", params, str(e)) from e
-
-
-# ``geo`` (mlBroker): ``decide(view)`` once per slot returns a
-# :class:`~dmlsched.model.geo.GeoDecision` with a placement for every active
-# job (workers y_i^r(t), PS site, data moves q_i^{rr'}(t)); the engine derives
-# g, v, z and prices the slot.
-if TYPE_CHECKING:
-    from dmlsched.model.geo import GeoDecision, GeoSites
-    from dmlsched.sim.geo import GeoView
-
-
-@runtime_checkable
-class GeoScheduler(Scheduler, Protocol):
-    def reset(self, sites: GeoSites, horizon: int, rng: np.random.Generator) -> None: ...
-
-    def decide(self, view: GeoView) -> GeoDecision: ...
-
-
-__all__ += ["GeoScheduler"]
-
-
-@runtime_checkable
-class EdgeCloudScheduler(Scheduler, Protocol):
-    """``edge-cloud`` (A_online setting): ``reset`` once per run, ``decide`` once per slot.
-
-    ``decide(view)`` returns an :class:`~dmlsched.model.edge_cloud.EdgeCloudDecision`:
-    dispatch (each chunk's worker, fixed forever), the chunks trained this slot
-    and one PS per training job.  Schedulers that plan ahead (A_online fixes a
-    chunk's worker and HAPRF order at arrival) keep their plan and return the
-    slot's part; they read completion from ``view.remaining``/``view.finished``.
-    """
-
-    def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None: ...
-
-    def decide(self, view: EdgeCloudView) -> EdgeCloudDecision: ...
-
-
-if TYPE_CHECKING:
-    from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
-    from dmlsched.sim.edge_cloud_view import EdgeCloudView
-
-__all__ += ["EdgeCloudScheduler"]
-
-
-# ``interval`` (SMD paper): one decision per run.  ``reset(capacity, resources,
-# rng)`` then ``decide(view)`` with the interval's jobs; the decision admits
-# jobs and gives each (w[i], p[i]) (Eq. (2)–(3), positive integers).
-if TYPE_CHECKING:
-    from dmlsched.model.interval import IntervalDecision, IntervalView
-
-
-@runtime_checkable
-class IntervalScheduler(Scheduler, Protocol):
-    def reset(
-        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
-    ) -> None: ...
-
-    def decide(self, view: IntervalView) -> IntervalDecision: ...
-
-
-__all__ += ["IntervalScheduler"]

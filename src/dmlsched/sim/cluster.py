@@ -41,14 +41,13 @@ from types import MappingProxyType
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import ClusterWorkload
-from dmlsched.model.decisions import ClusterDecision
+from dmlsched.model.cluster import ClusterDecision, ClusterWorkload
 from dmlsched.model.speed.pdors import job_rate
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers.protocols import ClusterScheduler
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event
 from dmlsched.sim.validate import check_capacity, check_placement
-from dmlsched.sim.views import ClusterView
 
 __all__ = ["simulate_cluster"]
 

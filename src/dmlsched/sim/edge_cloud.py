@@ -49,8 +49,8 @@ import numpy as np
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.edge_cloud import EdgeCloudDecision, EdgeCloudWorkload, EdgeJob
 from dmlsched.model.speed.aonline import processing_capacity
+from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers.protocols import EdgeCloudScheduler
-from dmlsched.sim.edge_cloud_view import EdgeCloudView
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event
 

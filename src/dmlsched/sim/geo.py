@@ -24,8 +24,6 @@ ones).  Series: the four costs and the total per slot.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
@@ -44,34 +42,13 @@ from dmlsched.model.geo import (
     transfer_cost,
     usage,
 )
+from dmlsched.model.views import GeoView
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event
 
-__all__ = ["GeoView", "simulate_geo", "validate_geo"]
+__all__ = ["simulate_geo", "validate_geo"]
 
 _REL_TOL = 1e-6
-
-
-@dataclass(frozen=True)
-class GeoView:
-    """What a ``geo`` scheduler may see at slot ``slot``.
-
-    * ``active`` — ids of I_t, by arrival then id;
-    * ``arrivals`` — ids revealed this slot;
-    * ``jobs`` — every revealed job (its ``data`` rows of future slots must
-      not be read: use ``data``);
-    * ``data`` — D_i^r(t) per active job (read-only arrays);
-    * ``deployed`` — v_i^r(t−1) per active job (zeros for new jobs).
-    """
-
-    slot: int
-    horizon: int
-    sites: GeoSites
-    active: tuple[int, ...]
-    arrivals: tuple[int, ...]
-    jobs: Mapping[int, GeoJob]
-    data: Mapping[int, np.ndarray]
-    deployed: Mapping[int, np.ndarray]
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

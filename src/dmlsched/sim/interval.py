@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.interval import IntervalDecision, IntervalView, IntervalWorkload
+from dmlsched.model.interval import IntervalDecision, IntervalWorkload
 from dmlsched.model.speed.smd import completion_time, job_etas
+from dmlsched.model.views import IntervalView
 from dmlsched.schedulers.protocols import IntervalScheduler
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import Cluster, ClusterJob
-from dmlsched.model.decisions import Placement
+from dmlsched.model.cluster import Cluster, ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
 __all__ = ["check_capacity", "check_placement"]

@@ -60,8 +60,7 @@ import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
-from dmlsched.model.cluster import ClusterWorkload
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import ClusterDecision, ClusterWorkload, Placement
 from dmlsched.model.utility import InverseTime
 from dmlsched.rng import make_rng, spawn
 from dmlsched.workloads.synthetic import DEFAULT_MIX, synthetic_cluster

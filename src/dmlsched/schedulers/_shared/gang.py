@@ -19,10 +19,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import Cluster, ClusterJob
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import bundle, place_packed, place_round_robin, take
-from dmlsched.sim.views import ClusterView
 
 __all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_size", "place"]
 

@@ -14,8 +14,7 @@ from collections import Counter
 
 import numpy as np
 
-from dmlsched.model.cluster import ClusterJob
-from dmlsched.model.decisions import Placement
+from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
 __all__ = ["bundle", "place_packed", "place_round_robin", "take", "task_order"]

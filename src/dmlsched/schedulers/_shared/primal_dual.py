@@ -50,11 +50,10 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import Cluster, ClusterJob
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.pricing import OnlineBounds, PriceBounds, prices
-from dmlsched.sim.views import ClusterView
 
 __all__ = ["JobPlan", "PrimalDualScheduler", "Quanta", "SlotOracle", "forward_dp", "quanta_for"]
 

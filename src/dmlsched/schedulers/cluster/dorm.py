@@ -40,11 +40,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
-from dmlsched.model.cluster import Cluster, ClusterJob
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.views import ClusterView
 from dmlsched.solvers.highs import INF, LinearModel
 
 __all__ = ["Dorm", "dorm_partition"]

@@ -18,12 +18,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import Cluster
-from dmlsched.model.decisions import ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.views import ClusterView
 
 __all__ = ["Drf"]
 

@@ -31,8 +31,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import ClusterJob
-from dmlsched.model.decisions import Placement
+from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta

@@ -103,8 +103,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dmlsched.errors import InvalidInput, SolverFailed
-from dmlsched.model.cluster import ClusterJob
-from dmlsched.model.decisions import Placement
+from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.schedulers._shared.machine_classes import (
     MachineClasses,

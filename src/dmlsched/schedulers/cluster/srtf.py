@@ -24,10 +24,10 @@ from typing import ClassVar
 
 from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.speed.pdors import sync_rate, worker_rate
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.gang import GangPolicy, place
 from dmlsched.schedulers._shared.priority import srtf_key
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.views import ClusterView
 
 __all__ = ["Srtf"]
 

@@ -32,10 +32,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from dmlsched.model.cluster import SLOT_SECONDS, ClusterJob
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.gang import GangPolicy
 from dmlsched.schedulers._shared.priority import las_key, las_queue, starving, threshold_slots
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.views import ClusterView
 
 __all__ = ["Tiresias"]
 

@@ -30,8 +30,8 @@ import numpy as np
 
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision, EdgeJob
 from dmlsched.model.speed.aonline import chunk_slots, processing_capacity
+from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers.edge_cloud._ps import assign_ps, ps_pools
-from dmlsched.sim.edge_cloud_view import EdgeCloudView
 
 __all__ = ["JobLevelGang"]
 

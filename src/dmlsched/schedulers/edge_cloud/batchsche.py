@@ -35,9 +35,9 @@ import numpy as np
 
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
 from dmlsched.model.speed.aonline import chunk_slots
+from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers.edge_cloud._ps import assign_ps, ps_pools
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.edge_cloud_view import EdgeCloudView
 
 __all__ = ["BatchSche"]
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from dmlsched.model.edge_cloud import EdgeJob
+from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers._shared.priority import srtf_order
 from dmlsched.schedulers.edge_cloud._joblevel import JobLevelGang
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.edge_cloud_view import EdgeCloudView
 
 __all__ = ["Srtf"]
 

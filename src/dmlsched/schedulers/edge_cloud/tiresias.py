@@ -24,10 +24,10 @@ from collections import Counter
 from typing import ClassVar
 
 from dmlsched.model.edge_cloud import EdgeJob
+from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers._shared.priority import las_order, starving
 from dmlsched.schedulers.edge_cloud._joblevel import JobLevelGang
 from dmlsched.schedulers.protocols import register
-from dmlsched.sim.edge_cloud_view import EdgeCloudView
 
 __all__ = ["TiresiasL"]
 

@@ -19,7 +19,7 @@ from dmlsched.schedulers._shared.geo_placement import central_placement, cheapes
 from dmlsched.schedulers.protocols import register
 
 if TYPE_CHECKING:
-    from dmlsched.sim.geo import GeoView
+    from dmlsched.model.views import GeoView
 
 __all__ = ["Central"]
 

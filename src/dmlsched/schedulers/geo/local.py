@@ -17,7 +17,7 @@ from dmlsched.schedulers._shared.geo_placement import local_placement
 from dmlsched.schedulers.protocols import register
 
 if TYPE_CHECKING:
-    from dmlsched.sim.geo import GeoView
+    from dmlsched.model.views import GeoView
 
 __all__ = ["Local"]
 

@@ -52,7 +52,7 @@ from dmlsched.solvers.dependent_rounding import (
 )
 
 if TYPE_CHECKING:
-    from dmlsched.sim.geo import GeoView
+    from dmlsched.model.views import GeoView
 
 __all__ = ["MlBroker", "a_round", "fractional_slot"]
 

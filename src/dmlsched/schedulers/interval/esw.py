@@ -14,7 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.interval import IntervalDecision, IntervalJob, IntervalView
+from dmlsched.model.interval import IntervalDecision, IntervalJob
+from dmlsched.model.views import IntervalView
 from dmlsched.schedulers._shared.interval import first_fit
 from dmlsched.schedulers.protocols import register
 

@@ -22,8 +22,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.interval import IntervalDecision, IntervalJob, IntervalView
+from dmlsched.model.interval import IntervalDecision, IntervalJob
 from dmlsched.model.speed.smd import completion_time, job_etas
+from dmlsched.model.views import IntervalView
 from dmlsched.schedulers._shared.interval import first_fit, fits
 from dmlsched.schedulers.protocols import register
 

@@ -32,8 +32,9 @@ from typing import ClassVar
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.interval import IntervalDecision, IntervalJob, IntervalView
+from dmlsched.model.interval import IntervalDecision, IntervalJob
 from dmlsched.model.speed.smd import completion_time, job_etas, theta_async, theta_sync
+from dmlsched.model.views import IntervalView
 from dmlsched.schedulers.protocols import register
 from dmlsched.solvers.knapsack import mkp_exact, mkp_ptas
 from dmlsched.solvers.ratio_rounding import smd_round
