@@ -59,6 +59,7 @@ class LinearModel:
         mip_rel_gap: float = 1e-6,
         threads: int = 1,
         mip_abs_gap: float | None = None,
+        mip_max_nodes: int | None = None,
     ) -> None:
         self.name = name
         self._h = highspy.Highs()
@@ -68,6 +69,8 @@ class LinearModel:
         self._h.setOptionValue("mip_rel_gap", mip_rel_gap)
         if mip_abs_gap is not None:
             self._h.setOptionValue("mip_abs_gap", float(mip_abs_gap))
+        if mip_max_nodes is not None:  # deterministic, unlike time_limit
+            self._h.setOptionValue("mip_max_nodes", int(mip_max_nodes))
         if time_limit is not None:
             self._h.setOptionValue("time_limit", float(time_limit))
         a_csc = sp.csc_matrix(a, dtype=float)
