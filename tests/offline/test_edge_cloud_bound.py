@@ -167,6 +167,8 @@ def test_bound_le_exact_milp_eq_engine_brute_force_le_every_scheduler() -> None:
         assert lb.value <= exact.value + 1e-6, seed
         assert brute == exact.value, (seed, brute, exact.value)
         for name in names:
-            m = simulate_edge_cloud(wl, make_scheduler("edge-cloud", name), np.random.default_rng(0))
+            m = simulate_edge_cloud(
+                wl, make_scheduler("edge-cloud", name), np.random.default_rng(0)
+            )
             assert m.metrics["total_jct"] >= brute - 1e-9, (seed, name)
     assert total_runs > 10 * INSTANCES

@@ -39,7 +39,7 @@ class _Fixed:
     def __init__(self, allocations: dict[int, tuple[int, int]]) -> None:
         self.allocations = allocations
 
-    def reset(self, capacity, resources, rng) -> None:  # noqa: ANN001
+    def reset(self, capacity, resources, rng) -> None:
         pass
 
     def decide(self, view: IntervalView) -> IntervalDecision:

@@ -38,6 +38,9 @@ class Solution:
     objective: float
     row_duals: np.ndarray | None
     row_activity: np.ndarray
+    # MILP: the best bound branch and bound proved (= objective when optimal);
+    # LP: the objective.  With a node cap it bounds the optimum from the other side.
+    mip_bound: float = float("nan")
 
 
 class LinearModel:
@@ -119,8 +122,9 @@ class LinearModel:
     def solve(self, *, accept_feasible: bool = False) -> Solution:
         """Solve; return the solution or raise ``SolverFailed``.
 
-        ``accept_feasible`` lets a MILP that hit its time limit return its best
-        incumbent (the status string then says so).
+        ``accept_feasible`` lets a MILP that hit its time or node limit return
+        its best incumbent (the status string then says so; ``mip_bound`` is
+        the proved bound).
         """
         self._h.run()
         status = self._h.getModelStatus()
@@ -142,6 +146,9 @@ class LinearModel:
             objective=float(info.objective_function_value),
             row_duals=duals,
             row_activity=np.asarray(sol.row_value, dtype=float),
+            mip_bound=float(info.mip_dual_bound)
+            if self.is_mip
+            else float(info.objective_function_value),
         )
 
 

@@ -115,9 +115,7 @@ def best_allocation(job: IntervalJob, tolerance: float = 0.0) -> tuple[int, int,
         else:
             hi = mid - 1
     cand = np.flatnonzero((t <= times[lo]).ravel())
-    order = np.lexsort(
-        (t.ravel()[cand], (w + p).ravel()[cand], np.round(share.ravel()[cand], 12))
-    )
+    order = np.lexsort((t.ravel()[cand], (w + p).ravel()[cand], np.round(share.ravel()[cand], 12)))
     c = np.unravel_index(int(cand[order[0]]), t.shape)
     return int(w[c]), int(p[c]), float(job.utility(float(t[c])))
 

@@ -290,10 +290,7 @@ class AOnline:
                 if version.get((s, w)) == ver and (s == S or fits(s)):
                     break
             if s == S:  # lines 12–16: the rest of the job goes to the cloud
-                zeta = 1 if d == 0 else 0
-                p_c = chunk_slots(job, zeta, sp)
-                ready = now + job.delay[S]
-                self._place_cloud(job, d, zeta, q, now, places)
+                self._place_cloud(job, d, 1 if d == 0 else 0, q, now, places)
                 break
             # edge: α_jd = min Q (line 23), UPDATEVARIABLES (Alg. 4)
             res = results[(s, w)]
@@ -417,7 +414,9 @@ class AOnline:
         for s, w in self.by_type_.get(job.worker_type, ()):
             if fits(s):
                 g = system.worker_gid(s, w)
-                res = calculate_q(self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d)
+                res = calculate_q(
+                    self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d
+                )
                 results[(s, w)] = (res, self._others_cost(res, p_edge))
         cloud_ready = now + job.delay[S]
         if not results and self.edge_only:
@@ -444,7 +443,7 @@ class AOnline:
                     best = (k, S, 0)
             if best is None:  # edge-only and no room left: cannot happen after the check
                 return None
-            (price, q), s, w = best
+            (price, _), s, w = best
             cost += price
             if s == S:
                 self._place_cloud(job, d, 1 if d == 0 else 0, price, now, places)
