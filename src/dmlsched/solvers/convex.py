@@ -22,6 +22,7 @@ from all three raises :class:`~dmlsched.errors.SolverFailed`
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,7 +184,9 @@ def _solve(
     statuses = []
     for solver, opts in _ATTEMPTS:
         try:
-            prob.solve(solver=solver, **opts)
+            with warnings.catch_warnings():  # cvxpy warns on inaccurate results; we check
+                warnings.simplefilter("ignore", UserWarning)
+                prob.solve(solver=solver, **opts)
         except cp.error.SolverError as e:
             statuses.append(f"{solver}: solver error: {e}")
             continue

@@ -178,8 +178,6 @@ class AOnline:
         for opt in ("edge_only", "last_chunk", "cloud_check"):
             if not isinstance(getattr(self, opt), bool):
                 raise InvalidInput(opt, getattr(self, opt), "true | false", self.name)
-        if self.cloud_check and not self.last_chunk:
-            raise InvalidInput("cloud_check", True, "false unless last_chunk", self.name)
         self.system_ = system
         self.rng_ = rng
         self.pools_ = ps_pools(system)
@@ -282,6 +280,12 @@ class AOnline:
         if not heap:
             return None
         heapq.heapify(heap)
+        check = self.cloud_check and not self.edge_only
+        if check:  # a trial: job-level price of the plan (a-online+'s option)
+            self.undo_ = []
+        seq0 = self.seq_
+        end = float(job.arrival)
+        cost = 0.0
 
         places: list[tuple[int, int]] = []
         for d in range(D):
@@ -290,10 +294,16 @@ class AOnline:
                 if version.get((s, w)) == ver and (s == S or fits(s)):
                     break
             if s == S:  # lines 12–16: the rest of the job goes to the cloud
-                self._place_cloud(job, d, 1 if d == 0 else 0, q, now, places)
+                zeta = 1 if d == 0 else 0
+                c_end = float(now + job.delay[S] + chunk_slots(job, zeta, sp))
+                cost += max(0.0, c_end - end)
+                self._place_cloud(job, d, zeta, q, now, places)
                 break
             # edge: α_jd = min Q (line 23), UPDATEVARIABLES (Alg. 4)
             res = results[(s, w)]
+            if check:
+                cost += max(0.0, res.start + p_edge - end) + self._others_cost(res, p_edge)
+                end = max(end, float(res.start + p_edge))
             self.alpha_[(job.id, d)] = q
             g = system.worker_gid(s, w)
             entry = Queued(
@@ -319,7 +329,9 @@ class AOnline:
             results[(s, w)] = res
             version[(s, w)] += 1
             heapq.heappush(heap, (res.q, s, w, version[(s, w)]))
-        else:
+        if check:
+            places = self._cloud_check(job, places, cost, now, rem, seq0)
+        if job.id not in self.cloud_:
             self.zeta_[job.id] = 0
         self.seq_ += 1
         self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
@@ -353,6 +365,31 @@ class AOnline:
             if end > ends.get(e.job, -math.inf):
                 ends[e.job] = end
         return sum(max(0.0, end - self.job_end_.get(j, end)) for j, end in ends.items())
+
+    def _cloud_check(
+        self,
+        job: EdgeJob,
+        places: list[tuple[int, int]],
+        cost: float,
+        now: int,
+        rem: _RemainingSlots,
+        seq0: int,
+    ) -> list[tuple[int, int]]:
+        """``cloud_check``: keep a plan that uses the edge only if its price beats all-cloud.
+
+        The whole job in the cloud at ζ = 1 has JCT Δ_{j s_c} + p¹ (as an end
+        slot, r_j + Δ + p¹) and adds nothing to other jobs' completions.
+        """
+        S = self.system_.servers
+        all_cloud = float(now + job.delay[S] + chunk_slots(job, 1, self.system_.speedup))
+        if any(s < S for s, _ in places) and cost >= all_cloud - job.arrival:
+            self._rollback(job, rem)
+            self.seq_ = seq0
+            self.cloud_.pop(job.id, None)
+            places = []
+            self._place_cloud(job, 0, 1, all_cloud - job.arrival, now, places)
+        self.undo_ = None
+        return places
 
     def _rollback(self, job: EdgeJob, rem: _RemainingSlots) -> None:
         """Undo a trial placement (``cloud_check``): queue inserts, postponements, ends, α/β."""
@@ -421,7 +458,6 @@ class AOnline:
         cloud_ready = now + job.delay[S]
         if not results and self.edge_only:
             return None
-        all_cloud_end = cloud_ready + chunk_slots(job, 1, sp)
         if self.cloud_check and not self.edge_only:
             self.undo_ = []
         places: list[tuple[int, int]] = []
@@ -471,14 +507,7 @@ class AOnline:
             res = calculate_q(self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
             results[(s, w)] = (res, self._others_cost(res, p_edge))
         if self.undo_ is not None:
-            # cloud_check: a plan that is not all-cloud must beat the whole job in the
-            # cloud at ζ = 1 (own JCT all_cloud_end − r_j, no effect on anyone else)
-            if any(s < S for s, _ in places) and cost >= all_cloud_end - job.arrival:
-                self._rollback(job, rem)
-                self.seq_ = seq0
-                places = []
-                self._place_cloud(job, 0, 1, all_cloud_end - job.arrival, now, places)
-            self.undo_ = None
+            places = self._cloud_check(job, places, cost, now, rem, seq0)
         if job.id not in self.cloud_:
             self.zeta_[job.id] = 0
         self.seq_ += 1
@@ -577,7 +606,9 @@ class AOnlinePlus(AOnline):
       JCT plus what it adds to others') with the whole job in the cloud at
       ζ = 1 (JCT Δ_{j s_c} + p¹, nothing added to others); take the cheaper.
       Mixed plans are where A_online loses (``docs/aonline-claims.md``: the
-      edge part finishes after the ζ = 0 cloud part).  Needs ``last_chunk``.
+      edge part finishes after the ζ = 0 cloud part).  Works with either
+      pricing: with Eq. (5) the plan is Alg. 2's, its price is still the
+      job-level one.
 
     Duals: α_jd is the chosen price, so Lemma 4 and ``dual_bound`` hold only
     for ``a-online`` (the paper's prices).
