@@ -202,7 +202,7 @@ def test_every_attempt_failing_names_each_status(monkeypatch) -> None:
     monkeypatch.setattr(
         convex, "_ATTEMPTS", (("CLARABEL", {"max_iter": 1}), ("SCS", {"max_iters": 1}))
     )
-    with pytest.raises(SolverFailed, match="CLARABEL.*SCS"):
+    with pytest.raises(SolverFailed, match=r"CLARABEL.*SCS"):
         convex.regularized_lp(
             np.array([0.3]),
             None,

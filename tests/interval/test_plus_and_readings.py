@@ -41,7 +41,7 @@ def test_smd_plus_earns_the_optimum_to_its_tolerance_and_uses_less(sync):
 def test_frugal_takes_the_smallest_allocation_within_the_tolerance():
     wl = _wl(3, jobs=6)
     for job in wl.jobs:
-        w, p, share, t = allocation_grid(job)
+        _, _, share, t = allocation_grid(job)
         bw, bp, bu = best_allocation(job)
         fw, fp, fu = best_allocation(job, 0.01)
         assert fu >= 0.99 * bu - 1e-12
