@@ -3,7 +3,9 @@
 Three forms cover the catalogue:
 
 * :class:`Beats` — ``winner``'s metric is better (higher, or lower when
-  ``higher=False``) than each of ``losers`` at every point;
+  ``higher=False``) than each of ``losers`` at every point; with
+  ``strict=False`` at least as good (ties hold, to a relative 1e-9: an
+  improved variant that matches its paper version keeps the claim);
 * :class:`Bound` — every point's mean of ``scheduler``'s metric is ≤ or ≥ a
   value (e.g. approx_ratio ≥ 0.95);
 * :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%").
@@ -53,23 +55,31 @@ class Beats:
     losers: tuple[str, ...]
     higher: bool = True
     text: str = ""
+    strict: bool = True
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         means = _means(df, self.metric)
+        word = (
+            ("higher" if self.higher else "lower")
+            if self.strict
+            else ("at least as high" if self.higher else "at most as high")
+        )
         text = self.text or (
-            f"{self.winner} has {'higher' if self.higher else 'lower'} {self.metric} than "
-            f"{', '.join(self.losers)} at every point"
+            f"{self.winner} has {word} {self.metric} than {', '.join(self.losers)} at every point"
         )
         if self.winner not in means or not all(lo in means for lo in self.losers):
             return ClaimResult(text, None, "missing schedulers in results")
         bad = []
         for point, row in means.iterrows():
             for lo in self.losers:
-                ok = row[self.winner] > row[lo] if self.higher else row[self.winner] < row[lo]
+                a, b = row[self.winner], row[lo]
+                if not self.strict:  # ties hold
+                    slack = 1e-9 * max(abs(a), abs(b))
+                    ok = a >= b - slack if self.higher else a <= b + slack
+                else:
+                    ok = a > b if self.higher else a < b
                 if not ok:
-                    bad.append(
-                        f"{point}: {self.winner} {row[self.winner]:.4g} vs {lo} {row[lo]:.4g}"
-                    )
+                    bad.append(f"{point}: {self.winner} {a:.4g} vs {lo} {b:.4g}")
         evidence = "held at all points" if not bad else "failed at " + "; ".join(bad)
         return ClaimResult(text, not bad, evidence)
 
