@@ -237,6 +237,7 @@ register(
 
 ABLATION_SERIES = {
     "smd+/no-frugal": ("smd+", {"frugal": 0.0}),
+    "smd+/frugal=1e-4": ("smd+", {"frugal": 1e-4}),
     "smd+/frugal=0.01": ("smd+", {"frugal": 0.01}),
 }
 _FIG_BUILDERS = {

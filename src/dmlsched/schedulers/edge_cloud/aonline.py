@@ -167,7 +167,10 @@ class AOnline:
     setting: ClassVar[str] = "edge-cloud"
 
     def __init__(
-        self, edge_only: bool = False, last_chunk: bool = False, cloud_check: bool = False
+        self,
+        edge_only: bool = False,
+        last_chunk: bool = False,
+        cloud_check: bool = False,
     ) -> None:
         self.edge_only = edge_only
         self.last_chunk = last_chunk
@@ -421,20 +424,17 @@ class AOnline:
     def _greedy_last_chunk(
         self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
     ) -> tuple[tuple[int, int], ...] | None:
-        """A_greedy with the job-level price of ``last_chunk`` (class docstring of AOnlinePlus)."""
+        """A_greedy with the job-level price of ``last_chunk`` (class docstring of AOnlinePlus).
+
+        With ``cloud_check`` the plan is tried first (every change logged and
+        undone), then the cheaper of it and the whole job in the cloud at
+        ζ = 1 is committed (the trial is re-run, which is deterministic).
+        """
         system = self.system_
         S = system.servers
         D = job.chunks
-        inv_d = 1.0 / D
         sp = system.speedup
-        rate0 = processing_capacity(job, 0, sp)
-        p_edge = chunk_slots(job, 0, sp)
-        total_work = job.work_per_chunk * D
         room = [system.storage_of(s) - used[s] for s in range(S)]
-
-        def fits(s: int) -> bool:
-            return room[s] >= job.chunk_gb - 1e-12
-
         if self.edge_only and job.chunk_gb > 0:  # Sec. VI, as in _greedy
             servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
             if (
@@ -446,6 +446,52 @@ class AOnline:
             ):
                 return None
         seq0 = self.seq_
+        if self.cloud_check and not self.edge_only:
+            all_cloud = float(now + job.delay[S] + chunk_slots(job, 1, sp)) - job.arrival
+            self.undo_ = []
+            trial = self._plan(job, now, rem, list(room), True)
+            assert trial is not None  # the cloud always has room
+            self._rollback(job, rem)
+            self.seq_ = seq0
+            self.cloud_.pop(job.id, None)
+            places: list[tuple[int, int]] = []
+            if any(s < S for s, _ in trial[0]) and trial[1] < all_cloud:
+                plan = self._plan(job, now, rem, room, True)
+                assert plan is not None
+                places = plan[0]
+            else:
+                self._place_cloud(job, 0, 1, all_cloud, now, places)
+        else:
+            plan = self._plan(job, now, rem, room, not self.edge_only)
+            if plan is None:
+                return None
+            places = plan[0]
+        if job.id not in self.cloud_:
+            self.zeta_[job.id] = 0
+        self.seq_ += 1
+        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
+        self.fresh_[job.id] = job.work_per_chunk
+        for s, _ in places:
+            if s < S:
+                used[s] += job.chunk_gb
+        return tuple(places)
+
+    def _plan(
+        self, job: EdgeJob, now: int, rem: _RemainingSlots, room: list[float], allow_cloud: bool
+    ) -> tuple[list[tuple[int, int]], float] | None:
+        """Place the job's chunks by job-level price; (places, Σ prices), None if stuck."""
+        system = self.system_
+        S = system.servers
+        D = job.chunks
+        inv_d = 1.0 / D
+        sp = system.speedup
+        rate0 = processing_capacity(job, 0, sp)
+        p_edge = chunk_slots(job, 0, sp)
+        total_work = job.work_per_chunk * D
+
+        def fits(s: int) -> bool:
+            return room[s] >= job.chunk_gb - 1e-12
+
         results: dict[tuple[int, int], tuple[QResult, float]] = {}
         key = haprf_key(rate0, total_work, self.seq_)
         for s, w in self.by_type_.get(job.worker_type, ()):
@@ -455,11 +501,9 @@ class AOnline:
                     self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d
                 )
                 results[(s, w)] = (res, self._others_cost(res, p_edge))
-        cloud_ready = now + job.delay[S]
-        if not results and self.edge_only:
+        if not results and not allow_cloud:
             return None
-        if self.cloud_check and not self.edge_only:
-            self.undo_ = []
+        cloud_ready = now + job.delay[S]
         places: list[tuple[int, int]] = []
         end = float(job.arrival)  # the job's planned completion so far (r_j: nothing placed)
         cost = 0.0  # Σ of the chosen marginal prices
@@ -471,19 +515,18 @@ class AOnline:
                 k = (max(0.0, res.start + p_edge - end) + other, res.q)
                 if best is None or k < best[0]:
                     best = (k, s, w)
-            if not self.edge_only:
+            if allow_cloud:
                 zeta = 1 if d == 0 else 0
                 c_end = cloud_ready + chunk_slots(job, zeta, sp)
                 k = (max(0.0, c_end - end), inv_d * (job.delay[S] + chunk_slots(job, zeta, sp)))
                 if best is None or k < best[0]:
                     best = (k, S, 0)
-            if best is None:  # edge-only and no room left: cannot happen after the check
+            if best is None:  # no room left on the edge and no cloud
                 return None
             (price, _), s, w = best
             cost += price
             if s == S:
                 self._place_cloud(job, d, 1 if d == 0 else 0, price, now, places)
-                end = max(end, float(cloud_ready + chunk_slots(job, 1 if d == 0 else 0, sp)))
                 break
             res, _ = results[(s, w)]
             self.alpha_[(job.id, d)] = price
@@ -506,17 +549,7 @@ class AOnline:
             nk = haprf_key(rate0, total_work, self.seq_)
             res = calculate_q(self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
             results[(s, w)] = (res, self._others_cost(res, p_edge))
-        if self.undo_ is not None:
-            places = self._cloud_check(job, places, cost, now, rem, seq0)
-        if job.id not in self.cloud_:
-            self.zeta_[job.id] = 0
-        self.seq_ += 1
-        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
-        self.fresh_[job.id] = job.work_per_chunk
-        for s, _ in places:
-            if s < S:
-                used[s] += job.chunk_gb
-        return tuple(places)
+        return places, cost
 
     def _update_variables(self, g: int, entry: Queued, res: QResult, p: int, arrival: int) -> None:
         """Alg. 4: schedule d on [t*, t*+p), postpone A_2 by p, grow β."""
@@ -617,9 +650,12 @@ class AOnlinePlus(AOnline):
     name: ClassVar[str] = "a-online+"
 
     def __init__(
-        self, edge_only: bool = False, last_chunk: bool = True, cloud_check: bool = True
+        self,
+        edge_only: bool = False,
+        last_chunk: bool = True,
+        cloud_check: bool = True,
     ) -> None:
-        super().__init__(edge_only=edge_only, last_chunk=last_chunk, cloud_check=cloud_check)
+        super().__init__(edge_only, last_chunk, cloud_check)
 
 
 class _RemainingSlots(dict):
