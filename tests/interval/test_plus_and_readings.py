@@ -29,11 +29,11 @@ def test_smd_plus_earns_the_optimum_to_its_tolerance_and_uses_less(sync):
 
     wl = _wl(7, sync=sync)
     opt = interval_optimum(wl).total_utility
-    exact = _run(wl, "smd+", frugal=0.0)
+    exact = _run(wl, "smd+", frugal=None)
     plus = _run(wl, "smd+")
     paper = _run(wl, "smd", eps=0.05)
     assert exact["total_utility"] == pytest.approx(opt)
-    assert plus["total_utility"] >= (1 - 1e-9) * opt - 1e-9
+    assert plus["total_utility"] >= (1 - 1e-9) * exact["total_utility"]
     assert plus["total_utility"] >= paper["total_utility"] - 1e-9 * opt
     assert plus["used_resource_ratio"] <= exact["used_resource_ratio"] + 1e-12
 
@@ -44,17 +44,17 @@ def test_frugal_takes_the_smallest_allocation_within_the_tolerance():
         _, _, share, t = allocation_grid(job)
         bw, bp, bu = best_allocation(job)
         fw, fp, fu = best_allocation(job, 0.01)
-        assert fu >= 0.99 * bu - 1e-12
+        assert fu >= 0.99 * bu
         # no allocation within the tolerance is smaller
         ok = np.isfinite(t)
         u = np.array([job.utility(float(x)) if np.isfinite(x) else -1.0 for x in t.ravel()])
-        qual = ok.ravel() & (u >= 0.99 * bu - 1e-12)
+        qual = ok.ravel() & (u >= 0.99 * bu)
         assert share[fw - 1, fp - 1] <= share.ravel()[qual].min() + 1e-12
         assert float(completion_time(job, bw, bp)) == pytest.approx(float(t[np.isfinite(t)].min()))
 
 
 def test_frugal_needs_the_exact_inner_problem_and_a_tolerance_below_one():
-    sched = make_scheduler("interval", "smd", frugal=0.01)
+    sched = make_scheduler("interval", "smd", frugal=0.0)
     with pytest.raises(InvalidInput, match="frugal"):
         sched.reset(np.ones(4), ("gpu", "cpu", "mem", "storage"), make_rng(0))
     sched = make_scheduler("interval", "smd+", frugal=1.0)

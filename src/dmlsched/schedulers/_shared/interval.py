@@ -90,23 +90,25 @@ def allocation_grid(job: IntervalJob) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return np.broadcast_to(w, t.shape), np.broadcast_to(p, t.shape), share, t
 
 
-def best_allocation(job: IntervalJob, tolerance: float = 0.0) -> tuple[int, int, float]:
+def best_allocation(job: IntervalJob, tolerance: float | None = None) -> tuple[int, int, float]:
     """(w, p, utility): argmax over every feasible integer (w, p) of μ(E/f).
 
-    ``tolerance = 0``: the least completion time (μ is non-increasing, so it
-    has the best utility).  ``tolerance > 0``: among the allocations whose
-    utility is at least (1 − tolerance) × the best, the one with the smallest
-    ``share`` (ties: fewer tasks, then less completion time).
+    ``tolerance = None``: the least completion time (μ is non-increasing, so
+    it has the best utility).  ``tolerance ≥ 0``: among the allocations whose
+    utility is at least (1 − tolerance) × the best (0: exactly the best — the
+    sigmoid saturates to its maximum in floating point far from its
+    deadline), the one with the smallest ``share`` (ties: fewer tasks, then
+    less completion time).
     """
     w, p, share, t = allocation_grid(job)
     k = np.unravel_index(int(np.argmin(t)), t.shape)
-    if tolerance <= 0:
+    if tolerance is None:
         return int(w[k]), int(p[k]), float(job.utility(float(t[k])))
     best_u = float(job.utility(float(t[k])))
     # μ is non-increasing: the allocations within tolerance are those with
     # t ≤ the largest grid time whose utility still qualifies (binary search)
     times = np.sort(t[np.isfinite(t)].ravel())
-    floor_u = (1.0 - tolerance) * best_u - 1e-12
+    floor_u = (1.0 - tolerance) * best_u if tolerance > 0 else best_u
     lo, hi = 0, times.size - 1  # times[lo] qualifies (it is the best)
     while lo < hi:
         mid = (lo + hi + 1) // 2

@@ -41,19 +41,20 @@ Defaults follow Sec. V: ε1 = 0.01, M_δ = 1; F = 10 (not given in the paper).
   instead of Alg. 1 + Alg. 2: the inner problem has two variables and the
   limits allow at most a few hundred of each, so the exact integer optimum
   costs less than Alg. 1's LP grid, and rounding cannot lose;
-* ``frugal`` = τ (1e-9) — among the allocations within (1 − τ) of the best
-  utility, take the smallest (mean share of the limits used, as the
-  engine's ``used_resource_ratio``).  Eq. (2) charges admission the limits,
-  so this loses at most τ of each job's utility and hands back resources
-  the user asked for but that buy nothing (Sec. V, Fig. 12's point: the
-  sigmoid saturates far from its deadline, so many allocations tie to
-  floating-point precision).  Needs ``exact_inner``.  τ = 1e-9 keeps the
-  exact optimum's utility (so ``smd+`` ≥ ``smd``, the acceptance rule of
-  every ``+`` entry) and cuts the share of the limits used from 0.70–0.76
-  (``smd``) to 0.39–0.58 (Figs. 7, 8, 12, quick, 3 seeds).  Larger τ trade
-  utility for resources: 1e-4 gives 0.29–0.37 for < 1e-4 of the utility,
-  τ = 1% (the first proposal) 0.25–0.30 for 0.1–0.2% of it — less than
-  ``smd`` earns; ``ablation-smd`` shows both.
+* ``frugal`` = τ (1e-9; ``None`` = off) — among the allocations whose
+  utility is at least (1 − τ) × the best (τ = 0: exactly the best), take the
+  smallest (mean share of the limits used, as the engine's
+  ``used_resource_ratio``).  Eq. (2) charges admission the limits, so this
+  hands back resources the user asked for but that buy nothing (Sec. V,
+  Fig. 12's point: the sigmoid saturates far from its deadline).  Needs
+  ``exact_inner``.  τ = 1e-9 — floating-point ties — keeps the exact
+  optimum's utility to 1e-9 (so ``smd+`` ≥ ``smd`` to that precision, the
+  acceptance rule of every ``+`` entry) and cuts the share of the limits
+  used from 0.67–0.80 (``smd``) to 0.29–0.52 (``ablation-smd`` over Figs.
+  7–10, 12, quick, 3 seeds); bit-exact ties (τ = 0) only reach 0.46–0.72.
+  Larger τ trade utility for resources: 1e-4 gives 0.24–0.35 for < 1e-4 of
+  the utility, τ = 1% (the first proposal) 0.18–0.32 for 0.1–0.4% of it —
+  less than ``smd`` earns; the ablation shows both.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ class Smd:
         mkp: str = "milp",
         mkp_k: int = 2,
         exact_inner: bool = False,
-        frugal: float = 0.0,
+        frugal: float | None = None,
     ) -> None:
         self.eps = eps
         self.m_delta = m_delta
@@ -162,10 +163,12 @@ class Smd:
             raise InvalidInput("mkp", self.mkp, "milp | ptas")
         if not isinstance(self.exact_inner, bool):
             raise InvalidInput("exact_inner", self.exact_inner, "true | false", self.name)
-        if not (isinstance(self.frugal, int | float) and 0 <= self.frugal < 1):
-            raise InvalidInput("frugal", self.frugal, "in [0, 1)", self.name)
-        if self.frugal > 0 and not self.exact_inner:
-            raise InvalidInput("frugal", self.frugal, "0 unless exact_inner", self.name)
+        if self.frugal is not None:
+            f = self.frugal
+            if isinstance(f, bool) or not (isinstance(f, int | float) and 0 <= f < 1):
+                raise InvalidInput("frugal", f, "None or in [0, 1)", self.name)
+            if not self.exact_inner:
+                raise InvalidInput("frugal", f, "None unless exact_inner", self.name)
         self.rng_ = rng
 
     def allocate(self, job: IntervalJob) -> tuple[int, int]:
@@ -208,6 +211,6 @@ class SmdPlus(Smd):
         mkp: str = "milp",
         mkp_k: int = 2,
         exact_inner: bool = True,
-        frugal: float = 1e-9,
+        frugal: float | None = 1e-9,
     ) -> None:
         super().__init__(eps, m_delta, attempts, mkp, mkp_k, exact_inner, frugal)
