@@ -24,8 +24,8 @@ from rich.table import Table
 
 from dmlsched.errors import DmlschedError, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, all_experiments, get
-from dmlsched.experiments.claims import mean_ci
-from dmlsched.experiments.diagnose import diagnosed_cell
+from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
+from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
@@ -139,7 +139,11 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
 def _print_table(results: Path, title: str) -> None:
     """Metrics × schedulers, mean ± 95% CI (per-resource breakdowns: see summary.md)."""
     df = read_results(results)
-    metrics = [m for m in dict.fromkeys(df["metric"]) if not m.startswith("mean_utilization_")]
+    metrics = [
+        m
+        for m in dict.fromkeys(df["metric"])
+        if not m.startswith(("mean_utilization_", WORKLOAD_PREFIX))
+    ]
     scheds = list(dict.fromkeys(df["scheduler"]))
     table = Table(title=title)
     table.add_column("metric", no_wrap=True)
@@ -149,10 +153,11 @@ def _print_table(results: Path, title: str) -> None:
         row = []
         for s in scheds:
             vals = df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
-            mean, ci = mean_ci(vals)
-            row.append("—" if mean != mean else f"{mean:.4g} ± {ci:.2g}")  # NaN: undefined
+            row.append(format_cell(cell_stats(vals, describe(m))))
         table.add_row(m, *row)
     console.print(table)
+    for line in explain_completions(df):  # why few jobs completed, when that is the case
+        console.print(f"- {line}")
 
 
 @app.command()
@@ -252,7 +257,8 @@ def compare(
         },
     )
     results = _run(exp, out, cfg, f"compare {setting}")
-    _print_table(results, f"{setting} on {workload}: mean ± 95% CI over {seeds} seed(s)")
+    over = "1 seed, no interval" if seeds == 1 else f"mean ± 95% CI over {seeds} seeds"
+    _print_table(results, f"{setting} on {workload}: {over}")
     console.print(f"wrote {results}, {out / 'summary.md'} and plots")
 
 
@@ -311,7 +317,7 @@ def reproduce(
     out = out or Path("results") / exp.id
     cfg = RunConfig(seeds=seeds or exp.default_seeds, quick=quick, workers=workers, ray=ray)
     _run(exp, out, cfg, exp.id)
-    console.print((out / "summary.md").read_text())
+    console.print((out / "summary.md").read_text(), markup=False)
 
 
 def _select(only: str | None) -> list[Experiment]:
@@ -406,7 +412,7 @@ def calibrate(
     from dmlsched.experiments.calibrate import calibrate as run_calibration
 
     path = run_calibration(out, profiles)
-    console.print(path.read_text())
+    console.print(path.read_text(), markup=False)
     console.print(f"wrote {path} and {out / 'calibration.png'}")
 
 

@@ -4,7 +4,7 @@
 to a ``cluster`` cell's metrics three properties of the workload itself (the
 same for every scheduler, prefixed ``workload_``):
 
-* ``workload_jobs`` — jobs in the workload;
+* ``workload_jobs`` — jobs in the workload; ``workload_horizon`` — T;
 * ``workload_finishable_alone`` — jobs that could complete before the horizon
   T even *alone on the empty cluster* with their fastest gang: over worker
   counts W (the requested gang if the job has one, else 1, 2, 3, 4, 6, 8,
@@ -74,6 +74,7 @@ def workload_diagnosis(workload: ClusterWorkload) -> dict[str, float]:
     ok = sum(n <= T - j.arrival for n, j in zip(need, workload.jobs, strict=True))
     return {
         "workload_jobs": float(len(workload.jobs)),
+        "workload_horizon": float(T),
         "workload_finishable_alone": float(ok),
         "workload_alone_median_slots": float(np.median(need)) if need else float("nan"),
         "workload_alone_median_workers": float(np.median(gangs)) if gangs else float("nan"),
@@ -106,25 +107,31 @@ def _mean(df: pd.DataFrame, metric: str, scheduler: str | None = None) -> float:
 
 
 def explain_completions(df: pd.DataFrame, share: float = 0.5) -> list[str]:
-    """Sentences on why schedulers completed fewer than ``share`` of the jobs.
+    """Sentences on why schedulers completed fewer than ``share`` of the jobs that
+    could finish alone (or of all jobs, when few could).
 
     Empty when the results lack the diagnosis or every scheduler did well.
     """
     jobs = _mean(df, "workload_jobs")
     if not math.isfinite(jobs) or "completed_jobs" not in set(df["metric"]):
         return []
+    ok = _mean(df, "workload_finishable_alone")
     scheds = list(dict.fromkeys(df["scheduler"]))
-    low = [s for s in scheds if _mean(df, "completed_jobs", s) < share * jobs]
+    low = [s for s in scheds if _mean(df, "completed_jobs", s) < share * ok]
     if not low:
         return []
-    ok = _mean(df, "workload_finishable_alone")
     med = _mean(df, "workload_alone_median_slots")
     gw = _mean(df, "workload_alone_median_workers")
+    T = _mean(df, "workload_horizon")
+    seeds = df["seed"].nunique()
+    avg = f" (mean over {seeds} seeds)" if seeds > 1 else ""
     out = [
         f"Alone on the empty cluster with its fastest gang, only {ok:.3g} of the "
-        f"{jobs:.3g} jobs could finish before the horizon (the median job needs "
-        f"{med:.3g} slots): no scheduler can complete more, so every completion count "
-        "here is bounded by the workload, not only by the scheduler."
+        f"{jobs:.3g} jobs{avg} could finish within the horizon"
+        + (f" of {T:.3g} slots" if math.isfinite(T) else "")
+        + " — the "
+        f"median job needs {med:.3g} slots even then: no scheduler can complete more, so "
+        "completions here are bounded by the workload, not only by the scheduler."
     ]
     for s in low:
         adm = _mean(df, "admitted_jobs", s)
@@ -138,12 +145,12 @@ def explain_completions(df: pd.DataFrame, share: float = 0.5) -> list[str]:
                 f"has {gw:.3g} (median)"
             )
         if math.isfinite(prog):
-            text += f", and its admitted jobs got through {100 * prog:.2g}% of their work "
+            text += f", and its admitted jobs got through {100 * prog:.0f}% of their work "
             text += "by the horizon on average"
         if adm > ok + 1e-9:
             text += (
-                f" — it started more jobs than could ever finish ({adm:.3g} > {ok:.3g}), "
-                "so the cluster was split among jobs that all ran out of time"
+                f" — it ran more jobs than could ever finish ({adm:.3g} > {ok:.3g}), each on "
+                "a fraction of the gang that would finish it, so they ran out of time"
             )
         out.append(text + ".")
     return out

@@ -247,9 +247,7 @@ def _metrics(
             float(np.mean(list(jct.values()))) * workload.slot_seconds if jct else float("nan")
         ),
         "mean_progress": (
-            float(np.mean([min(1.0, done[j] / by_id[j].total_work) for j in done]))
-            if done
-            else 0.0
+            float(np.mean([min(1.0, done[j] / by_id[j].total_work) for j in done])) if done else 0.0
         ),
         "mean_workers": mean_workers,
     }

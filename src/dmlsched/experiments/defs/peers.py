@@ -206,7 +206,7 @@ register(
                 "fifo",
                 _GAVEL,
                 GAVEL_FIFO_51B7EF_S,
-                "Gavel simulator c4fa400, FIFO, 51b7ef (issue 17)",
+                "Gavel simulator c4fa400, FIFO, 51b7ef, as run for issue 17",
             ),
         ),
     )
