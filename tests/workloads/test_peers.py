@@ -295,3 +295,37 @@ def test_compare_replays_a_pollux_file_with_slot_seconds(tmp_path: Path) -> None
         )
         == 2
     )
+
+
+@needs_peers
+def test_run_takes_slot_seconds_speed_and_tiresias_follows_the_slot_length(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 17: Tiresias on workload-6 kept 3600-s thresholds (3733 s instead of 1648 s)."""
+    import json
+
+    w6 = f"pollux:{POLLUX / 'workloads' / 'workload-6.csv'}"
+    assert main(["run", "--scheduler", "tiresias", "--workload", w6, "--slot-seconds", "60"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["mean_jct_s"] == pytest.approx(1647.7, abs=1.0)
+    assert main(["run", "--scheduler", "tiresias", "--workload", w6, "--speed", "measured"]) == 0
+    measured = json.loads(capsys.readouterr().out)
+    assert measured["mean_jct_s"] > m["mean_jct_s"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (["--slot-seconds", "60"], "slot-seconds"),
+        (["--speed", "measured"], "speed"),
+        (["--speed", "fast"], "speed"),
+        (["--gpu", "v100"], "gpu"),
+    ],
+)
+def test_peer_flags_on_a_workload_that_cannot_take_them_exit_2(
+    flags: list[str], field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", "--scheduler", "fifo", "--jobs", "3", "--machines", "2", "--slots", "4"]
+    assert main([*args, *flags]) == 2
+    err = capsys.readouterr().err
+    assert field in err and err.count("\n") == 1

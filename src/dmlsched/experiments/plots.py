@@ -148,20 +148,24 @@ def plot_metric(
             if not px:
                 continue
             lab = f"{s}, paper ({pv.source})"
+            if numeric:  # beside ours, not on top of our interval
+                px = [xi + 0.02 * (xs_all.max() - xs_all.min()) for xi in px]
             if isinstance(pv.value, tuple):
                 lo, hi = pv.value
                 mid = (lo + hi) / 2
-                ax.errorbar(
+                bracket = ax.errorbar(
                     px,
                     [mid] * len(px),
                     yerr=[[mid - lo] * len(px), [hi - mid] * len(px)],
                     fmt="none",
                     ecolor=color,
-                    elinewidth=1,
+                    elinewidth=1.5,
                     capsize=6,
-                    linestyle="--",
+                    alpha=0.6,
                     label=lab,
                 )
+                for line in bracket[2]:
+                    line.set_linestyle("--")
             else:
                 ax.plot(
                     px,
