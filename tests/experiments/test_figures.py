@@ -24,13 +24,21 @@ def frame(metric: str, cells: dict[tuple[str, str], list[float]]) -> pd.DataFram
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def test_every_catalogue_metric_and_parameter_reads_in_words() -> None:
+def test_every_catalogue_metric_and_parameter_reads_in_words_with_a_unit() -> None:
     from dmlsched.experiments.catalogue import all_experiments
+    from dmlsched.experiments.metrics import _PARAMS
 
     for e in all_experiments():
-        assert "_" not in param_label(e.param) or e.param not in ("jobs", "machines")
+        assert e.param in _PARAMS and "_" not in param_label(e.param).replace("G_δ", "")
         for m in e.metrics:
-            assert "_" not in describe(m).label, m
+            d = describe(m)
+            names = ("P_i", "P_f", "A_online", "A_fractional", "A_round")  # the papers' symbols
+            label = d.label
+            for n in names:
+                label = label.replace(n, "")
+            assert "_" not in label and d.unit, m
+    assert describe("competitive_ratio_eps0.1").label == "Competitive ratio, ε = 0.1"
+    assert describe("mean_utilization_gpu").axis == "Mean GPU utilization (fraction of capacity)"
 
 
 def test_intervals_never_leave_the_metrics_domain() -> None:

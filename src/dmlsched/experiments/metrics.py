@@ -71,6 +71,20 @@ _METRICS: dict[str, Metric] = {
     "used_resource_ratio": Metric("Used ÷ user-specified resources", "ratio", 0.0),
     "rounding_attempts": Metric("Rounding attempts per rounding", "attempts", 0.0),
     "rounding_ratio": Metric("Rounded cost ÷ LP cost", "ratio", 0.0),
+    "opt_utility": Metric("Offline optimum's total utility", "sum of job utilities", 0.0),
+    "optimum_utility": Metric("Optimum's total utility", "sum of job utilities", 0.0),
+    "oasis_utility": Metric("OASiS's total utility", "sum of job utilities", 0.0),
+    "opt_gap_open": Metric("MILP stopped before proving optimality", "share of runs", 0.0, 1.0),
+    "probe_failures": Metric("Probes without a feasible rounding", "share of probes", 0.0, 1.0),
+    "rounding_failures": Metric("Failed roundings", "count", 0.0),
+    "roundings": Metric("Roundings probed", "count", 0.0),
+    "lp_bound": Metric("Lower bound on the optimal total JCT", "slots", 0.0),
+    "lp_relaxation": Metric("LP relaxation of ILP (4)", "slots", 0.0),
+    "opt_bound_rate": Metric("Optimum's lower bound ÷ SRTF's total JCT", "ratio", 0.0),
+    "cloud_chunk_share": Metric("Chunks trained in the cloud", "fraction", 0.0, 1.0),
+    "fractional_ratio": Metric("A_online's objective ÷ LP relaxation", "ratio", 0.0),
+    "afrac_ratio": Metric("A_fractional ÷ P_f optimum", "ratio", 0.0),
+    "opt_total_cost": Metric("Optimum's total cost", "USD", 0.0),
     "total_cost": Metric("Total cost", "USD", 0.0),
     "cost_transfer": Metric("Data transfer cost", "USD", 0.0),
     "cost_resource": Metric("Resource cost", "USD", 0.0),
@@ -99,6 +113,14 @@ def describe(metric: str) -> Metric:
     """The metric's description; per-resource utilizations and unknown names included."""
     if metric in _METRICS:
         return _METRICS[metric]
+    base, sep, eps = metric.rpartition("_eps")  # one curve per ε (A_online, mlBroker)
+    if sep and base in _METRICS:
+        d = _METRICS[base]
+        return Metric(f"{d.label}, ε = {eps}", d.unit, d.low, d.high)
+    base, sep, rng = metric.rpartition("_P")  # one curve per P_i range (mlBroker Fig. 6)
+    if sep and base in _METRICS:
+        d = _METRICS[base]
+        return Metric(f"{d.label}, P_i ∈ [{rng.replace('-', ', ')}]", d.unit, d.low, d.high)
     if metric.startswith("mean_utilization_"):
         res = metric.removeprefix("mean_utilization_")
         return Metric(f"Mean {res.upper() if len(res) <= 3 else res} utilization", **_SHARE)
