@@ -3,9 +3,8 @@
 A Pollux/Sia row (application, ``num_replicas`` R, ``batch_size`` B) runs in
 the Pollux simulator's Tiresias/Optimus modes only inside a domain its
 ``applications.py`` and ``simulator.py`` imply (petuum/adaptdl,
-``simulator/``; read at commit de25dcc, the copy the ``search`` index holds —
-the osdi21-artifact branch ``../shared`` cites ships only profiles and
-workloads):
+``simulator/``, read at master commit de25dcc; of the osdi21-artifact branch
+that ``../shared`` cites, only the profiles and workloads are at hand):
 
 * **B ≥ the smallest batch with a validation trace** — the statistical
   efficiency of a batch is interpolated between the validation traces

@@ -29,13 +29,15 @@ Beside the peers' figures for the same jobs (:data:`POLLUX_TIRESIAS_W6_S`,
 * **Gavel FIFO, 51b7ef**: under Gavel's table (``measured``) our FIFO equals
   the bound, 14,779 s — on 16 × 4 GPUs no job waits, and the engine starts a
   job in its arrival slot and ends it when its steps run out.  Gavel's own
-  15,408 s is 629 s (4.3%) above that bound.  Gavel's simulator schedules in
-  rounds (360 s by default, ``scheduler.py``): once jobs run, a newcomer
-  waits for the current round to end, and steps are granted round by round;
-  a round-based replay of the same FIFO (our own check, 360-s rounds) adds
-  only about 50 s, so most of the 629 s is queueing on the cluster Gavel was
-  run with, which the figure does not record (its driver's default is 25
-  V100s).  Gavel's space sharing (packing) is off for ``fifo`` and its
+  15,408 s is 629 s (4.3%) above that bound: Gavel's own scheduling overhead
+  and queueing.  Its simulator schedules in rounds (360 s by default,
+  ``scheduler.py``): once jobs run, a newcomer waits for the current round to
+  end, and steps are granted round by round — a round-based FIFO replay we
+  ran outside the library (360-s rounds, ≥ 24 GPUs) added only about 50 s —
+  so most of the gap is likely queueing on the cluster Gavel was run with,
+  which the figure does not record; we cannot split it further without
+  Gavel's run log.
+  Gavel's space sharing (packing) is off for ``fifo`` and its
   ``*_unconsolidated`` throughputs are unused in simulation, so neither
   contributes.  Under ``eq1`` the same jobs take Eq. (1)'s near-linear
   speed-up from the single-GPU throughput instead of Gavel's measured
@@ -155,9 +157,9 @@ register(
                 f"own FIFO, {GAVEL_FIFO_51B7EF_S:,.0f} s.  Under Gavel's table (measured) ours "
                 "equals the jobs' time alone on their requested GPUs (alone_mean_jct_s: no job "
                 "waits on 64 GPUs); Gavel's is 4.3% above that bound — its 360-s rounds (a "
-                "newcomer waits for the round to end) and queueing on the cluster it ran with, "
-                "which the figure does not record; under eq1 Eq. (1) replaces Gavel's measured "
-                "multi-GPU throughputs",
+                "newcomer waits for the round to end) and, most likely, queueing on the cluster "
+                "it ran with, which the figure does not record; under eq1 Eq. (1) replaces "
+                "Gavel's measured multi-GPU throughputs",
             ),
             Versus(
                 "mean_jct_s",
