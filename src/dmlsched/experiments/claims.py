@@ -4,14 +4,18 @@ Three forms cover the catalogue:
 
 * :class:`Beats` — ``winner``'s metric is better (higher, or lower when
   ``higher=False``) than each of ``losers`` at every point; with
-  ``strict=False`` at least as good (ties hold, to a relative 1e-9: an
-  improved variant that matches its paper version keeps the claim);
+  ``ties=True`` at least as good (to a relative 1e-9: an improved variant
+  that matches its paper version up to floating point keeps the claim);
 * :class:`Bound` — every point's mean of ``scheduler``'s metric is ≤ or ≥ a
   value (e.g. approx_ratio ≥ 0.95);
 * :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%");
 * :class:`Versus` — no verdict: ours beside a value the paper or a peer
   simulator prints for the same jobs, with the ratio and the reasons they
   differ in ``text``.
+
+Every claim also carries ``paper`` (the paper's own statement or number),
+``reason`` (why it does not hold, when we know) and ``shown_by`` (the
+experiment that shows the reason), for the reproduction report.
 """
 
 from __future__ import annotations
@@ -58,8 +62,11 @@ class Beats:
     losers: tuple[str, ...]
     higher: bool = True
     text: str = ""
+    paper: str = ""
+    reason: str = ""
+    shown_by: str = ""
+    ties: bool = False  # True: "at least as good" (≥ / ≤, to a relative 1e-9) suffices
     points: tuple[str, ...] | None = None  # None: every point
-    strict: bool = True
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         means = _means(df, self.metric)
@@ -67,7 +74,7 @@ class Beats:
             means = means[means.index.isin(self.points)]
         word = (
             ("higher" if self.higher else "lower")
-            if self.strict
+            if not self.ties
             else ("at least as high" if self.higher else "at most as high")
         )
         text = self.text or (
@@ -79,7 +86,7 @@ class Beats:
         for point, row in means.iterrows():
             for lo in self.losers:
                 a, b = row[self.winner], row[lo]
-                if not self.strict:  # ties hold
+                if self.ties:
                     slack = 1e-9 * max(abs(a), abs(b))
                     ok = a >= b - slack if self.higher else a <= b + slack
                 else:
@@ -97,6 +104,9 @@ class Bound:
     op: str  # "<=" or ">="
     value: float
     text: str = ""
+    paper: str = ""
+    reason: str = ""
+    shown_by: str = ""
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         means = _means(df, self.metric)
@@ -116,6 +126,9 @@ class Report:
     metric: str
     scheduler: str
     text: str
+    paper: str = ""
+    reason: str = ""
+    shown_by: str = ""
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         means = _means(df, self.metric)
