@@ -35,6 +35,12 @@ one more chunk of u_j GB (the "fine-tuned Alg. 2"); the cloud is unlimited.
 candidate.  Decision where the paper is silent: an A_online-E job with no
 qualified edge worker with storage room waits (pending) and retries every
 slot.  Processing times are whole slots, p = ⌈E_jB_j/n_jsw⌉ (y ∈ {0, 1}).
+
+``a-online`` is the paper as printed; the gaps filled are the ones above
+(whole slots, FIFO ties, the ζ of the cloud's Q after an edge placement as
+Sec. IV-C's text says, the storage check of Sec. VI, A_online-E's waiting).
+``a-online+`` (:class:`AOnlinePlus`) adds two named options, ``last_chunk``
+and ``cloud_check``; ``ablation-aonline`` measures each.
 """
 
 from __future__ import annotations
