@@ -6,8 +6,9 @@ from the resources already reserved (ρ), find the schedule maximizing
 for every slot of the schedule.  The scheduler then returns, each slot, the
 current slot's part of every committed schedule, and releases the rest of a
 job's reservation when the engine reports it finished (it can finish early:
-the engine's Eq. (1) with ⌈W/γ⌉ PSs is never slower than the γ-form used for
-planning).
+worker counts are rounded up and the last quantum may overshoot V; the
+engine credits exactly the γ-form rate the plan uses,
+:mod:`dmlsched.model.speed.pdors`).
 
 Alg. 2–3 with workload quanta (DESIGN.md "Where the papers leave gaps"): the
 job's work V is cut into Q quanta (:class:`Quanta`); a subclass's *slot oracle* gives
