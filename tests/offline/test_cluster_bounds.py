@@ -12,7 +12,6 @@ registered cluster scheduler's engine utility must not either.
 from __future__ import annotations
 
 import itertools
-import math
 from functools import cache
 
 import numpy as np
@@ -79,7 +78,7 @@ def _slot_options(job: ClusterJob, H: int) -> list[Placement | None]:
     out: list[Placement | None] = [None]
     for w in itertools.product(range(job.max_workers + 1), repeat=H):
         W = sum(w)
-        if W == 0 or W > job.max_workers:
+        if W == 0 or job.max_workers < W:
             continue
         need = job.min_ps(W)
         for s in itertools.product(range(need + 2), repeat=H):
