@@ -35,7 +35,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 
 reproduce-all: $(STAMP)
-	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)")
+	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.claims import ClaimResult, mean_ci
+from dmlsched.experiments.claims import check_both, fmt_ci
 from dmlsched.experiments.results import read_results
 
 __all__ = ["render_report", "summary_table"]
@@ -18,8 +17,8 @@ __all__ = ["render_report", "summary_table"]
 def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows = sweep points, columns = schedulers, cells "mean ± ci95".
 
-    The mean is over finite values; a cell with non-finite seeds (a ratio
-    over a zero) says how many it left out, as the claims' plain means do not.
+    The mean is over finite values; a cell says how many seeds were infinite
+    (a ratio over a zero) or excluded (NaN: undefined, e.g. OPT = ALG = 0).
     """
     sub = df[df["metric"] == metric]
     points = list(dict.fromkeys(sub["value"]))
@@ -29,10 +28,7 @@ def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
         col = []
         for p in points:
             v = sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy()
-            m, c = mean_ci(v)
-            bad = int(np.sum(~np.isfinite(v.astype(float))))
-            note = f" (+{bad} of {v.size} seeds non-finite)" if bad else ""
-            col.append(f"{m:.4g} ± {c:.2g}{note}")
+            col.append(fmt_ci(v.astype(float)))
         table[s] = col
     return pd.DataFrame(table, index=points)
 
@@ -83,9 +79,12 @@ def render_report(out: Path) -> Path:
     if exp and exp.claims:
         lines += ["## Claims", ""]
         for c in exp.claims:
-            r: ClaimResult = c.check(df)
-            verdict = "HELD" if r.held else "NOT HELD" if r.held is False else "REPORTED"
-            lines.append(f"- **{verdict}** — {r.text}. {r.evidence}.")
+            r, plus, rp = check_both(c, df, exp.schedulers)
+            value = f" {r.value}." if r.value else ""
+            lines.append(f"- **{r.verdict}** — {r.text}. {r.evidence}.{value}")
+            if plus and rp is not None:
+                value = f" {rp.value}." if rp.value else ""
+                lines.append(f"  - `{plus}`: **{rp.verdict}** — {rp.evidence}.{value}")
         lines.append("")
     for m in metrics:
         t = summary_table(df, m)

@@ -117,8 +117,11 @@ from dmlsched.solvers.highs import INF, LinearModel, make_integer, pass_columns
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
 __all__ = [
+    "PLUS",
+    "PRINTED",
     "Pdors",
     "PdorsOracle",
+    "PdorsPlus",
     "conditioned_costs",
     "internal_ps",
     "per_machine_lp",
@@ -288,7 +291,9 @@ class _ExternalLp:
         return float(self.cost @ x), full, dual * self.scale, sol.objective * self.scale
 
 
-def per_machine_lp(job: ClusterJob, free: np.ndarray, cost: np.ndarray) -> _ExternalLp:
+def per_machine_lp(
+    job: ClusterJob, free: np.ndarray, cost: np.ndarray, floor: float = _COST_FLOOR
+) -> _ExternalLp:
     """The external LP with every machine its own class (no margin), on its own HiGHS
     instance: the per-machine Problem (23) of the paper, for tests and probes.
 
@@ -299,7 +304,7 @@ def per_machine_lp(job: ClusterJob, free: np.ndarray, cost: np.ndarray) -> _Exte
     H = free.shape[0]
     z = np.zeros(1)
     model = LinearModel(z, np.zeros((1, 1)), z, z, z, z, name=f"pdors-ext-job{job.id}")
-    scale, lp_cost = conditioned_costs(np.asarray(cost, dtype=float))
+    scale, lp_cost = conditioned_costs(np.asarray(cost, dtype=float), floor)
     keep = np.arange(H)
     structure = _lp_structure(job, res, H)
     return _ExternalLp(
@@ -394,7 +399,7 @@ class PdorsOracle:
         first = d.classes.first
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
         # conditioned over all classes, as the per-machine LP over all machines
-        scale, lp_cost = conditioned_costs(cost)
+        scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
         cols = np.concatenate([keep, d.classes.n + keep])
         C = keep.size
         if C not in self._structures:
@@ -548,6 +553,10 @@ class PdorsOracle:
         """Per-machine x̄ (w_1..w_H, s_1..s_H) of the class LP solution at bound m."""
         x = d.lp[m][1]
         C = d.classes.n
+        if self.sched.spread and self.job.mode == "sync":
+            # the optimum with every class's total split evenly over its machines
+            n_c = d.classes.count
+            return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
         demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
         room = self._lp_room(d, margin=m in d.lp_margin)
         # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
@@ -592,13 +601,14 @@ class PdorsOracle:
         )
         if not res.success:
             self.sched.failed_ += 1
-            if not self.sched.fallback:  # journal Sec. V: discard after S failed roundings
-                return None
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-            exact = self._exact(d, m, full_cost, res.attempts)
-            if exact is not None:
-                return exact
-            return self._heuristic(d, m, x_full, full_cost, res.attempts)
+            if self.sched.milp_fallback:
+                exact = self._exact(d, m, full_cost, res.attempts)
+                if exact is not None:
+                    return exact
+            if self.sched.greedy_fill:
+                return self._heuristic(d, m, x_full, full_cost, res.attempts)
+            return None  # no external solution: the DP reroutes or the job is discarded
         lp_cost = d.lp[m][0]
         if lp_cost > 0:
             self.sched.ratios_.append(res.cost / lp_cost)
@@ -630,7 +640,12 @@ class PdorsOracle:
         )
         if room.size == 0:
             return None
-        lp = per_machine_lp(self.job, d.free[room], np.concatenate([cost[room], cost[H + room]]))
+        lp = per_machine_lp(
+            self.job,
+            d.free[room],
+            np.concatenate([cost[room], cost[H + room]]),
+            self.sched.cost_floor,
+        )
         make_integer(lp.model, MILP_NODES)
         lp.model.set_row_bounds(np.array([lp.cover_row]), np.array([float(m)]), np.array([lp.wmax]))
         try:
@@ -727,9 +742,37 @@ class PdorsOracle:
         return ok & (S >= 1) & (S <= W) & (load <= S * job.ps_bandwidth * (1 + 1e-9))
 
 
+#: pd-ors as printed: every departure below off (module docstring, "Two entries")
+PRINTED: dict[str, Any] = {
+    "spread": False,
+    "safe_packing": False,
+    "milp_fallback": False,
+    "greedy_fill": False,
+    "reroute": False,
+    "aligned_quanta": False,
+    "cost_floor": 0.0,
+    "payoff_floor": 0.0,
+}
+#: pd-ors+: our best version, every departure on (each a named option)
+PLUS: dict[str, Any] = {
+    "spread": True,
+    "safe_packing": True,
+    "milp_fallback": True,
+    "greedy_fill": True,
+    "reroute": True,
+    "aligned_quanta": True,
+    "cost_floor": _COST_FLOOR,
+    "payoff_floor": 1e-9,
+}
+
+
 @register
 class Pdors(PrimalDualScheduler):
-    """PD-ORS (journal Alg. 1–4; thesis variant for async jobs)."""
+    """PD-ORS as printed (journal Alg. 1–4; thesis variant for async jobs).
+
+    The options of :data:`PLUS` (all off here) are our departures; ``pd-ors+``
+    (:class:`PdorsPlus`) turns them all on.
+    """
 
     name: ClassVar[str] = "pd-ors"
 
@@ -743,17 +786,33 @@ class Pdors(PrimalDualScheduler):
         history: tuple[ClusterJob, ...] | None = None,
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
-        payoff_floor: float = 1e-9,
-        safe_packing: bool = True,
         lp_tol: float = 1e-2,
-        fallback: bool = True,
+        *,
+        spread: bool = PRINTED["spread"],
+        safe_packing: bool = PRINTED["safe_packing"],
+        milp_fallback: bool = PRINTED["milp_fallback"],
+        greedy_fill: bool = PRINTED["greedy_fill"],
+        reroute: bool = PRINTED["reroute"],
+        aligned_quanta: bool = PRINTED["aligned_quanta"],
+        cost_floor: float = PRINTED["cost_floor"],
+        payoff_floor: float = PRINTED["payoff_floor"],
     ) -> None:
         self.lp_tol = lp_tol
         super().__init__(
-            quanta, price_estimate, history, max_repairs, quanta_per_slot, payoff_floor
+            quanta,
+            price_estimate,
+            history,
+            max_repairs,
+            quanta_per_slot,
+            payoff_floor,
+            aligned_quanta=aligned_quanta,
+            reroute=reroute,
         )
+        self.spread = spread
         self.safe_packing = safe_packing
-        self.fallback = fallback
+        self.milp_fallback = milp_fallback
+        self.greedy_fill = greedy_fill
+        self.cost_floor = cost_floor
         self.g_delta = g_delta
         self.delta = delta
         self.attempts = attempts
@@ -767,6 +826,10 @@ class Pdors(PrimalDualScheduler):
                 raise InvalidInput("g_delta", g, "a number > 0 | eq29 | eq30")
         elif not (float(g) > 0):
             raise InvalidInput("g_delta", g, "> 0")
+        if not (0 <= self.cost_floor < 1):
+            raise InvalidInput("cost_floor", self.cost_floor, "in [0, 1)")
+        if not (self.payoff_floor >= 0):
+            raise InvalidInput("payoff_floor", self.payoff_floor, ">= 0")
         if not (0 < self.delta <= 1):
             raise InvalidInput("delta", self.delta, "in (0, 1]")
         if int(self.attempts) != self.attempts or self.attempts < 1:
@@ -791,3 +854,13 @@ class Pdors(PrimalDualScheduler):
 
     def _oracle(self, job: ClusterJob, quanta: Quanta, bounds: PriceBounds) -> PdorsOracle:
         return PdorsOracle(self, job, quanta, bounds)
+
+
+@register
+class PdorsPlus(Pdors):
+    """PD-ORS with every departure of :data:`PLUS` on (each can be turned off by name)."""
+
+    name: ClassVar[str] = "pd-ors+"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**{**PLUS, **kw})
