@@ -3,7 +3,8 @@
 Three forms cover the catalogue:
 
 * :class:`Beats` — ``winner``'s metric is better (higher, or lower when
-  ``higher=False``) than each of ``losers`` at every point;
+  ``higher=False``; with ``ties``, at least as good) than each of ``losers``
+  at every point;
 * :class:`Bound` — every point's mean of ``scheduler``'s metric is ≤ or ≥ a
   value (e.g. approx_ratio ≥ 0.95);
 * :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%").
@@ -160,11 +161,16 @@ class Beats(_ClaimBase):
     paper: str = ""
     reason: str = ""
     shown_by: str = ""
+    ties: bool = False  # True: "at least as good" (≥ / ≤) suffices
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
+        better = (
+            ("at least as high" if self.higher else "at most as low")
+            if self.ties
+            else ("higher" if self.higher else "lower")
+        )
         text = self.text or (
-            f"{self.winner} has {'higher' if self.higher else 'lower'} {self.metric} than "
-            f"{', '.join(self.losers)} at every point"
+            f"{self.winner} has {better} {self.metric} than {', '.join(self.losers)} at every point"
         )
         present = set(_sub(df, self.metric)["scheduler"])
         if self.winner not in present or not all(lo in present for lo in self.losers):
@@ -181,7 +187,10 @@ class Beats(_ClaimBase):
                 l_mean = _mean(lv)
                 if math.isnan(w_mean) or math.isnan(l_mean):
                     continue  # every seed excluded at this point
-                ok = w_mean > l_mean if self.higher else w_mean < l_mean
+                if self.ties:
+                    ok = w_mean >= l_mean if self.higher else w_mean <= l_mean
+                else:
+                    ok = w_mean > l_mean if self.higher else w_mean < l_mean
                 if not ok:
                     bad.append(f"{point}: {self.winner} {w_mean:.4g} vs {lo} {l_mean:.4g}")
                 margin = (w_mean - l_mean) * (1 if self.higher else -1)

@@ -56,18 +56,17 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
-
 from dmlsched.experiments.catalogue import Experiment, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
-from dmlsched.model.cluster import ClusterDecision, ClusterWorkload, Placement
+from dmlsched.model.cluster import ClusterWorkload
 from dmlsched.model.utility import InverseTime
 from dmlsched.rng import make_rng, spawn
 from dmlsched.workloads.synthetic import DEFAULT_MIX, synthetic_cluster
 
 REVISED_MIX = (0.30, 0.69, 0.01)
-BASELINES = ("pd-ors", "fifo", "drf", "dorm")
-ALL = ("pd-ors", "oasis", "fifo", "drf", "dorm")
+BASELINES = ("pd-ors", "pd-ors+", "fifo", "drf", "dorm")
+ALL = ("pd-ors", "pd-ors+", "oasis", "fifo", "drf", "dorm")
+BOTH = ("pd-ors", "pd-ors+")  # as printed and our best version (claims checked on both)
 
 
 # -- workload builders (module level: picklable) --------------------------------------
@@ -196,60 +195,56 @@ def cell_gain(
 
 
 def _ratio(num: float, den: float) -> float:
+    """num/den; NaN (an excluded cell, never 1) when both are 0; inf when only den is."""
     if den > 0:
         return num / den
-    return 1.0 if num <= 0 else math.inf
-
-
-class _Replay:
-    """Plays a fixed offline schedule, dropping jobs the engine reports finished."""
-
-    name = "offline-replay"
-    setting = "cluster"
-
-    def __init__(self, schedule: dict[int, dict[int, Placement]]) -> None:
-        self.schedule = schedule
-
-    def reset(self, cluster: object, horizon: int, rng: np.random.Generator) -> None:
-        self.done_: set[int] = set()
-
-    def decide(self, view: object) -> ClusterDecision:
-        t = view.slot  # type: ignore[attr-defined]
-        fin = view.finished  # type: ignore[attr-defined]
-        alloc = {j: p[t] for j, p in self.schedule.items() if t in p and j not in fin}
-        return ClusterDecision(allocations=alloc)
+    return math.nan if num <= 0 else math.inf
 
 
 def cell_ratio(
     exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
 ) -> dict[str, float]:
-    """``competitive_ratio`` = OPT / ALG with OPT the exact offline MILP (Fig. 10)."""
-    from dmlsched.offline.cluster import solve_offline
+    """``competitive_ratio`` = OPT / ALG with OPT the exact offline MILP alone (Fig. 10).
+
+    OPT is :func:`~dmlsched.offline.cluster.solve_offline`'s optimum (solved
+    to optimality on a node cap; ``opt_gap_open`` = 1 if the cap stopped it,
+    then ``competitive_ratio_bound`` uses the MILP's dual bound).  A cell
+    with OPT = ALG = 0 (no job of the instance can finish in T) has no ratio:
+    it is NaN and the claims count it as excluded.  ``opt_replay_utility``
+    replays the MILP's schedule in the engine (a consistency check: it
+    earns OPT; it is never used for the ratio).
+    """
+    from dmlsched.offline.cluster import Replay, solve_offline
     from dmlsched.sim.engine import simulate
 
     wl = exp.build(point, seed, quick)
     m, _ = _run(exp, scheduler, wl, seed)
-    opt = solve_offline(wl, time_limit=20.0 if quick else 300.0)
+    opt = solve_offline(wl)
     _, rng = spawn(make_rng(seed), 2)
-    replay = simulate("cluster", wl, _Replay(opt.schedule), rng).metrics["total_utility"]
-    best = max(opt.utility, replay, m["total_utility"])
-    m["opt_utility"] = best
-    m["opt_gap_open"] = 0.0 if opt.status == "Optimal" else 1.0
-    m["competitive_ratio"] = _ratio(best, m["total_utility"])
+    replay = simulate("cluster", wl, Replay(opt.schedule), rng).metrics["total_utility"]
+    alg = m["total_utility"]
+    m["opt_utility"] = opt.utility
+    m["opt_bound"] = opt.bound
+    m["opt_replay_utility"] = replay
+    m["opt_gap_open"] = 0.0 if opt.optimal else 1.0
+    m["competitive_ratio"] = _ratio(opt.utility, alg)
+    m["competitive_ratio_bound"] = _ratio(opt.bound, alg)
+    m["excluded"] = 1.0 if opt.utility <= 0 and alg <= 0 else 0.0
     return m
 
 
 def cell_g(
     exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
 ) -> dict[str, float]:
-    """Fig. 11: PD-ORS at G_δ = point; ratio to the same instance at G_δ = 1.
+    """Fig. 11: the scheduler at G_δ = point; ratio to the same instance at G_δ = 1.
 
     Sec. V's rule: a job whose rounding finds no feasible integer solution in
-    a preset number of rounds (5000; 1000 in quick runs) is discarded — so the
-    Step-12 heuristic fallback is off here (``fallback=False``).
+    a preset number of rounds (5000; 1000 in quick runs) is discarded — what
+    ``pd-ors`` does as printed; ``pd-ors+`` falls back instead (its options).
+    A cell where both runs earn 0 is excluded (NaN).
     """
     wl = exp.build(point, seed, quick)
-    rule = {"fallback": False, "attempts": 1000 if quick else 5000}
+    rule = {"attempts": 1000 if quick else 5000}
     m, _ = _run(exp, scheduler, wl, seed, g_delta=float(point), **rule)
     ref, _ = _run(exp, scheduler, wl, seed, g_delta=1.0, **rule)
     m["competitive_ratio"] = _ratio(ref["total_utility"], m["total_utility"])
@@ -270,10 +265,12 @@ def cell_thesis_g(
     the run's own lazily realized roundings are ``run_rounding_*``.
     """
     from dmlsched.experiments.rounding_probe import ProbingPdors
+    from dmlsched.schedulers.cluster.pdors import PLUS
     from dmlsched.sim.engine import simulate
 
     wl = exp.build(point, seed, quick)
-    kw = dict(exp.scheduler_params.get(scheduler, {}))
+    kw = dict(PLUS) if scheduler == "pd-ors+" else {}
+    kw.update(exp.scheduler_params.get(scheduler, {}))
     sched = ProbingPdors(
         probe_gain=float(point), probe_attempts=PROBE_ATTEMPTS, probe_seed=seed, **kw
     )
@@ -349,7 +346,7 @@ register(
         param="jobs",
         points=JOBS,
         quick_points=(20, 60, 100),
-        schedulers=("pd-ors", "oasis"),
+        schedulers=("pd-ors", "pd-ors+", "oasis"),
         metrics=_MAIN,
         build=build_fig7,
         cell=cell_metrics,
@@ -397,11 +394,19 @@ register(
         param="jobs",
         points=(2, 4, 6, 8, 10),
         quick_points=(4, 8),
-        schedulers=("pd-ors",),
-        metrics=("competitive_ratio", "total_utility", "opt_utility", "opt_gap_open"),
+        schedulers=BOTH,
+        metrics=(
+            "competitive_ratio",
+            "total_utility",
+            "opt_utility",
+            "excluded",
+            "opt_gap_open",
+            "competitive_ratio_bound",
+            "opt_replay_utility",
+        ),
         build=build_fig10,
         cell=cell_ratio,
-        scheduler_params={"pd-ors": {"quanta_per_slot": 32}},
+        scheduler_params={"pd-ors": {"quanta_per_slot": 32}, "pd-ors+": {"quanta_per_slot": 32}},
         claims=(
             Bound(
                 "competitive_ratio",
@@ -423,7 +428,7 @@ register(
         param="g_delta",
         points=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2),
         quick_points=(0.6, 1.0, 1.2),
-        schedulers=("pd-ors",),
+        schedulers=BOTH,
         metrics=(
             "competitive_ratio",
             "total_utility",
@@ -505,7 +510,7 @@ for _fig, _build, _param, _pts, _q, _mix in (
             param=_param,
             points=_pts,
             quick_points=_q,
-            schedulers=("pd-ors",),
+            schedulers=BOTH,
             metrics=("utility_gain", "total_utility", "oasis_utility"),
             build=_build,
             cell=cell_gain,
@@ -534,7 +539,7 @@ register(
         param="jobs",
         points=(5, 10, 15, 20, 25),
         quick_points=(5, 15),
-        schedulers=("pd-ors", "oasis"),
+        schedulers=("pd-ors", "pd-ors+", "oasis"),
         metrics=("total_utility", "completed_jobs", "rounding_attempts"),
         build=build_t311,
         cell=cell_metrics,
@@ -557,7 +562,7 @@ register(
         param="bandwidth_ratio",
         points=(1, 10, 20, 30, 40, 50, 60),
         quick_points=(1, 30, 60),
-        schedulers=("pd-ors",),
+        schedulers=BOTH,
         metrics=("total_utility", "completed_jobs"),
         build=build_t312,
         cell=cell_metrics,
@@ -583,11 +588,10 @@ for _fig, _metric, _text in (
             param="g",
             points=(1.0, 1.002, 1.004, 1.006, 1.008, 1.01),
             quick_points=(1.0, 1.006, 1.01),
-            schedulers=("pd-ors",),
+            schedulers=BOTH,
             metrics=(_metric, "probe_failures", "roundings", "total_utility"),
             build=build_t313,
             cell=cell_thesis_g,
-            scheduler_params={"pd-ors": {"safe_packing": False}},
             claims=(Report(_metric, "pd-ors", _text),),
             reproduces=f"Yu thesis 2019 Fig. {_fig}",
         )

@@ -786,7 +786,7 @@ class Pdors(PrimalDualScheduler):
         history: tuple[ClusterJob, ...] | None = None,
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
-        lp_tol: float = 1e-2,
+        lp_tol: float = 1e-6,
         *,
         spread: bool = PRINTED["spread"],
         safe_packing: bool = PRINTED["safe_packing"],
