@@ -61,6 +61,8 @@ class RoundingRecord:
     p_feasible: float | None = None
     integer_feasible: bool | None = None
     spread_ok: bool | None = None
+    box_feasible_no_ps: bool | None = None  # … without the PS rule (our addition to (23))
+    vertex_box_feasible: bool | None = None  # the box of HiGHS's own per-machine vertex
 
 
 class _DiagOracle(PdorsOracle):
@@ -121,6 +123,10 @@ class DiagnosingPdors(Pdors):
         )
         if failed:
             rec["box_feasible"] = self._box_feasible(o, lo, lo + frac, n, m, a, b, ub)
+            rec["box_feasible_no_ps"] = self._box_feasible(
+                o, lo, lo + frac, n, m, a, b, ub, ps_rule=False
+            )
+            rec["vertex_box_feasible"] = self._vertex_box_feasible(o, d, m, gain)
             more = self._draws(xs, self.extra_draws)
             c2, p2, s2 = self._violations(o, more, n, m, a, b, ub_tol)
             rec["p_feasible"] = float(np.mean(~(c2 | p2 | s2)))
@@ -161,6 +167,7 @@ class DiagnosingPdors(Pdors):
         a: np.ndarray,
         b: np.ndarray,
         ub: np.ndarray,
+        ps_rule: bool = True,
     ) -> bool:
         """Is there an integer point in [lo, hi] meeting (24), (26), (4) and Σ s γ ≥ Σ w?"""
         rows, cols, vals, rlo, rhi = [], [], [], [], []
@@ -181,12 +188,13 @@ class DiagnosingPdors(Pdors):
         rlo.append(float(m))
         rhi.append(float(o.job.max_workers))
         r += 1
-        rows += [r] * (2 * n)
-        cols += list(range(2 * n))
-        vals += [-1.0] * n + [o.job.gamma] * n
-        rlo.append(0.0)
-        rhi.append(INF)
-        r += 1
+        if ps_rule:
+            rows += [r] * (2 * n)
+            cols += list(range(2 * n))
+            vals += [-1.0] * n + [o.job.gamma] * n
+            rlo.append(0.0)
+            rhi.append(INF)
+            r += 1
         mat = sp.csc_matrix((vals, (rows, cols)), shape=(r, 2 * n))
         model = LinearModel(
             np.zeros(2 * n),
@@ -204,6 +212,25 @@ class DiagnosingPdors(Pdors):
         except SolverFailed:
             return False
         return True
+
+    def _vertex_box_feasible(self, o: PdorsOracle, d: _SlotData, m: int, gain: float) -> bool:
+        """Round HiGHS's own vertex of the per-machine LP (no classes): is its box feasible?"""
+        from dmlsched.schedulers.cluster.pdors import per_machine_lp
+
+        H = o.H
+        cost = np.concatenate([d.price @ o.alpha, d.price @ o.beta])
+        lp = per_machine_lp(o.job, d.free, cost, self.cost_floor)
+        got = lp.solve(float(m))
+        if got is None:
+            return False
+        x = gain * got[1]
+        sup = np.flatnonzero((x[:H] > _TOL) | (x[H:] > _TOL))
+        xs = np.concatenate([x[sup], x[H + sup]])
+        lo = np.floor(xs + _TOL)
+        hi = lo + ((xs - lo) > _TOL)
+        ub = np.maximum(d.free[sup][:, o.res], 0.0)
+        a, b = o.alpha[o.res], o.beta[o.res]
+        return self._box_feasible(o, lo, hi, sup.size, m, a, b, ub)
 
     @staticmethod
     def _integer_feasible(o: PdorsOracle, d: _SlotData, m: int) -> bool:
@@ -267,6 +294,10 @@ def summarize(records: list[RoundingRecord]) -> dict[str, float]:
                 "failed_p_feasible": float(np.mean([r.p_feasible or 0.0 for r in failed])),
                 "failed_integer_feasible": share([r.integer_feasible for r in failed]),
                 "failed_spread_ok": share([r.spread_ok for r in failed]),
+                "failed_box_infeasible_no_ps": share([not r.box_feasible_no_ps for r in failed]),
+                "failed_vertex_box_infeasible": share(
+                    [not r.vertex_box_feasible for r in failed]
+                ),
             }
         )
     ok = [r for r in records if not r.failed]
@@ -287,15 +318,16 @@ def _main() -> None:  # pragma: no cover - a measurement script
     ap.add_argument("experiment")
     ap.add_argument("point")
     ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--g-delta", type=float, default=1.0)
+    ap.add_argument("--g-delta", default="1.0", help="a number, eq29 or eq30")
     args = ap.parse_args()
+    g: float | str = args.g_delta if args.g_delta in ("eq29", "eq30") else float(args.g_delta)
     exp = get(args.experiment)
     point = type(exp.points[0])(args.point)
     recs: list[RoundingRecord] = []
     for seed in range(args.seeds):
         wl = exp.build(point, seed, False)
         kw = dict(exp.scheduler_params.get("pd-ors", {}))
-        sched = DiagnosingPdors(diag_seed=seed, g_delta=args.g_delta, **kw)
+        sched = DiagnosingPdors(diag_seed=seed, g_delta=g, **kw)
         _, rng = spawn(make_rng(seed), 2)
         m = simulate("cluster", wl, sched, rng).metrics
         print(f"seed {seed}: utility {m['total_utility']:.4g}", flush=True)

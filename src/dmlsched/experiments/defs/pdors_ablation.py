@@ -2,12 +2,14 @@
 
 Each experiment runs, on one PD-ORS figure's workloads, ``pd-ors`` (as
 printed), ``pd-ors+`` (every option of
-:data:`~dmlsched.schedulers.cluster.pdors.PLUS` on) and ``pd-ors+`` with
-each option turned off in turn (label ``pd-ors+ no-<option>``).  The
-difference between ``pd-ors+`` and ``pd-ors+ no-X`` is what X adds given
-the others; the options overlap (``spread``, ``safe_packing``,
-``milp_fallback`` and ``greedy_fill`` all keep a failed rounding from
-discarding a job), so one alone can look free while all of them matter.
+:data:`~dmlsched.schedulers.cluster.pdors.PLUS` on), ``pd-ors+`` with each
+option turned off in turn (label ``pd-ors+ no-<option>``: what the option
+adds given the others) and ``pd-ors`` with each option alone turned on
+(``pd-ors with-<option>``: what it adds by itself).  Both views are
+needed because the options overlap: ``spread``, ``safe_packing``,
+``milp_fallback``, ``greedy_fill`` and ``reroute`` all keep a failed
+rounding from discarding a job, so leaving one out of ``pd-ors+`` can look
+free while any one of them alone recovers most of the gap.
 
 * ``ablation-pdors-fig7`` — Fig. 7/8's setup (H = 100, T = 20, jobs 20–100);
 * ``ablation-pdors-fig6`` — Fig. 6's setup (I = 50, T = 20, machines 10–50);
@@ -34,6 +36,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "pd-ors": ("pd-ors", {}),
     "pd-ors+": ("pd-ors+", {}),
     **{f"pd-ors+ no-{o}": ("pd-ors+", {o: PRINTED[o]}) for o in OPTIONS},
+    **{f"pd-ors with-{o}": ("pd-ors", {o: PLUS[o]}) for o in OPTIONS},
 }
 
 
