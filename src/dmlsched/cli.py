@@ -250,7 +250,7 @@ def reproduce(
     if all_:
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
-        start = time.monotonic()
+        start, commit = time.monotonic(), _commit()  # the code the cells ran on
         for e in chosen:
             _run(
                 e,
@@ -263,7 +263,7 @@ def reproduce(
             + (f" --only '{only}'" if only else "")
             + (f" --seeds {seeds}" if seeds else "")
             + (" --quick" if quick else ""),
-            "commit": _commit(),
+            "commit": commit,
             "seeds per cell": str(seeds) if seeds else "each experiment's default",
             "size": "quick" if quick else "full",
             "experiments": f"{len(chosen)} of {len(all_experiments())}",

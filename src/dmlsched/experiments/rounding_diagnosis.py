@@ -295,9 +295,7 @@ def summarize(records: list[RoundingRecord]) -> dict[str, float]:
                 "failed_integer_feasible": share([r.integer_feasible for r in failed]),
                 "failed_spread_ok": share([r.spread_ok for r in failed]),
                 "failed_box_infeasible_no_ps": share([not r.box_feasible_no_ps for r in failed]),
-                "failed_vertex_box_infeasible": share(
-                    [not r.vertex_box_feasible for r in failed]
-                ),
+                "failed_vertex_box_infeasible": share([not r.vertex_box_feasible for r in failed]),
             }
         )
     ok = [r for r in records if not r.failed]
