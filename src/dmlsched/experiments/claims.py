@@ -7,7 +7,10 @@ Three forms cover the catalogue:
   at every point;
 * :class:`Bound` — every point's mean of ``scheduler``'s metric is ≤ or ≥ a
   value (e.g. approx_ratio ≥ 0.95);
-* :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%").
+* :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%");
+* :class:`Versus` — no verdict: ours beside a value the paper or a peer
+  simulator prints for the same jobs, with the ratio and the reasons they
+  differ in ``text``.
 
 Every claim also carries what the reproduction report
 (:mod:`dmlsched.experiments.reproduction`) prints beside its verdict:
@@ -42,6 +45,7 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "Report",
+    "Versus",
     "check_both",
     "fmt_ci",
     "mean_ci",
@@ -162,6 +166,7 @@ class Beats(_ClaimBase):
     reason: str = ""
     shown_by: str = ""
     ties: bool = False  # True: "at least as good" (≥ / ≤) suffices
+    points: tuple[str, ...] | None = None  # None: every point
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         better = (
@@ -176,6 +181,8 @@ class Beats(_ClaimBase):
         if self.winner not in present or not all(lo in present for lo in self.losers):
             return ClaimResult(text, None, "missing schedulers in results")
         win = _per_point(df, self.metric, self.winner)
+        if self.points is not None:
+            win = {p: v for p, v in win.items() if str(p) in self.points}
         los = {lo: _per_point(df, self.metric, lo) for lo in self.losers}
         k, n, note = _exclusions(win)
         bad: list[str] = []
@@ -263,7 +270,38 @@ class Report(_ClaimBase):
         )
 
 
-Claim = Beats | Bound | Report
+@dataclass(frozen=True)
+class Versus(_ClaimBase):
+    """``scheduler``'s mean ``metric`` at each of ``points`` beside the printed ``theirs``."""
+
+    metric: str
+    scheduler: str
+    points: tuple[str, ...]
+    theirs: float
+    text: str
+    paper: str = ""
+    reason: str = ""
+    shown_by: str = ""
+
+    def check(self, df: pd.DataFrame) -> ClaimResult:
+        per = _per_point(df, self.metric, self.scheduler)
+        if not per:
+            return ClaimResult(self.text, None, "missing scheduler in results")
+        got = [
+            (p, v, _mean(v))
+            for p, v in per.items()
+            if str(p) in self.points and np.isfinite(_mean(v))
+        ]
+        if not got:
+            return ClaimResult(self.text, None, "no finite result at " + ", ".join(self.points))
+        parts = [f"{p}: ours {m:,.6g} = {m / self.theirs:.3f} × theirs" for p, _, m in got]
+        value = "; ".join(f"at {p}: {fmt_ci(v)} vs theirs {self.theirs:,.6g}" for p, v, _ in got)
+        return ClaimResult(
+            self.text, None, f"theirs {self.theirs:,.6g}; " + "; ".join(parts), value
+        )
+
+
+Claim = Beats | Bound | Report | Versus
 
 
 def plus_of(name: str, schedulers: tuple[str, ...] | list[str]) -> str | None:

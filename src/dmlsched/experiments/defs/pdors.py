@@ -64,7 +64,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from dmlsched.experiments.catalogue import Experiment, Point, register
+from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
 from dmlsched.model.cluster import ClusterWorkload
 from dmlsched.model.utility import InverseTime
@@ -461,6 +461,15 @@ register(
             ),
         ),
         reproduces="PD-ORS TNSE 2022 Fig. 10",
+        paper=(
+            PaperValue(
+                "competitive_ratio",
+                "pd-ors",
+                (2, 4, 6, 8, 10),
+                (1.0, 1.4),
+                'Sec. V text: "between 1.0 to 1.4"',
+            ),
+        ),
     )
 )
 register(
