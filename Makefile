@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,oasis,dorm,drf,fifo \
+	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,pd-ors+,oasis,dorm,drf,fifo \
 	  --workload synthetic --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
 
 test: $(STAMP)

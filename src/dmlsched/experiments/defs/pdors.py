@@ -456,8 +456,9 @@ register(
                 1.0,
                 text="OPT/PD-ORS ≥ 1",
                 paper="Fig. 10 (OPT is an upper bound by definition)",
-                reason="the MILP is not a bound on this instance (a bug: "
-                "tests/offline/test_cluster_bounds.py)",
+                reason="OPT here is the MILP's incumbent: below ALG only if the node cap "
+                "stopped it (see opt_gap_open and competitive_ratio_bound) or the MILP is "
+                "not a bound (a bug; tests/offline/test_cluster_bounds.py)",
             ),
         ),
         reproduces="PD-ORS TNSE 2022 Fig. 10",
