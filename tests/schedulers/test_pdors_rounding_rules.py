@@ -67,7 +67,7 @@ def test_failed_roundings_discard_the_job_as_printed_and_fall_back_in_plus() -> 
 def test_as_printed_a_vertex_at_fractional_capacity_cannot_be_rounded() -> None:
     """The LP fills the cheapest machines to capacity; at fractional capacity no outcome
     of Eq. (27)–(28) meets both (24) and (26) (docs/pdors-rounding.md)."""
-    from dmlsched.experiments.rounding_diagnosis import DiagnosingPdors
+    from dmlsched.experiments.rounding_diagnosis import DiagnosingPdors, summarize
 
     # 2.5 workers fit per machine (5 CPUs ÷ 2): the LP puts 2.5 + 2.5 on two machines
     # for 5 workers; rounding gives 2 or 3 each, and 3 breaks the CPU row
@@ -80,6 +80,9 @@ def test_as_printed_a_vertex_at_fractional_capacity_cannot_be_rounded() -> None:
     failed = [r for r in sched.records_ if r.failed]
     assert failed and all(r.box_feasible is False and r.capped > 0 for r in failed)
     assert all(r.integer_feasible for r in failed)  # Problem (23) itself is feasible
+    summary = summarize(sched.records_)
+    assert summary["failed_box_infeasible"] == 1.0 and summary["failed_integer_feasible"] == 1.0
+    assert summary["failed_draws_packing"] > 0 and summary["failed_spread_ok"] == 1.0
     assert printed["admitted_jobs"] == 0  # discarded after S failed roundings
     for fix in ({"spread": True}, {"milp_fallback": True}):
         m, _ = _run(wl, **fix)
