@@ -25,8 +25,9 @@ Deviations (documented, not hidden):
   and such a cell is excluded (NaN, counted in the report), never a ratio
   of 1 (it used to be, which pulled the mean ratio towards 1).  PD-ORS runs
   with 32 quanta per slot of peak work (default 8): on these tight
-  instances a job may need > 90% of the cluster in every slot, and 1/8-slot quanta lose exactly that (measured:
-  job 0 of jobs=4, seed 0 is rejected at 8 and scheduled at 32).  Measured
+  instances a job may need > 90% of the cluster in every slot, and
+  1/8-slot quanta lose exactly that (measured: job 0 of jobs=4, seed 0 is
+  rejected at 8 and scheduled at 32).  Measured
   (quick, 3 seeds): ``pd-ors`` earns 0 where OPT > 0 on 2 of 3 seeds at 4
   jobs (ratio ∞) and 1 of 3 at 8; ``pd-ors+`` 1.00 and 1.13.
 * Fig. 11 cannot use an exact optimum at H = 100, I = 50 (the paper used
