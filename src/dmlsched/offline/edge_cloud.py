@@ -277,7 +277,7 @@ def exact_total_jct(workload: EdgeCloudWorkload, *, max_nodes: int = 200_000) ->
         integrality=integ,
         name="edge-cloud MINLP (2), exact",
         mip_rel_gap=0.0,
-        mip_max_nodes=max_nodes,
+        max_nodes=max_nodes,
     )
     sol = model.solve()
     return ExactOptimum(sol.objective - offset, n, sol.status)

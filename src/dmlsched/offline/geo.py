@@ -135,7 +135,7 @@ def _solve(
         ub,
         integrality=integrality if integer else None,
         name="geo-offline-milp" if integer else "geo-offline-lp",
-        mip_max_nodes=max_nodes if integer else None,
+        max_nodes=max_nodes if integer else None,
     )
     sol = model.solve(accept_feasible=accept_feasible)
     x = sol.x
@@ -152,7 +152,7 @@ def _solve(
         cost_deploy=parts["z"],
         cost_communication=parts["g"],
         status=sol.status,
-        bound=sol.mip_bound if integer else float(c @ x),
+        bound=float(sol.dual_bound) if integer and sol.dual_bound is not None else float(c @ x),
     )
 
 

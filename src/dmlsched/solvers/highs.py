@@ -38,9 +38,7 @@ class Solution:
     objective: float
     row_duals: np.ndarray | None
     row_activity: np.ndarray
-    # MILP: the best bound branch and bound proved (= objective when optimal);
-    # LP: the objective.  With a node cap it bounds the optimum from the other side.
-    mip_bound: float = float("nan")
+    dual_bound: float | None = None  # MILP: best bound on the optimum (≥ objective if max)
 
 
 class LinearModel:
@@ -62,7 +60,7 @@ class LinearModel:
         mip_rel_gap: float = 1e-6,
         threads: int = 1,
         mip_abs_gap: float | None = None,
-        mip_max_nodes: int | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         self.name = name
         self._h = highspy.Highs()
@@ -72,10 +70,10 @@ class LinearModel:
         self._h.setOptionValue("mip_rel_gap", mip_rel_gap)
         if mip_abs_gap is not None:
             self._h.setOptionValue("mip_abs_gap", float(mip_abs_gap))
-        if mip_max_nodes is not None:  # deterministic, unlike time_limit
-            self._h.setOptionValue("mip_max_nodes", int(mip_max_nodes))
         if time_limit is not None:
             self._h.setOptionValue("time_limit", float(time_limit))
+        if max_nodes is not None:  # a deterministic MILP limit (same result on every machine)
+            self._h.setOptionValue("mip_max_nodes", int(max_nodes))
         a_csc = sp.csc_matrix(a, dtype=float)
         n_row, n_col = a_csc.shape
         lp = highspy.HighsLp()
@@ -122,9 +120,9 @@ class LinearModel:
     def solve(self, *, accept_feasible: bool = False) -> Solution:
         """Solve; return the solution or raise ``SolverFailed``.
 
-        ``accept_feasible`` lets a MILP that hit its time or node limit return
-        its best incumbent (the status string then says so; ``mip_bound`` is
-        the proved bound).
+        ``accept_feasible`` lets a MILP that hit a limit (nodes, time) return its
+        best incumbent (the status string then says so; ``dual_bound`` bounds
+        the optimum).
         """
         self._h.run()
         status = self._h.getModelStatus()
@@ -146,9 +144,7 @@ class LinearModel:
             objective=float(info.objective_function_value),
             row_duals=duals,
             row_activity=np.asarray(sol.row_value, dtype=float),
-            mip_bound=float(info.mip_dual_bound)
-            if self.is_mip
-            else float(info.objective_function_value),
+            dual_bound=float(info.mip_dual_bound) if self.is_mip else None,
         )
 
 

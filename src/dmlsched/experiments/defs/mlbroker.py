@@ -218,7 +218,7 @@ def opt_ratio_cell(
         "performance_ratio_ub": cost / opt.bound if opt.bound > 0 else float("nan"),
         "total_cost": cost,
         "opt_total_cost": opt.total_cost,
-        "opt_bound": opt.bound,
+        "opt_cost_bound": opt.bound,
         "opt_optimal": float(opt.status == "Optimal"),
     }
 
@@ -366,7 +366,7 @@ register(
             "performance_ratio",
             "total_cost",
             "opt_total_cost",
-            "opt_bound",
+            "opt_cost_bound",
             "opt_optimal",
         ),
         build=build_slots,
@@ -398,7 +398,7 @@ register(
             "performance_ratio",
             "total_cost",
             "opt_total_cost",
-            "opt_bound",
+            "opt_cost_bound",
             "opt_optimal",
         ),
         build=build_jobs_per_slot,

@@ -39,6 +39,8 @@ beats it at every point.  Fig. 11: SMD 0.997–1.000 of the optimum, smd+
 
 from __future__ import annotations
 
+import math
+
 from dmlsched.experiments.catalogue import Experiment, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
 from dmlsched.model.interval import IntervalWorkload
@@ -111,8 +113,8 @@ def smd_cell(
     if "approx_ratio" in exp.metrics:
         opt = interval_optimum(workload).total_utility
         metrics["optimum_utility"] = opt
-        # OPT = 0 (then ALG = 0 too): no ratio — excluded, never counted as 1
-        metrics["approx_ratio"] = metrics["total_utility"] / opt if opt > 0 else float("nan")
+        # OPT = 0 (then ALG = 0): no ratio — NaN, an excluded cell, never 1
+        metrics["approx_ratio"] = metrics["total_utility"] / opt if opt > 0 else math.nan
     return metrics
 
 
