@@ -137,6 +137,7 @@ import numpy as np
 from dmlsched.errors import InvalidInput, SolverFailed
 from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.schedulers._shared.cover_lp import sorted_pass
 from dmlsched.schedulers._shared.machine_classes import (
     MachineClasses,
     fill_classes,
@@ -420,18 +421,26 @@ class PdorsOracle:
             room = room - (self.alpha + self.beta)[self.res]
         return room
 
-    def _lp_for(self, d: _SlotData, margin: bool) -> _ExternalLp:
+    def _lp_data(self, d: _SlotData, margin: bool) -> tuple[np.ndarray, ...]:
+        """(room, kept classes, true costs, LP costs, scale) of the class LP.
+
+        A class without room for a worker's or a PS's every resource has
+        W_c = S_c = 0 in every feasible solution: it is left out (exact; most
+        busy machines in a loaded cluster).  Costs are per class, workers then
+        PSs, over all classes; conditioned over all of them, as the
+        per-machine LP over all machines.
+        """
         room = self._lp_room(d, margin)
-        # a class without room for a worker's or a PS's every resource has W_c = S_c = 0
-        # in every feasible solution: leave it out (exact; most busy machines in a
-        # loaded cluster)
         a, b = self.alpha[self.res], self.beta[self.res]
         useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
         keep = np.flatnonzero(useful)
         first = d.classes.first
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
-        # conditioned over all classes, as the per-machine LP over all machines
         scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
+        return room, keep, cost, lp_cost, np.asarray(scale)
+
+    def _lp_for(self, d: _SlotData, margin: bool) -> _ExternalLp:
+        room, keep, cost, lp_cost, scale = self._lp_data(d, margin)
         cols = np.concatenate([keep, d.classes.n + keep])
         C = keep.size
         if C not in self._structures:
@@ -444,10 +453,42 @@ class PdorsOracle:
             room[keep],
             cost[cols],
             lp_cost[cols],
-            scale,
+            float(scale),
             keep,
             d.classes.n,
         )
+
+    def _pass(self, d: _SlotData, ms: list[int], margin: bool) -> list[int]:
+        """The class LP at ``ms`` by the certified sorted pass
+        (:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass`); returns the
+        bounds it could not certify (left to HiGHS)."""
+        room, keep, cost, lp_cost, _ = self._lp_data(d, margin)
+        n = d.classes.n
+        res = sorted_pass(
+            d.classes.count[keep].astype(float),
+            room[keep],
+            self.alpha[self.res],
+            self.beta[self.res],
+            lp_cost[keep],
+            lp_cost[n + keep],
+            np.asarray(ms, dtype=float),
+            ps_ratio(self.job),
+            self.job.mode,
+            tie_w=cost[keep],
+            tie_s=cost[n + keep],
+        )
+        left = []
+        for i, m in enumerate(ms):
+            if not res.ok[i]:
+                left.append(m)
+                continue
+            full = np.zeros(2 * n)
+            full[keep] = res.w[i]
+            full[n + keep] = res.s[i]
+            d.lp[m] = (float(cost[keep] @ res.w[i] + cost[n + keep] @ res.s[i]), full)
+            if margin:
+                d.lp_margin.add(m)
+        return left
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -460,9 +501,14 @@ class PdorsOracle:
                 self._trace(d, rest, margin=False)
 
     def _trace(self, d: _SlotData, ms: list[int], margin: bool) -> None:
-        """LP value (and class solution) at every bound in ``ms``, with few solves."""
+        """LP value (and class solution) at every bound in ``ms``: the sorted pass
+        where it is certified, HiGHS with few solves for the rest."""
         if not ms:
             return
+        if self.sched.external_lp == "pass":
+            ms = self._pass(d, ms, margin)
+            if not ms:
+                return
         lp = self._lp_for(d, margin)
         sols: dict[int, tuple[float, np.ndarray, float, float]] = {}
         top = lp.solve(ms[-1])
@@ -819,6 +865,7 @@ class Pdors(PrimalDualScheduler):
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
         lp_tol: float = 1e-6,
+        external_lp: str = "pass",
         *,
         spread: bool = PRINTED["spread"],
         safe_packing: bool = PRINTED["safe_packing"],
@@ -830,6 +877,7 @@ class Pdors(PrimalDualScheduler):
         payoff_floor: float = PRINTED["payoff_floor"],
     ) -> None:
         self.lp_tol = lp_tol
+        self.external_lp = external_lp
         super().__init__(
             quanta,
             price_estimate,
@@ -858,6 +906,8 @@ class Pdors(PrimalDualScheduler):
                 raise InvalidInput("g_delta", g, "a number > 0 | eq29 | eq30")
         elif not (float(g) > 0):
             raise InvalidInput("g_delta", g, "> 0")
+        if self.external_lp not in ("pass", "highs"):
+            raise InvalidInput("external_lp", self.external_lp, "pass | highs")
         if not (0 <= self.cost_floor < 1):
             raise InvalidInput("cost_floor", self.cost_floor, "in [0, 1)")
         if not (self.payoff_floor >= 0):
