@@ -87,20 +87,18 @@ def sorted_pass(
     those it can build); ties left are broken by class number.  A bound whose
     pass is infeasible or whose certificate fails has ``ok`` False.
     """
-    count = np.asarray(count, dtype=float)
-    room = np.asarray(room, dtype=float)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     cost_w = np.asarray(cost_w, dtype=float)
     cost_s = np.asarray(cost_s, dtype=float)
     ms = np.asarray(ms, dtype=float)
-    M, C = ms.size, count.size
-    if C == 0 or M == 0 or not (a > 0).any() or not (b > 0).any():
+    M, C = ms.size, len(count)
+    if C == 0 or M == 0 or a.max() <= 0 or b.max() <= 0:
         z = np.zeros((M, C))
         return PassResult(np.zeros(M, dtype=bool), np.zeros(M), z, z)
     from dmlsched.schedulers._shared.kernels import cover_pass  # numba: imported when used
 
-    cap = count[:, None] * np.maximum(room, 0.0)
+    cap = np.asarray(count, dtype=float)[:, None] * np.maximum(room, 0.0)
     ok, obj, w, s = cover_pass(
         cap,
         a,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cover_pass"]
+__all__ = ["cover_pass", "min_plus", "rounding_ok", "trim_workers"]
 
 _REL = 1e-9  # certificate: pass cost ≤ bound · (1 + _REL)
 _FEAS = 1e-9
@@ -131,3 +131,86 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, order_w, order_s):  #
         bound = lam * m + mu1 - total
         ok[k] = o <= bound + _REL * max(abs(bound), 1e-300)
     return ok, obj, W, S
+
+
+@njit(cache=True)
+def min_plus(theta, prev, band):  # type: ignore[no-untyped-def]
+    """Eq. (21) forward over the rows of ``theta`` from Φ₋₁ = ``prev``
+    (:func:`~dmlsched.schedulers._shared.primal_dual.forward_dp`): Φ[s, k] =
+    min over j < ``band``, j ≤ k of θ[s, j] + Φ[s−1, k−j], and the first
+    minimizing j (as ``np.argmin``)."""
+    n, q1 = theta.shape
+    phi = np.empty((n, q1))
+    choice = np.zeros((n, q1), dtype=np.int64)
+    for s in range(n):
+        for k in range(q1):
+            best = np.inf
+            arg = 0
+            for j in range(min(k + 1, band)):
+                v = theta[s, j] + prev[k - j]
+                if v < best:
+                    best = v
+                    arg = j
+            phi[s, k] = best
+            choice[s, k] = arg
+        prev = phi[s]
+    return phi, choice
+
+
+@njit(cache=True)
+def trim_workers(cand, order, max_workers):  # type: ignore[no-untyped-def]
+    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._trim`: in each row
+    (w_1..w_n, s_1..s_n) with more than ``max_workers`` workers, drop the
+    surplus from the machines in ``order`` (costliest first); a copy."""
+    out = cand.copy()
+    n = cand.shape[1] // 2
+    for i in range(cand.shape[0]):
+        excess = -max_workers
+        for h in range(n):
+            excess += cand[i, h]
+        for h in order:
+            if excess <= 0:
+                break
+            cut = min(excess, out[i, h])
+            out[i, h] -= cut
+            excess -= cut
+    return out
+
+
+@njit(cache=True)
+def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
+    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round`'s test of each
+    row (w_1..w_n, s_1..s_n): the workload row (26), the packing rows (24)
+    against ``ub_tol`` (n × R) and the engine's rules (Eq. (2)/(4); async
+    (3.2), (3.4), (3.5))."""
+    k, n2 = cand.shape
+    n = n2 // 2
+    R = a.size
+    ok = np.zeros(k, dtype=np.bool_)
+    for i in range(k):
+        tw = 0.0
+        ts = 0.0
+        n_ps = 0
+        for h in range(n):
+            tw += cand[i, h]
+            ts += cand[i, n + h]
+            if cand[i, n + h] > 0:
+                n_ps += 1
+        if tw < m - tol or tw < 1 or tw > max_workers:
+            continue
+        good = True
+        for h in range(n):
+            for r in range(R):
+                if cand[i, h] * a[r] + cand[i, n + h] * b[r] > ub_tol[h, r]:
+                    good = False
+        if not good:
+            continue
+        if sync:
+            ok[i] = np.ceil(tw / gamma - tol) <= ts
+            continue
+        load = 0.0
+        for h in range(n):
+            per = n_ps * b_ext + (b_int - b_ext if cand[i, n + h] > 0 else 0.0)
+            load += cand[i, h] * per
+        ok[i] = ts >= 1 and ts <= tw and load <= ts * ps_bw * (1 + 1e-9)
+    return ok

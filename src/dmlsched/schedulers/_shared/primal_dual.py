@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -133,43 +132,24 @@ def quanta_for(
     return Quanta(max(1, math.ceil(per_peak * peak_slots - _TOL)), slot_work / per_peak)
 
 
-@lru_cache(maxsize=64)
-def _dp_index(q1: int, band: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(k, k − j clipped at 0, k − j < 0) for the DP's (Q+1) × band min-plus step."""
-    k_idx = np.arange(q1)
-    diff = k_idx[:, None] - np.arange(band)[None, :]  # k − j
-    invalid = diff < 0
-    out = (k_idx, np.where(invalid, 0, diff), invalid)
-    for a in out:
-        a.flags.writeable = False
-    return out
-
-
 def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Φ (n_slots × Q+1) and argmin choices for ``theta`` (n_slots × Q+1), Eq. (21).
 
     ``Φ[s, k]`` = cheapest way to train k quanta in the first s+1 slots;
     ``choice[s, k]`` = quanta trained in slot s on that way.
     """
-    n, q1 = theta.shape
+    from dmlsched.schedulers._shared.kernels import min_plus  # numba: imported when used
+
+    theta = np.ascontiguousarray(theta, dtype=float)
+    q1 = theta.shape[1]
     finite = np.isfinite(theta)
     band = int(np.max(np.where(finite, np.arange(q1)[None, :], 0))) + 1  # largest j used
-    k_idx, diff_c, invalid = _dp_index(q1, band)
-    phi = np.empty((n, q1))
-    choice = np.zeros((n, q1), dtype=np.int64)
     if start is None:
         prev = np.full(q1, np.inf)
         prev[0] = 0.0
     else:
-        prev = np.asarray(start, dtype=float)
-    for s in range(n):
-        m = theta[s, :band][None, :] + prev[diff_c]
-        m[invalid] = np.inf
-        j = np.argmin(m, axis=1)
-        phi[s] = m[k_idx, j]
-        choice[s] = j
-        prev = phi[s]
-    return phi, choice
+        prev = np.array(start, dtype=float)  # a writable copy: the kernel's rows alias it
+    return min_plus(theta, prev, band)
 
 
 def _backtrack(choice: np.ndarray, last: int, q: int) -> list[tuple[int, int]]:

@@ -477,18 +477,17 @@ class PdorsOracle:
             tie_w=cost[keep],
             tie_s=cost[n + keep],
         )
-        left = []
-        for i, m in enumerate(ms):
-            if not res.ok[i]:
-                left.append(m)
-                continue
-            full = np.zeros(2 * n)
-            full[keep] = res.w[i]
-            full[n + keep] = res.s[i]
-            d.lp[m] = (float(cost[keep] @ res.w[i] + cost[n + keep] @ res.s[i]), full)
+        ok = res.ok
+        w, s = res.w[ok], res.s[ok]
+        full = np.zeros((w.shape[0], 2 * n))
+        full[:, keep] = w
+        full[:, n + keep] = s
+        obj = w @ cost[keep] + s @ cost[n + keep]
+        for m, o, x in zip(np.asarray(ms)[ok].tolist(), obj.tolist(), full, strict=True):
+            d.lp[m] = (o, x)
             if margin:
                 d.lp_margin.add(m)
-        return left
+        return np.asarray(ms)[~ok].tolist()
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -656,17 +655,18 @@ class PdorsOracle:
         ub = np.maximum(d.free[sup][:, self.res], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
+        from dmlsched.schedulers._shared.kernels import rounding_ok
+
+        job = self.job
+        sync = job.mode == "sync"
+
         def accept(cand: np.ndarray) -> np.ndarray:
             # the workload row (26) and packing rows (24) of the support machines,
-            # elementwise (as scaled_round's cover/packing checks; BLAS is slow on
-            # such tiny matrices), then the engine's PS rules
-            ok = cand[:, :n].sum(axis=1) >= m - _TOL
-            use = cand[:, :n, None] * a + cand[:, n:, None] * b
-            ok &= np.all(use <= ub_tol, axis=(1, 2))
-            idx = np.flatnonzero(ok)
-            if idx.size:
-                ok[idx] = self._engine_rules(cand[idx])
-            return ok
+            # then the engine's PS rules (one compiled loop: tiny arrays)
+            return rounding_ok(
+                cand, float(m), a, b, ub_tol, float(job.max_workers), sync, float(job.gamma),
+                float(job.b_ext), float(job.b_int), float(job.ps_bandwidth), _TOL,
+            )  # fmt: skip
 
         res = scaled_round(
             x_bar,
@@ -792,19 +792,10 @@ class PdorsOracle:
         Eq. (4), so a rounding with W > F loses its costliest surplus
         workers.  That keeps (24) and, as the workload bound is ≤ F, (26).
         """
-        H = cand.shape[1] // 2
-        w = cand[:, :H]
-        excess = w.sum(axis=1) - self.job.max_workers
-        rows = np.flatnonzero(excess > 0)
-        if rows.size == 0:
-            return cand
-        out = cand.copy()
-        order = np.argsort(-cost[:H], kind="stable")  # costliest machines first
-        w_sorted = out[rows][:, order]
-        before = np.cumsum(w_sorted, axis=1) - w_sorted  # workers on costlier machines
-        cut = np.clip(excess[rows][:, None] - before, 0, w_sorted)
-        out[np.ix_(rows, order)] = w_sorted - cut
-        return out
+        from dmlsched.schedulers._shared.kernels import trim_workers
+
+        order = np.argsort(-cost[: cand.shape[1] // 2], kind="stable")  # costliest first
+        return trim_workers(cand, order, float(self.job.max_workers))
 
     def _engine_rules(self, cand: np.ndarray) -> np.ndarray:
         """Eq. (2)/(4) (sync) or (3.2), (3.4), (3.5) (async) on a batch of roundings."""
