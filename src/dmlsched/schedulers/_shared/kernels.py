@@ -14,7 +14,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["cover_pass", "min_plus", "rounding_ok", "trim_workers"]
+__all__ = [
+    "cover_pass",
+    "fill_members",
+    "internal_fit",
+    "min_plus",
+    "rounding_ok",
+    "trim_workers",
+]
 
 _REL = 1e-9  # certificate: pass cost ≤ bound · (1 + _REL)
 _FEAS = 1e-9
@@ -214,3 +221,114 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
             load += cand[i, h] * per
         ok[i] = ts >= 1 and ts <= tw and load <= ts * ps_bw * (1 + 1e-9)
     return ok
+
+
+@njit(cache=True)
+def internal_fit(dem, ok, room, price, first):  # type: ignore[no-untyped-def]
+    """PD-ORS's internal case (Fact 1) for every quantum count: the cheapest class
+    (first in class order among equals) whose one machine's ``room`` (C × R)
+    holds ``dem[k]``, its first machine and cost ``dem[k] · price_c``; cost ∞
+    where none fits or ``ok[k]`` is False."""
+    q1, R = dem.shape
+    C = room.shape[0]
+    cost = np.full(q1, np.inf)
+    machine = np.zeros(q1, dtype=np.int64)
+    for k in range(q1):
+        if not ok[k]:
+            continue
+        for c in range(C):
+            fits = True
+            for r in range(R):
+                if dem[k, r] > room[c, r]:
+                    fits = False
+                    break
+            if fits:
+                v = 0.0
+                for r in range(R):
+                    v += dem[k, r] * price[c, r]
+                if v < cost[k]:
+                    cost[k] = v
+                    machine[k] = first[c]
+    return cost, machine
+
+
+@njit(cache=True)
+def _fill_used(x, n, kind, demand, room, left, done):  # type: ignore[no-untyped-def]
+    """Put up to ``left`` items of ``kind`` in the leftover room of rows 0 … n−1 of ``x``."""
+    if n == 0 or left <= done:
+        return left
+    K, R = demand.shape
+    taken = 0.0
+    before = 0.0
+    for i in range(n):
+        cap = np.inf
+        for r in range(R):
+            if demand[kind, r] > 0:
+                used = 0.0
+                for j in range(K):
+                    used += x[i, j] * demand[j, r]
+                cap = min(cap, max(room[r] - used, 0.0) / demand[kind, r])
+        take = min(max(left - before, 0.0), cap)
+        x[i, kind] += take
+        taken += take
+        before += cap
+    return max(left - taken, 0.0)
+
+
+@njit(cache=True)
+def fill_members(amount, demand, room, count, members, starts, apart, tol):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes` for the
+    classes with more than one machine: (H × k amounts, classes whose items
+    did not fit this way)."""
+    C, K = amount.shape
+    H = members.size
+    out = np.zeros((H, K))
+    failed = np.zeros(C, dtype=np.bool_)
+    for c in range(C):
+        if count[c] <= 1:
+            continue
+        busy = False
+        for kind in range(K):
+            if amount[c, kind] > 0:
+                busy = True
+        if not busy:
+            continue
+        ids = members[starts[c] : starts[c + 1]]
+        n_ids = ids.size
+        left = amount[c].copy()
+        x = np.zeros((n_ids, K))
+        n_used = 0
+        for kind in range(K):
+            done = tol * max(1.0, amount[c, kind])
+            if left[kind] <= done:
+                continue
+            if not apart:
+                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
+            put = 0
+            cap = np.inf
+            for r in range(demand.shape[1]):
+                if demand[kind, r] > 0:
+                    cap = min(cap, room[c, r] / demand[kind, r])
+            n_fresh = n_ids - n_used
+            if left[kind] > done and cap > 0 and n_fresh > 0:
+                full = min(n_fresh, int(left[kind] // cap)) if np.isfinite(cap) else 0
+                for i in range(n_used, n_used + full):
+                    x[i, kind] = cap
+                left[kind] -= full * cap
+                put = full
+                if left[kind] > done and full < n_fresh:
+                    x[n_used + full, kind] = left[kind]
+                    left[kind] = 0.0
+                    put += 1
+                elif left[kind] <= done:
+                    left[kind] = 0.0
+            if apart:
+                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
+            n_used += put
+        for kind in range(K):
+            if left[kind] > tol * max(1.0, amount[c, kind]):
+                failed[c] = True
+        if not failed[c]:
+            for i in range(n_ids):
+                out[ids[i]] = x[i]
+    return out, failed

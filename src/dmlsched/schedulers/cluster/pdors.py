@@ -192,6 +192,7 @@ class _SlotData:
     gain_caps: float | None = None
     lp: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
     lp_margin: set[int] = field(default_factory=set)
+    lp_data: dict[bool, tuple[np.ndarray, ...]] = field(default_factory=dict)  # by margin
 
 
 def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, ...]:
@@ -430,6 +431,9 @@ class PdorsOracle:
         PSs, over all classes; conditioned over all of them, as the
         per-machine LP over all machines.
         """
+        hit = d.lp_data.get(margin)
+        if hit is not None:
+            return hit
         room = self._lp_room(d, margin)
         a, b = self.alpha[self.res], self.beta[self.res]
         useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
@@ -437,7 +441,8 @@ class PdorsOracle:
         first = d.classes.first
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
         scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
-        return room, keep, cost, lp_cost, np.asarray(scale)
+        out = d.lp_data[margin] = (room, keep, cost, lp_cost, np.asarray(scale))
+        return out
 
     def _lp_for(self, d: _SlotData, margin: bool) -> _ExternalLp:
         room, keep, cost, lp_cost, scale = self._lp_data(d, margin)
@@ -581,19 +586,14 @@ class PdorsOracle:
         classes = self._classes(key, price, free, room)
         first = classes.first
         room_c = room[first]
-        # only quanta whose single-machine demand fits the roomiest machine
-        cand = np.flatnonzero(self.int_ok & np.all(self.int_demand <= room_c.max(axis=0), axis=1))
-        int_cost = np.full(self.q + 1, np.inf)
-        h = np.zeros(self.q + 1, dtype=np.int64)
-        if cand.size:
-            dem = self.int_demand[cand]
-            fits = np.all(dem[:, None, :] <= room_c[None, :, :], axis=2)
-            cost = np.where(fits, dem @ price[first].T, np.inf)
-            # classes are numbered by lowest machine id: the first cheapest class's
-            # first machine is the lowest-id cheapest machine, as over all machines
-            best = np.argmin(cost, axis=1)
-            h[cand] = first[best]
-            int_cost[cand] = cost[np.arange(cand.size), best]
+        from dmlsched.schedulers._shared.kernels import internal_fit
+
+        # the cheapest class whose one machine holds all k quanta's workers and PSs;
+        # classes are numbered by lowest machine id, so the first cheapest class's
+        # first machine is the lowest-id cheapest machine, as over all machines
+        int_cost, h = internal_fit(
+            self.int_demand, self.int_ok, np.ascontiguousarray(room_c), price[first], first
+        )
         int_cost[0] = 0.0
         d = _SlotData(price, free, classes, int_cost, h, np.full(self.q + 1, np.inf))
         d.ext_est[0] = 0.0
@@ -635,7 +635,7 @@ class PdorsOracle:
             n_c = d.classes.count
             return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
         demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
-        room = self._lp_room(d, margin=m in d.lp_margin)
+        room = self._lp_data(d, m in d.lp_margin)[0]
         # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
         # worker, so PSs go to machines without workers first
         amount = np.column_stack([x[:C], x[C:]])
