@@ -181,11 +181,23 @@ def ps_ratio(job: ClusterJob) -> float:
     return 1.0 / job.gamma if job.mode == "sync" else job.b_ext / job.ps_bandwidth
 
 
+@dataclass(frozen=True)
+class _SlotClasses:
+    """A slot state's machine classes for one set of used resources, with one
+    machine's residual capacity and prices per class (shared across jobs)."""
+
+    classes: MachineClasses
+    free: np.ndarray  # C × R: Ĉ of each class's machines
+    price: np.ndarray  # C × R
+    room: np.ndarray  # C × R: free plus the fit tolerance (internal case)
+
+
 @dataclass
 class _SlotData:
     price: np.ndarray
     free: np.ndarray
     classes: MachineClasses
+    shared: _SlotClasses
     int_cost: np.ndarray
     int_machine: np.ndarray
     ext_est: np.ndarray
@@ -417,7 +429,7 @@ class PdorsOracle:
     # -- θ(t, ·) -------------------------------------------------------------
     def _lp_room(self, d: _SlotData, margin: bool) -> np.ndarray:
         """One machine's room per class (C × used resources) in the margin or plain LP."""
-        room = d.free[d.classes.first][:, self.res]
+        room = d.shared.free[:, self.res]
         if margin and self.sched.safe_packing:
             room = room - (self.alpha + self.beta)[self.res]
         return room
@@ -438,8 +450,8 @@ class PdorsOracle:
         a, b = self.alpha[self.res], self.beta[self.res]
         useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
         keep = np.flatnonzero(useful)
-        first = d.classes.first
-        cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
+        price = d.shared.price
+        cost = np.concatenate([price @ self.alpha, price @ self.beta])
         scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
         out = d.lp_data[margin] = (room, keep, cost, lp_cost, np.asarray(scale))
         return out
@@ -563,17 +575,23 @@ class PdorsOracle:
             self.cache[key] = d
         return np.minimum(d.int_cost, d.ext_est)
 
-    def _classes(
-        self, key: bytes, price: np.ndarray, free: np.ndarray, room: np.ndarray
-    ) -> MachineClasses:
+    def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
         """Machines equal in everything the job's two cases see (shared across jobs)."""
         tag = (key, self.bounds, tuple(self.res))
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            other_ok = np.all(room[:, self.other] >= 0, axis=1)  # the internal case's fit
-            hit = machine_classes(
+            # the internal case's fit on the resources the job does not use
+            other_ok = np.all(
+                free[:, self.other] >= -_TOL * np.maximum(1.0, free[:, self.other]), axis=1
+            )
+            classes = machine_classes(
                 np.column_stack([free[:, self.res], price[:, self.res], other_ok])
+            )
+            first = classes.first
+            free_c = free[first]
+            hit = _SlotClasses(
+                classes, free_c, price[first], free_c + _TOL * np.maximum(1.0, free_c)
             )
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
@@ -581,21 +599,18 @@ class PdorsOracle:
         return hit
 
     def _slot(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotData:
-        slack = _TOL * np.maximum(1.0, free)
-        room = free + slack
-        classes = self._classes(key, price, free, room)
-        first = classes.first
-        room_c = room[first]
         from dmlsched.schedulers._shared.kernels import internal_fit
 
+        shared = self._classes(key, price, free)
+        classes = shared.classes
         # the cheapest class whose one machine holds all k quanta's workers and PSs;
         # classes are numbered by lowest machine id, so the first cheapest class's
         # first machine is the lowest-id cheapest machine, as over all machines
         int_cost, h = internal_fit(
-            self.int_demand, self.int_ok, np.ascontiguousarray(room_c), price[first], first
+            self.int_demand, self.int_ok, shared.room, shared.price, classes.first
         )
         int_cost[0] = 0.0
-        d = _SlotData(price, free, classes, int_cost, h, np.full(self.q + 1, np.inf))
+        d = _SlotData(price, free, classes, shared, int_cost, h, np.full(self.q + 1, np.inf))
         d.ext_est[0] = 0.0
         self._trace_lp(d)
         if d.lp:
@@ -889,7 +904,7 @@ class Pdors(PrimalDualScheduler):
         self.attempts = attempts
 
     def _setup(self) -> None:
-        self.classes_: dict[tuple[bytes, PriceBounds, tuple[int, ...]], MachineClasses] = {}
+        self.classes_: dict[tuple[bytes, PriceBounds, tuple[int, ...]], _SlotClasses] = {}
         self._lp_model: LinearModel | None = None
         g = self.g_delta
         if isinstance(g, str):
