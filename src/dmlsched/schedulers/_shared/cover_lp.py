@@ -56,13 +56,6 @@ class PassResult:
     s: np.ndarray  # (M, C)
 
 
-def _order(cost: np.ndarray, tie: np.ndarray | None) -> np.ndarray:
-    """Classes by cost, then ``tie``, then number."""
-    if tie is None:
-        return np.argsort(cost, kind="stable")
-    return np.lexsort((np.arange(cost.size), tie, cost))
-
-
 def sorted_pass(
     count: np.ndarray,
     room: np.ndarray,
@@ -87,28 +80,23 @@ def sorted_pass(
     those it can build); ties left are broken by class number.  A bound whose
     pass is infeasible or whose certificate fails has ``ok`` False.
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    cost_w = np.asarray(cost_w, dtype=float)
-    cost_s = np.asarray(cost_s, dtype=float)
-    ms = np.asarray(ms, dtype=float)
-    M, C = ms.size, len(count)
-    if C == 0 or M == 0 or a.max() <= 0 or b.max() <= 0:
+    M, C = len(ms), len(count)
+    if C == 0 or M == 0 or max(a) <= 0 or max(b) <= 0:
         z = np.zeros((M, C))
         return PassResult(np.zeros(M, dtype=bool), np.zeros(M), z, z)
     from dmlsched.schedulers._shared.kernels import cover_pass  # numba: imported when used
 
-    cap = np.asarray(count, dtype=float)[:, None] * np.maximum(room, 0.0)
+    f = np.float64
     ok, obj, w, s = cover_pass(
-        cap,
-        a,
-        b,
-        cost_w,
-        cost_s,
-        ms,
+        np.asarray(count, dtype=f)[:, None] * np.maximum(room, 0.0),
+        np.asarray(a, dtype=f),
+        np.asarray(b, dtype=f),
+        np.asarray(cost_w, dtype=f),
+        np.asarray(cost_s, dtype=f),
+        np.asarray(ms, dtype=f),
         float(ratio),
         mode == "sync",
-        _order(cost_w, tie_w),
-        _order(cost_s, tie_s),
+        np.asarray(cost_w if tie_w is None else tie_w, dtype=f),
+        np.asarray(cost_s if tie_s is None else tie_s, dtype=f),
     )
     return PassResult(ok, obj, w, s)

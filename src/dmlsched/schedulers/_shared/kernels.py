@@ -66,10 +66,19 @@ def _vertices(cap, a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, order_w, order_s):  # type: ignore[no-untyped-def]
+def _order(cost, tie):  # type: ignore[no-untyped-def]
+    """Indices by ``cost``, then ``tie``, then index (two stable sorts)."""
+    by_tie = np.argsort(tie, kind="mergesort")
+    return by_tie[np.argsort(cost[by_tie], kind="mergesort")]
+
+
+@njit(cache=True)
+def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
     """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on capacities ``cap`` (C × R)."""
     C, R = cap.shape
     M = ms.size
+    order_w = _order(cost_w, tie_w)
+    order_s = _order(cost_s, tie_s)
     ok = np.zeros(M, dtype=np.bool_)
     obj = np.zeros(M)
     W = np.zeros((M, C))

@@ -190,6 +190,7 @@ class _SlotClasses:
     free: np.ndarray  # C × R: Ĉ of each class's machines
     price: np.ndarray  # C × R
     room: np.ndarray  # C × R: free plus the fit tolerance (internal case)
+    count: np.ndarray  # C: machines per class, as floats
 
 
 @dataclass
@@ -383,6 +384,8 @@ class PdorsOracle:
         used = (self.alpha > 0) | (self.beta > 0)
         self.res = [int(r) for r in np.flatnonzero(used)]
         self.other = [int(r) for r in np.flatnonzero(~used)]
+        self.a_res, self.b_res = self.alpha[self.res], self.beta[self.res]
+        self.ratio = ps_ratio(job)
         work = np.arange(q + 1) * quanta.size
         wmax = job.max_workers
         self.w_int = np.ceil(work / worker_rate(job, True) - _TOL)
@@ -479,27 +482,25 @@ class PdorsOracle:
         """The class LP at ``ms`` by the certified sorted pass
         (:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass`); returns the
         bounds it could not certify (left to HiGHS)."""
-        room, keep, cost, lp_cost, _ = self._lp_data(d, margin)
+        # every class goes in (a class without room gets W_c = S_c = 0 from the pass)
+        room, _, cost, lp_cost, _ = self._lp_data(d, margin)
         n = d.classes.n
         res = sorted_pass(
-            d.classes.count[keep].astype(float),
-            room[keep],
-            self.alpha[self.res],
-            self.beta[self.res],
-            lp_cost[keep],
-            lp_cost[n + keep],
+            d.shared.count,
+            room,
+            self.a_res,
+            self.b_res,
+            lp_cost[:n],
+            lp_cost[n:],
             np.asarray(ms, dtype=float),
-            ps_ratio(self.job),
+            self.ratio,
             self.job.mode,
-            tie_w=cost[keep],
-            tie_s=cost[n + keep],
+            tie_w=cost[:n],
+            tie_s=cost[n:],
         )
         ok = res.ok
-        w, s = res.w[ok], res.s[ok]
-        full = np.zeros((w.shape[0], 2 * n))
-        full[:, keep] = w
-        full[:, n + keep] = s
-        obj = w @ cost[keep] + s @ cost[n + keep]
+        full = np.hstack([res.w[ok], res.s[ok]])
+        obj = full @ cost
         for m, o, x in zip(np.asarray(ms)[ok].tolist(), obj.tolist(), full, strict=True):
             d.lp[m] = (o, x)
             if margin:
@@ -591,7 +592,11 @@ class PdorsOracle:
             first = classes.first
             free_c = free[first]
             hit = _SlotClasses(
-                classes, free_c, price[first], free_c + _TOL * np.maximum(1.0, free_c)
+                classes,
+                free_c,
+                price[first],
+                free_c + _TOL * np.maximum(1.0, free_c),
+                classes.count.astype(float),
             )
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
