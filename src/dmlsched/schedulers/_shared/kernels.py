@@ -150,11 +150,16 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
 
 
 @njit(cache=True)
-def min_plus(theta, prev, band):  # type: ignore[no-untyped-def]
+def min_plus(theta, prev):  # type: ignore[no-untyped-def]
     """Eq. (21) forward over the rows of ``theta`` from Φ₋₁ = ``prev``
     (:func:`~dmlsched.schedulers._shared.primal_dual.forward_dp`): Φ[s, k] =
-    min over j < ``band``, j ≤ k of θ[s, j] + Φ[s−1, k−j], and the first
-    minimizing j (as ``np.argmin``)."""
+    min over j ≤ k of θ[s, j] + Φ[s−1, k−j], and the first minimizing j (as
+    ``np.argmin``); columns j beyond the last finite θ of any row are skipped."""
+    band = 1
+    for s in range(theta.shape[0]):
+        for j in range(theta.shape[1]):
+            if np.isfinite(theta[s, j]) and j + 1 > band:
+                band = j + 1
     n, q1 = theta.shape
     phi = np.empty((n, q1))
     choice = np.zeros((n, q1), dtype=np.int64)

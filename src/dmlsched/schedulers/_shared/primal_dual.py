@@ -141,15 +141,12 @@ def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.n
     from dmlsched.schedulers._shared.kernels import min_plus  # numba: imported when used
 
     theta = np.ascontiguousarray(theta, dtype=float)
-    q1 = theta.shape[1]
-    finite = np.isfinite(theta)
-    band = int(np.max(np.where(finite, np.arange(q1)[None, :], 0))) + 1  # largest j used
     if start is None:
-        prev = np.full(q1, np.inf)
+        prev = np.full(theta.shape[1], np.inf)
         prev[0] = 0.0
     else:
         prev = np.array(start, dtype=float)  # a writable copy: the kernel's rows alias it
-    return min_plus(theta, prev, band)
+    return min_plus(theta, prev)
 
 
 def _backtrack(choice: np.ndarray, last: int, q: int) -> list[tuple[int, int]]:

@@ -205,7 +205,8 @@ class _SlotData:
     gain_caps: float | None = None
     lp: dict[int, tuple[float, np.ndarray]] = field(default_factory=dict)
     lp_margin: set[int] = field(default_factory=set)
-    lp_data: dict[bool, tuple[np.ndarray, ...]] = field(default_factory=dict)  # by margin
+    lp_room: dict[bool, np.ndarray] = field(default_factory=dict)  # by margin
+    lp_costs: tuple[np.ndarray, np.ndarray, float] | None = None
 
 
 def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, ...]:
@@ -432,35 +433,33 @@ class PdorsOracle:
     # -- θ(t, ·) -------------------------------------------------------------
     def _lp_room(self, d: _SlotData, margin: bool) -> np.ndarray:
         """One machine's room per class (C × used resources) in the margin or plain LP."""
-        room = d.shared.free[:, self.res]
-        if margin and self.sched.safe_packing:
-            room = room - (self.alpha + self.beta)[self.res]
+        room = d.lp_room.get(margin)
+        if room is None:
+            room = d.shared.free[:, self.res]
+            if margin and self.sched.safe_packing:
+                room = room - (self.alpha + self.beta)[self.res]
+            d.lp_room[margin] = room
         return room
 
-    def _lp_data(self, d: _SlotData, margin: bool) -> tuple[np.ndarray, ...]:
-        """(room, kept classes, true costs, LP costs, scale) of the class LP.
-
-        A class without room for a worker's or a PS's every resource has
-        W_c = S_c = 0 in every feasible solution: it is left out (exact; most
-        busy machines in a loaded cluster).  Costs are per class, workers then
-        PSs, over all classes; conditioned over all of them, as the
-        per-machine LP over all machines.
-        """
-        hit = d.lp_data.get(margin)
-        if hit is not None:
-            return hit
-        room = self._lp_room(d, margin)
-        a, b = self.alpha[self.res], self.beta[self.res]
-        useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
-        keep = np.flatnonzero(useful)
-        price = d.shared.price
-        cost = np.concatenate([price @ self.alpha, price @ self.beta])
-        scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
-        out = d.lp_data[margin] = (room, keep, cost, lp_cost, np.asarray(scale))
-        return out
+    def _lp_costs(self, d: _SlotData) -> tuple[np.ndarray, np.ndarray, float]:
+        """(true costs, LP costs, scale) per class, workers then PSs, conditioned over
+        all classes (as the per-machine LP over all machines)."""
+        if d.lp_costs is None:
+            price = d.shared.price
+            cost = np.concatenate([price @ self.alpha, price @ self.beta])
+            scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
+            d.lp_costs = (cost, lp_cost, scale)
+        return d.lp_costs
 
     def _lp_for(self, d: _SlotData, margin: bool) -> _ExternalLp:
-        room, keep, cost, lp_cost, scale = self._lp_data(d, margin)
+        """The class LP on HiGHS.  A class without room for a worker's or a PS's every
+        resource has W_c = S_c = 0 in every feasible solution: it is left out (exact;
+        most busy machines in a loaded cluster)."""
+        room = self._lp_room(d, margin)
+        cost, lp_cost, scale = self._lp_costs(d)
+        a, b = self.a_res, self.b_res
+        useful = np.all(room[:, a > 0] > 0, axis=1) | np.all(room[:, b > 0] > 0, axis=1)
+        keep = np.flatnonzero(useful)
         cols = np.concatenate([keep, d.classes.n + keep])
         C = keep.size
         if C not in self._structures:
@@ -483,7 +482,8 @@ class PdorsOracle:
         (:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass`); returns the
         bounds it could not certify (left to HiGHS)."""
         # every class goes in (a class without room gets W_c = S_c = 0 from the pass)
-        room, _, cost, lp_cost, _ = self._lp_data(d, margin)
+        room = self._lp_room(d, margin)
+        cost, lp_cost, _ = self._lp_costs(d)
         n = d.classes.n
         res = sorted_pass(
             d.shared.count,
@@ -655,7 +655,7 @@ class PdorsOracle:
             n_c = d.classes.count
             return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
         demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
-        room = self._lp_data(d, m in d.lp_margin)[0]
+        room = self._lp_room(d, m in d.lp_margin)
         # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
         # worker, so PSs go to machines without workers first
         amount = np.column_stack([x[:C], x[C:]])
