@@ -17,6 +17,7 @@ from numba import njit
 __all__ = [
     "cover_pass",
     "fill_members",
+    "group_rows",
     "internal_fit",
     "min_plus",
     "rounding_ok",
@@ -346,3 +347,54 @@ def fill_members(amount, demand, room, count, members, starts, apart, tol):  # t
             for i in range(n_ids):
                 out[ids[i]] = x[i]
     return out, failed
+
+
+@njit(cache=True)
+def group_rows(bits):  # type: ignore[no-untyped-def]
+    """Classes of equal rows of ``bits`` (H × k, a float matrix's bit patterns), for
+    :func:`~dmlsched.schedulers._shared.machine_classes.machine_classes`: rows
+    are hashed, sorted by hash (stably) and each run of equal hashes checked
+    row by row.  Returns (first, of, count, members, starts, ok) with classes
+    numbered by lowest row; ``ok`` is False if two different rows share a hash
+    (the caller then groups whole rows instead)."""
+    H, k = bits.shape
+    h = np.empty(H, dtype=np.uint64)
+    for i in range(H):
+        x = np.uint64(14695981039346656037)
+        for j in range(k):
+            x = (x ^ bits[i, j]) * np.uint64(1099511628211)
+        h[i] = x
+    order = np.argsort(h, kind="mergesort")  # equal hashes stay in row order
+    label = np.empty(H, dtype=np.int64)
+    firsts = np.empty(H, dtype=np.int64)
+    n = 0
+    for t in range(H):
+        i = order[t]
+        if t == 0 or h[i] != h[order[t - 1]]:
+            firsts[n] = i  # the lowest row of its run
+            n += 1
+        else:
+            f = firsts[n - 1]
+            for j in range(k):
+                if bits[i, j] != bits[f, j]:
+                    return firsts[:0], label, firsts[:0], label, firsts[:0], False
+        label[i] = n - 1
+    rank = np.empty(n, dtype=np.int64)
+    by_first = np.argsort(firsts[:n])
+    for c in range(n):
+        rank[by_first[c]] = c
+    of = np.empty(H, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    for i in range(H):
+        of[i] = rank[label[i]]
+        count[of[i]] += 1
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for c in range(n):
+        starts[c + 1] = starts[c] + count[c]
+    members = np.empty(H, dtype=np.int64)
+    fill = starts[:n].copy()
+    for i in range(H):  # rows in increasing order: ascending within each class
+        members[fill[of[i]]] = i
+        fill[of[i]] += 1
+    first = firsts[:n][by_first]
+    return first, of, count, members, starts, True

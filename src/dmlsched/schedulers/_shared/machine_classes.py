@@ -12,7 +12,6 @@ per-machine one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -38,12 +37,6 @@ class MachineClasses:
         return int(self.first.size)
 
 
-@lru_cache(maxsize=32)
-def _multipliers(k: int) -> np.ndarray:
-    """Fixed odd 64-bit multipliers for row hashing (a seeded generator: same on every run)."""
-    return np.random.default_rng(0x5EED).integers(0, 2**63, size=k, dtype=np.uint64) * 2 + 1
-
-
 def machine_classes(key: np.ndarray) -> MachineClasses:
     """Classes of equal rows of ``key`` (H × k, compared bit for bit)."""
     key = np.ascontiguousarray(key, dtype=float)
@@ -51,31 +44,17 @@ def machine_classes(key: np.ndarray) -> MachineClasses:
     if H == 0:
         empty = np.zeros(0, dtype=np.int64)
         return MachineClasses(empty, empty, empty, empty, np.zeros(1, dtype=np.int64))
-    # Most machines of a slot are often untouched and equal to the last one (fills go
-    # by id): set those apart with one comparison, then hash the other rows from
-    # their bits (equal rows, equal hashes), checked bit for bit; sorting a few
-    # 64-bit hashes is much faster than sorting all the rows.
-    bits = key.view(np.uint64)
-    same = np.all(bits == bits[-1], axis=1)
-    rest = np.flatnonzero(~same)
-    with np.errstate(over="ignore"):
-        h = (bits[rest] * _multipliers(key.shape[1])).sum(axis=1, dtype=np.uint64)
-    _, first_r, inv, count_r = np.unique(
-        h, return_index=True, return_inverse=True, return_counts=True
+    from dmlsched.schedulers._shared.kernels import group_rows  # numba: imported when used
+
+    # rows hashed from their bits (equal rows, equal hashes) and checked bit for bit,
+    # in one compiled loop; a hash shared by different rows falls back to sorting rows
+    first, of, count, members, starts, ok = group_rows(key.view(np.uint64))
+    if ok:
+        return MachineClasses(first, of, count, members, starts)
+    rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
+    _, first, inv, count = np.unique(
+        rows, return_index=True, return_inverse=True, return_counts=True
     )
-    inv = inv.ravel()
-    if not np.array_equal(bits[rest], bits[rest[first_r]][inv]):  # a collision: whole rows
-        rows = key[rest].view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
-        _, first_r, inv, count_r = np.unique(
-            rows, return_index=True, return_inverse=True, return_counts=True
-        )
-        inv = inv.ravel()
-    # class 0: the rows equal to the last one; then the other rows' classes
-    first = np.concatenate([[np.argmax(same)], rest[first_r]])
-    count = np.concatenate([[np.count_nonzero(same)], count_r])
-    label = np.zeros(H, dtype=np.int64)
-    label[rest] = inv + 1
-    inv = label
     order = np.argsort(first, kind="stable")  # renumber classes by their lowest machine id
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
