@@ -63,8 +63,12 @@ _TOL = 1e-9
 class SlotOracle(Protocol):
     """Per-job θ(t, ·) of Alg. 4 (or OASiS's per-slot subroutine)."""
 
-    def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
-        """(Q+1,) estimated cost of k quanta in slot t (inf = infeasible); [0] = 0."""
+    def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
+        """(Q+1,) estimated cost of k quanta in slot t (inf = infeasible); [0] = 0.
+
+        ``key`` is ``free.tobytes()``, made once per slot state by the scheduler
+        (equal keys, equal states: an oracle may cache by it).
+        """
         ...
 
     def realize(self, t: int, k: int) -> tuple[float, Placement, int] | None:
@@ -213,7 +217,7 @@ class PrimalDualScheduler:
         self.rho_ = np.zeros((horizon, cap.shape[0], cap.shape[1]))
         # slot t's (prices, free) are cached until its reservations change
         self.version_ = np.zeros(horizon, dtype=np.int64)
-        self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray]] = {}
+        self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray, bytes]] = {}
         self.plans_: dict[int, JobPlan] = {}
         self.estimator_ = OnlineBounds(cap.shape[1], horizon, float(cap.sum()))
         if self.price_estimate == "oracle":
@@ -268,18 +272,22 @@ class PrimalDualScheduler:
     def _release(self, plan: JobPlan, since: int) -> None:
         self._reserve(self.known_[plan.job], plan, sign=-1.0, since=since)
 
-    def slot_state(self, t: int, bounds: PriceBounds) -> tuple[np.ndarray, np.ndarray]:
-        """Eq. (12) prices and residual capacities Ĉ of slot t (read-only, cached)."""
+    def slot_state(self, t: int, bounds: PriceBounds) -> tuple[np.ndarray, np.ndarray, bytes]:
+        """Eq. (12) prices and residual capacities Ĉ of slot t (read-only, cached), and
+        Ĉ's bytes as a cache key (one copy per slot state, so its hash is computed once)."""
         hit = self._state.get(t)
         if hit is not None and hit[0] == self.version_[t] and hit[1] == bounds:
-            return hit[2], hit[3]
+            return hit[2], hit[3], hit[4]
         rho = self.rho_[t]
         price = prices(rho, self.capacity_, bounds)
         free = self.capacity_ - rho
         price.flags.writeable = False
         free.flags.writeable = False
-        self._state[t] = (int(self.version_[t]), bounds, price, free)
-        return price, free
+        key = free.tobytes()
+        if hit is not None and hit[4] == key:
+            key = hit[4]  # the same state: keep the bytes whose hash is known
+        self._state[t] = (int(self.version_[t]), bounds, price, free, key)
+        return price, free, key
 
     # -- Alg. 2 + 3 ------------------------------------------------------
     def plan(self, job: ClusterJob, now: int) -> JobPlan | None:

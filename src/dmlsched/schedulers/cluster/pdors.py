@@ -567,8 +567,7 @@ class PdorsOracle:
             if margin:
                 d.lp_margin.add(m)
 
-    def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
-        key = free.tobytes()
+    def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
         self.slot_key[t] = key
         d = self.cache.get(key)
         if d is None:
