@@ -400,6 +400,9 @@ class PdorsOracle:
         self.ext_ok = (self.m_ext <= wmax) & (self.m_ext >= 1)
         self.ext_k = np.flatnonzero(self.ext_ok)
         self.ext_ms = sorted({int(m) for m in self.m_ext[self.ext_ok]})
+        # position of each external quantum count's bound in ext_ms
+        self.ext_pos = np.searchsorted(np.asarray(self.ext_ms), self.m_ext[self.ext_k])
+        self.ms_pos = {m: i for i, m in enumerate(self.ext_ms)}
         self.bounds = bounds
         self.cache: dict[bytes, _SlotData] = {}
         self.slot_key: dict[int, bytes] = {}
@@ -618,13 +621,11 @@ class PdorsOracle:
         d.ext_est[0] = 0.0
         self._trace_lp(d)
         if d.lp:
-            ms = np.array(sorted(d.lp), dtype=float)
-            ks = self.ext_k[self.ext_k >= 1]
-            mk = self.m_ext[ks]
-            pos = np.minimum(np.searchsorted(ms, mk), ms.size - 1)
-            hit = ms[pos] == mk
-            val = {m: self.gain(float(m), d) * d.lp[int(m)][0] for m in ms}
-            d.ext_est[ks[hit]] = [val[m] for m in ms[pos[hit]]]
+            # G_δ × the LP value at each bound, for every quantum count that needs it
+            val = np.full(len(self.ext_ms), np.inf)
+            for m, (obj, _) in d.lp.items():
+                val[self.ms_pos[m]] = self.gain(float(m), d) * obj
+            d.ext_est[self.ext_k] = val[self.ext_pos]
         return d
 
     # -- realization (rounding) -----------------------------------------------
