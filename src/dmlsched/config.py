@@ -90,4 +90,6 @@ def raise_first(err: ValidationError, where: str) -> None:
     """Turn pydantic's first error into one InvalidInput line."""
     e = err.errors()[0]
     field = ".".join(str(x) for x in e["loc"]) or "document"
+    if e["type"] == "missing":  # the input is then the whole enclosing object: not a value
+        raise InvalidInput(field, None, "a value; the field is missing", where) from None
     raise InvalidInput(field, e.get("input"), e["msg"], where) from None

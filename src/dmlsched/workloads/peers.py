@@ -60,6 +60,7 @@ CLI exits 2).
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from collections.abc import Mapping
@@ -75,6 +76,7 @@ from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.utility import Sigmoid
 from dmlsched.workloads.profiles import APPLICATIONS, load_profiles
 from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.textio import read_text
 
 __all__ = [
     "B_EXT_GBPS",
@@ -142,7 +144,7 @@ def read_pollux(path: Path) -> list[PeerRow]:
     if not path.is_file():
         raise InvalidInput("workload", str(path), "an existing Pollux CSV file")
     rows = []
-    with path.open(newline="") as f:
+    with io.StringIO(read_text(path, "workload"), newline="") as f:  # UTF-8, BOM or not
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != POLLUX_COLUMNS:
@@ -174,7 +176,7 @@ def read_gavel(path: Path) -> list[PeerRow]:
     if not path.is_file():
         raise InvalidInput("workload", str(path), "an existing Gavel .trace file")
     rows = []
-    with path.open() as f:
+    with io.StringIO(read_text(path, "workload")) as f:  # UTF-8, BOM or not
         for line, text in enumerate(f, start=1):
             text = text.rstrip("\n").rstrip("\r")
             if not text.strip():
