@@ -39,6 +39,7 @@ from dmlsched.cli_options import (
     Wait,
     Workers,
     finite_positive,
+    int_range,
     json_text,
     writable_file,
 )
@@ -243,7 +244,7 @@ def reproduce(
     out: Annotated[Path | None, typer.Option(help="Output folder (default results/<ID>).")] = None,
     seeds: Annotated[
         int | None,
-        typer.Option(min=1, max=MAX_SEEDS, help="Seeds (default: the experiment's)."),
+        typer.Option(callback=int_range(1, MAX_SEEDS), help="Seeds (default: the experiment's)."),
     ] = None,
     quick: Annotated[bool, typer.Option(help="Small sizes (about a minute).")] = False,
     list_: Annotated[bool, typer.Option("--list", help="Print the catalogue.")] = False,
@@ -374,7 +375,7 @@ def export(
     slot_seconds: Annotated[
         float | None,
         typer.Option(
-            callback=finite_positive,
+            parser=finite_positive,
             help="Slot length (s): 60 for pollux:/gavel: imports, else 3600.",
         ),
     ] = None,

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from dmlsched.errors import InvalidInput
+from dmlsched.errors import InvalidInput, short
 from dmlsched.workloads.registry import MAX_SIZE
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Wait",
     "Workers",
     "finite_positive",
+    "int_range",
     "json_safe",
     "json_text",
     "writable_file",
@@ -45,31 +47,59 @@ MAX_SEED = 2**63 - 1  # one run's seed (numpy's SeedSequence takes any int >= 0)
 MAX_WORKERS = 1024
 
 
-def finite_positive(value: float | None) -> float | None:
-    """Option callback: a finite number > 0 (click's FloatRange lets inf and nan pass)."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise typer.BadParameter(f"{value!r} is not a finite number > 0")
+def finite_positive(text: str) -> float:
+    """Option parser: a finite number > 0 (a float range would let inf and nan pass)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{short(text)} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"{short(text)} is not a finite number > 0")
     return value
 
 
-Jobs = Annotated[
-    int | None, typer.Option(min=1, max=MAX_SIZE, help="Number of jobs (default: the workload's).")
+def int_range(lo: int, hi: int) -> Callable[[str], int]:
+    """Option parser: an integer in ``lo..hi``; every message shows the value given."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise typer.BadParameter(f"{short(text)} is not an integer") from None
+        if not lo <= value <= hi:
+            raise typer.BadParameter(f"{short(text)} is not an integer in {lo}..{hi}")
+        return value
+
+    return parse
+
+
+def _size(help: str) -> Any:
+    return typer.Option(parser=int_range(1, MAX_SIZE), help=f"{help} (1..{MAX_SIZE:,}).")
+
+
+Jobs = Annotated[int | None, _size("Number of jobs; default: the workload's")]
+Machines = Annotated[int | None, _size("Machines / servers / DCs / capacity units")]
+Slots = Annotated[int | None, _size("Time slots T")]
+Seeds = Annotated[
+    int,
+    typer.Option(
+        parser=int_range(1, MAX_SEEDS), help=f"Number of seeds 0..N-1 (1..{MAX_SEEDS:,})."
+    ),
 ]
-Machines = Annotated[
-    int | None,
-    typer.Option(min=1, max=MAX_SIZE, help="Machines / servers / DCs / capacity units."),
+Seed = Annotated[
+    int, typer.Option(parser=int_range(0, MAX_SEED), help="Seed of the run (0..2^63-1).")
 ]
-Slots = Annotated[int | None, typer.Option(min=1, max=MAX_SIZE, help="Time slots T.")]
-Seeds = Annotated[int, typer.Option(min=1, max=MAX_SEEDS, help="Number of seeds (0..N-1).")]
-Seed = Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed of the run.")]
 Workers = Annotated[
     int | None,
-    typer.Option(min=1, max=MAX_WORKERS, help="Process-pool size (default: all cores)."),
+    typer.Option(
+        parser=int_range(1, MAX_WORKERS),
+        help=f"Process-pool size (default: all cores; 1..{MAX_WORKERS}).",
+    ),
 ]
 SlotSeconds = Annotated[
     float | None,
     typer.Option(
-        callback=finite_positive,
+        parser=finite_positive,
         help="Slot length in seconds for pollux:/gavel: workloads (default 60).",
     ),
 ]

@@ -8,7 +8,22 @@ checked: field count, numbers parse and are finite and in range.  A bad row
 raises :class:`~dmlsched.errors.InvalidInput` whose ``where`` is
 ``"<file>:<line>"`` and whose ``field`` is the column name; with
 ``skip_bad_rows=True`` it is skipped and counted in ``Trace.skipped``.
-Bytes that are not UTF-8 spoil only the field they are in (same error).
+Bytes that are not UTF-8 spoil only the field they are in (same error); a
+UTF-8 byte-order mark before the header is ignored.
+
+Folders: a format split into parts by the trace itself is read whole —
+Google's ``job_events*``/``task_events*`` parts (all of them, by name; a job
+is the first SUBMIT seen) and PAI's per-job files, recognised by their
+header, not their name.  Philly files and the Alibaba pod and node lists
+cannot safely be joined (a sample beside its full file would count every job
+twice), so a folder with several matching files is refused, listing them:
+pass one with ``--trace FILE`` (``--nodes FILE`` for a node list).
+
+Nothing degrades silently: what the loader had to leave out or could not
+use is in ``Trace.notes`` (a fallback starts with ``WARNING: `` and the CLI
+prints it on stderr) and ends in the workload's notes, ``config.json`` and
+``summary.md``.  :func:`trace_root` points every default folder at another
+trace set (``reproduce --traces DIR``).
 
 * ``philly`` (``philly-pollux/philly*.csv``, header
   ``timestamp,duration,num_gpus,gpu_time,cluster``): arrival = ``timestamp``
@@ -22,15 +37,24 @@ Bytes that are not UTF-8 spoil only the field they are in (same error).
   KILL 5, LOST 6) − the last SCHEDULE (1) before it, when both fall in the
   window, else unknown; workers = distinct task indices with a task SUBMIT
   event (the task window is only 5 minutes, so most jobs have none →
-  unknown).
-* ``alibaba`` (``alibaba-gpu-v2023/openb_pod_list*.csv`` + node list): one
-  row per pod; arrival = ``creation_time`` s; workers = ``num_gpu`` (0 → one
-  CPU-only worker); run time = ``deletion_time − scheduled_time`` for
+  unknown).  Times 0 and 2^63−1 (before/after the window) are left out and
+  counted.  Unit check: the 2011 window opens at 600 s, so any other time
+  below 600,000,000 means the file is not in µs (seconds or ms would pass
+  every row check and squeeze or stretch every run time a million- or
+  thousand-fold): InvalidInput naming file:line, even with ``skip_bad_rows``.
+  When no submitted job has task events (the task file's window misses the
+  job file's), a warning note gives both windows.
+* ``alibaba`` (``alibaba-gpu-v2023/openb_pod_list*.csv`` + node list
+  ``openb_node_list*.csv`` beside it, or ``nodes=`` / ``--nodes PATH``
+  anywhere; :func:`load_nodes` reads a node list alone): one row per pod;
+  arrival = ``creation_time`` s; workers = ``num_gpu`` (0 → one CPU-only
+  worker); run time = ``deletion_time − scheduled_time`` for
   scheduled pods whose deletion is not the file's largest ``deletion_time``
   (README: that value looks like the end of observation, i.e. censored);
   per-pod cores, memory GB and GPU share (``gpu_milli``/1000 for a shared
   GPU).  ``Trace.nodes`` = (GPUs, cores, memory GB) per node of the list.
-* ``pai`` (``alibaba-pai-minibatch/job_*_norm.csv``): not an arrival trace,
+* ``pai`` (every CSV of ``alibaba-pai-minibatch/`` with the header
+  ``,worker,gpu,time,batch_time_norm``): not an arrival trace,
   so ``rows`` is empty; ``Trace.stragglers`` holds, per (job, iteration)
   with all workers reported, max ÷ mean mini-batch time across the job's
   workers — under BSP the slowest worker sets every iteration's pace, so
@@ -60,7 +84,11 @@ fields the trace has then replace the drawn ones:
   *not* compressed);
 * workers W — GPUs (Philly, Alibaba) or tasks (Google).  Jobs without a
   count (most Google jobs) get one resampled from the trace's own jobs with
-  a count.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
+  a count.  If no job of the trace has a count (a task file that does not
+  overlap the job file), W = 1 for them — a documented fallback that keeps
+  the trace's run times (resampling from nothing, or dropping the run times
+  for drawn sizes, would change the workload silently) — and a warning
+  note says so.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
 * run time → work: E·K = run time (slots) × the speed model's rate
   (:func:`dmlsched.model.speed.pdors.sync_rate`) with W workers and
   ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on one machine
@@ -92,7 +120,8 @@ were skipped.
 Registered workloads ``cluster``/``philly|google|alibaba``: ``jobs`` (default
 100) jobs sampled from the trace, ``slots`` (80), ``machines`` (30; Alibaba:
 the whole node list), ``trace`` = folder or file overriding
-:func:`default_trace_dir`; ``extra``: ``skip_bad_rows`` (bool),
+:func:`default_trace_dir`; ``extra``: ``skip_bad_rows`` (bool), ``nodes``
+(Alibaba node list, file or folder),
 ``straggler`` (bool: draw PAI factors), ``straggler_trace`` (PAI folder),
 ``mix`` (utility class shares, as synthetic).  Sync only.
 """
