@@ -56,7 +56,7 @@ def test_synthetic_server_ranges_when_the_trace_folder_is_absent_with_a_warning(
 
 
 def test_a_named_node_list_that_is_missing_is_an_error_not_a_fallback(tmp_path) -> None:
-    with pytest.raises(InvalidInput, match="none.csv"):
+    with pytest.raises(InvalidInput, match=r"none\.csv"):
         server_shapes(50, np.random.default_rng(0), tmp_path / "none.csv")
 
 

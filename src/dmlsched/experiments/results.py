@@ -175,12 +175,12 @@ def _cut_cell(rows: list[Row], torn: bool, tail: bytes) -> CellKey | None:
     """The last cell if a kill cut it short (see :class:`Scan`), else ``None``."""
     if torn:
         parts = tail.decode("utf-8", errors="replace").split(",")
-        if len(parts) >= 6 and rows:
-            last = rows[-1]
-            if (last[2], last[4], str(last[5])) == (parts[2], parts[4], parts[5]):
-                return CellKey(last[2], last[4], last[5])
-        # the cut line starts a new cell: the rows before it are whole
-        return CellKey(parts[2], parts[4], _int(parts[5])) if len(parts) >= 6 else None
+        if len(parts) >= 6:
+            key = CellKey(parts[2], parts[4], _int(parts[5]))
+            if not rows or CellKey(rows[-1][2], rows[-1][4], rows[-1][5]) != key:
+                return key  # the cut line starts a new cell: the rows before it are whole
+        # the cut line continues the last cell, or is too short to say: drop that cell
+        return CellKey(rows[-1][2], rows[-1][4], rows[-1][5]) if rows else None
     if not rows:
         return None
     last = CellKey(rows[-1][2], rows[-1][4], rows[-1][5])
