@@ -47,8 +47,10 @@ MAX_SEED = 2**63 - 1  # one run's seed (numpy's SeedSequence takes any int >= 0)
 MAX_WORKERS = 1024
 
 
-def finite_positive(text: str) -> float:
+def finite_positive(text: str | float | None) -> float | None:
     """Option parser: a finite number > 0 (a float range would let inf and nan pass)."""
+    if text is None:
+        return None
     try:
         value = float(text)
     except ValueError:
@@ -58,10 +60,12 @@ def finite_positive(text: str) -> float:
     return value
 
 
-def int_range(lo: int, hi: int) -> Callable[[str], int]:
+def int_range(lo: int, hi: int) -> Callable[[str | int | None], int | None]:
     """Option parser: an integer in ``lo..hi``; every message shows the value given."""
 
-    def parse(text: str) -> int:
+    def parse(text: str | int | None) -> int | None:
+        if text is None:  # the option was not given: its default stands
+            return None
         try:
             value = int(text)
         except ValueError:
