@@ -69,6 +69,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dmlsched.config import MAX_SIZE
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.speed.measured import AppProfile, MeasuredSpeed, accumulation, step_time
@@ -127,14 +128,17 @@ def _where(path: Path, line: int) -> str:
     return f"{path}:{line}"
 
 
-def _num(v: str, field: str, where: str, *, integer: bool, minimum: float) -> float:
+def _num(
+    v: str, field: str, where: str, *, integer: bool, minimum: float, maximum: float = math.inf
+) -> float:
     try:
         x = float(v)
     except (TypeError, ValueError):
         raise InvalidInput(field, v, "a number", where) from None
-    if not math.isfinite(x) or x < minimum or (integer and x != int(x)):
+    if not math.isfinite(x) or not minimum <= x <= maximum or (integer and x != int(x)):
         kind = "an integer" if integer else "a number"
-        raise InvalidInput(field, v, f"{kind} >= {minimum:g}", where)
+        top = f" and <= {maximum:g}" if math.isfinite(maximum) else ""
+        raise InvalidInput(field, v, f"{kind} >= {minimum:g}{top}", where)
     return x
 
 
@@ -161,7 +165,7 @@ def read_pollux(path: Path) -> list[PeerRow]:
             time = _num(t, "time", w, integer=False, minimum=0)
             if app not in APPLICATIONS:
                 raise InvalidInput("application", app, " | ".join(APPLICATIONS), w)
-            workers = int(_num(reps, "num_replicas", w, integer=True, minimum=1))
+            workers = int(_num(reps, "num_replicas", w, integer=True, minimum=1, maximum=MAX_SIZE))
             batch = int(_num(bs, "batch_size", w, integer=True, minimum=workers))
             a = APPLICATIONS[app]
             rows.append(PeerRow(time, app, workers, batch, a.epochs, a.samples))
@@ -199,7 +203,7 @@ def read_gavel(path: Path) -> list[PeerRow]:
                 raise InvalidInput("needs_data_dir", needs, "0 | 1", w)
             n_steps = int(_num(steps, "total_steps", w, integer=True, minimum=1))
             time = _num(t, "arrival_time", w, integer=False, minimum=0)
-            workers = int(_num(scale, "scale_factor", w, integer=True, minimum=1))
+            workers = int(_num(scale, "scale_factor", w, integer=True, minimum=1, maximum=MAX_SIZE))
             batch = per_worker * workers
             rows.append(PeerRow(time, app, workers, batch, 1, n_steps * batch))
     if not rows:
@@ -276,6 +280,10 @@ def build_peer_workload(
             rates.append(measured.rate(j, m, w, s))
             serial += j.total_work / max(min(rates), 1e-12)
         slots = max(j.arrival for j in jobs) + math.ceil(2 * serial) + 1
+        if slots > MAX_SIZE:  # the engine keeps per-slot arrays: refuse, do not exhaust memory
+            raise InvalidInput(
+                "slots", slots, f"<= {MAX_SIZE} (computed from {source}; pass --slots)"
+            )
     return ClusterWorkload(
         jobs=tuple(sorted(jobs, key=lambda j: (j.arrival, j.id))),
         cluster=Cluster.uniform(H, MACHINE),

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlsched.config import MAX_SIZE
 from dmlsched.errors import InvalidInput
 
 __all__ = [
@@ -34,9 +35,6 @@ __all__ = [
 ]
 
 WARNING = "WARNING: "
-# Largest jobs / machines / slots count accepted: far beyond any experiment here,
-# small enough that a typo (an extra zero run) is refused instead of exhausting memory.
-MAX_SIZE = 1_000_000
 
 
 def warning_notes(notes: Iterable[str]) -> list[str]:
