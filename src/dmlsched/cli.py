@@ -97,7 +97,9 @@ def _warn(text: str) -> None:
 
 def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
     from dmlsched.experiments.lock import hold
+    from dmlsched.experiments.runner import workload_notes
 
+    notes = workload_notes(exp, cfg.quick, cfg.traces)  # bad input fails before OUT is made
     # one lock around the sweep and its report (the runner re-enters it)
     with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
         prog = _progress()
@@ -109,7 +111,7 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
             prog.update(task, completed=done, total=total)
 
         try:
-            path = run_experiment(exp, out, cfg, on_progress=cb, on_warning=_warn)
+            path = run_experiment(exp, out, cfg, on_progress=cb, on_warning=_warn, notes=notes)
         finally:
             if prog.live.is_started:
                 prog.stop()

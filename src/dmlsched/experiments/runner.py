@@ -207,11 +207,13 @@ def run_experiment(
     cfg: RunConfig,
     on_progress: Callable[[int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    notes: list[str] | None = None,
 ) -> Path:
     """Run the missing cells of ``exp`` into ``out/results.csv``; returns its path.
 
     ``on_warning`` gets each workload note that reports a fallback
-    (``"WARNING: ..."``, see :func:`dmlsched.workloads.traces.warning_notes`).
+    (``"WARNING: ..."``, see :func:`dmlsched.workloads.registry.warning_notes`).
+    ``notes``: :func:`workload_notes` if the caller has them already.
     """
     from dmlsched.workloads.registry import warning_notes
 
@@ -219,7 +221,8 @@ def run_experiment(
         raise InvalidInput("seeds", cfg.seeds, "an integer >= 1")
     if cfg.workers is not None and cfg.workers < 1:
         raise InvalidInput("workers", cfg.workers, ">= 1")
-    notes = workload_notes(exp, cfg.quick, cfg.traces)
+    if notes is None:
+        notes = workload_notes(exp, cfg.quick, cfg.traces)
     if on_warning:
         for w in warning_notes(notes):
             on_warning(w)
