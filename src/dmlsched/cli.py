@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import fnmatch
-import inspect
 import os
 import platform
 import sys
@@ -35,7 +34,6 @@ from dmlsched.cli_options import (
     Seeds,
     SkipBadRows,
     Slots,
-    SlotSeconds,
     Wait,
     Workers,
     finite_positive,
@@ -45,7 +43,8 @@ from dmlsched.cli_options import (
 )
 from dmlsched.errors import DmlschedError, Interrupted, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, all_experiments, get
-from dmlsched.experiments.claims import mean_ci
+from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
+from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
@@ -71,6 +70,62 @@ MAIN_METRIC = {
     "edge-cloud": "total_jct",
     "geo": "total_cost",
 }
+
+
+# Peer-workload options, declared once for every command that builds a workload.
+SlotSecondsOpt = Annotated[
+    float | None,
+    typer.Option(
+        parser=finite_positive,
+        help="Slot length in seconds of pollux:/gavel: workloads (default 60).",
+    ),
+]
+SpeedOpt = Annotated[
+    str | None,
+    typer.Option(help="pollux:/gavel: speed model: eq1 (PD-ORS Eq. (1)) | measured (the peer's)."),
+]
+ProfilesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Peer measurements: Pollux profiles folder or Gavel's simulation_throughputs.json "
+        "(default: ../shared/peers)."
+    ),
+]
+GpuOpt = Annotated[
+    str | None, typer.Option("--gpu", help="GPU type of gavel: workloads: v100 | p100 | k80.")
+]
+
+
+def _peer_extra(
+    slot_seconds: float | None, speed: str | None, profiles: Path | None, gpu: str | None
+) -> dict[str, Any]:
+    """WorkloadParams.extra for the peer options that were given (validated)."""
+    extra: dict[str, Any] = {}
+    if slot_seconds is not None:
+        if not (slot_seconds > 0 and slot_seconds < float("inf")):
+            raise InvalidInput("slot-seconds", slot_seconds, "> 0")
+        extra["slot_seconds"] = slot_seconds
+    if speed is not None:
+        if speed not in ("eq1", "measured"):
+            raise InvalidInput("speed", speed, "eq1 | measured")
+        extra["speed"] = speed
+    if profiles is not None:
+        extra["profiles"] = str(profiles)
+    if gpu is not None:
+        extra["gpu"] = gpu
+    return extra
+
+
+def _check_taken(wl: Any, extra: dict[str, Any]) -> None:
+    """Refuse peer options the built workload did not take (never ignore a flag silently)."""
+    secs = extra.get("slot_seconds")
+    if secs is not None and getattr(wl, "slot_seconds", None) != secs:
+        raise InvalidInput("slot-seconds", secs, "only with pollux:/gavel: workloads")
+    if extra.get("speed") == "measured" and getattr(wl, "speed", None) is None:
+        raise InvalidInput("speed", "measured", "only with pollux:/gavel: workloads")
+    gpu = extra.get("gpu")
+    if gpu is not None and f"gpu={gpu}" not in getattr(wl, "notes", ()):
+        raise InvalidInput("gpu", gpu, "only with gavel: workloads")
 
 
 def _build(
@@ -128,7 +183,11 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
 def _print_table(results: Path, title: str) -> None:
     """Metrics × schedulers, mean ± 95% CI (per-resource breakdowns: see summary.md)."""
     df = read_results(results)
-    metrics = [m for m in dict.fromkeys(df["metric"]) if not m.startswith("mean_utilization_")]
+    metrics = [
+        m
+        for m in dict.fromkeys(df["metric"])
+        if not m.startswith(("mean_utilization_", WORKLOAD_PREFIX))
+    ]
     scheds = list(dict.fromkeys(df["scheduler"]))
     table = Table(title=title)
     table.add_column("metric", no_wrap=True)
@@ -138,10 +197,11 @@ def _print_table(results: Path, title: str) -> None:
         row = []
         for s in scheds:
             vals = df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
-            mean, ci = mean_ci(vals)
-            row.append("—" if mean != mean else f"{mean:.4g} ± {ci:.2g}")  # NaN: undefined
+            row.append(format_cell(cell_stats(vals, describe(m))))
         table.add_row(m, *row)
     console.print(table)
+    for line in explain_completions(df):  # why few jobs completed, when that is the case
+        console.print(f"- {line}")
 
 
 @app.command()
@@ -183,7 +243,10 @@ def compare(
     ray: Annotated[
         str | None, typer.Option(help="Ray address, or 'local' to start one here.")
     ] = None,
-    slot_seconds: SlotSeconds = None,
+    slot_seconds: SlotSecondsOpt = None,
+    speed: SpeedOpt = None,
+    profiles: ProfilesOpt = None,
+    gpu: GpuOpt = None,
     wait: Wait = False,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
@@ -192,20 +255,14 @@ def compare(
     names = _split(schedulers, "schedulers")
     for n in names:  # fail fast, before any work
         make_scheduler(setting, n)
-    extra = _workload_extra(skip_bad_rows, nodes)
+    peer = _peer_extra(slot_seconds, speed, profiles, gpu)
+    extra: dict[str, Any] = {**_workload_extra(skip_bad_rows, nodes), **peer}
     if mode is not None:
         extra["mode"] = mode
-    sched_params: dict[str, dict[str, Any]] = {}
-    if slot_seconds is not None:
-        extra["slot_seconds"] = slot_seconds
-        # schedulers with time-valued parameters (tiresias' thresholds) need the slot length
-        sched_params = {
-            n: {"slot_seconds": slot_seconds}
-            for n in names
-            if "slot_seconds" in inspect.signature(registry()[(setting, n)]).parameters
-        }
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
-    # the runner builds the first workload before anything is written: bad input fails first
+    first = _build(setting, workload, params, workload, 0, False)  # validates input up front
+    _check_taken(first, peer)  # the workload carries the slot length to every scheduler
+    # its notes go to config.json and summary.md through the runner (workload_notes)
     exp = Experiment(
         id="compare",
         setting=setting,
@@ -216,7 +273,7 @@ def compare(
         schedulers=tuple(names),
         metrics=(),
         build=partial(_build, setting, workload, params),
-        scheduler_params=sched_params,
+        cell=diagnosed_cell,
     )
     cfg = RunConfig(
         seeds=seeds,
@@ -232,11 +289,12 @@ def compare(
             "skip_bad_rows": skip_bad_rows,
             "nodes": str(nodes) if nodes else None,
             "mode": mode,
-            "slot_seconds": slot_seconds,
+            **peer,
         },
     )
     results = _run(exp, out, cfg, f"compare {setting}")
-    _print_table(results, f"{setting} on {workload}: mean ± 95% CI over {seeds} seed(s)")
+    over = "1 seed, no interval" if seeds == 1 else f"mean ± 95% CI over {seeds} seeds"
+    _print_table(results, f"{setting} on {workload}: {over}")
     console.print(f"wrote {results}, {out / 'summary.md'} and plots")
 
 
@@ -246,7 +304,7 @@ def reproduce(
     out: Annotated[Path | None, typer.Option(help="Output folder (default results/<ID>).")] = None,
     seeds: Annotated[
         int | None,
-        typer.Option(callback=int_range(1, MAX_SEEDS), help="Seeds (default: the experiment's)."),
+        typer.Option(parser=int_range(1, MAX_SEEDS), help="Seeds (default: the experiment's)."),
     ] = None,
     quick: Annotated[bool, typer.Option(help="Small sizes (about a minute).")] = False,
     list_: Annotated[bool, typer.Option("--list", help="Print the catalogue.")] = False,
@@ -305,7 +363,7 @@ def reproduce(
     exp = get(experiment)
     out = out or Path("results") / exp.id
     _run(exp, out, config(exp), exp.id)
-    console.print((out / "summary.md").read_text())
+    console.print((out / "summary.md").read_text(), markup=False)
 
 
 def _select(only: str | None) -> list[Experiment]:
@@ -342,6 +400,10 @@ def run(
     skip_bad_rows: SkipBadRows = False,
     nodes: Nodes = None,
     events: Annotated[Path | None, typer.Option(help="Write the event log here as CSV.")] = None,
+    slot_seconds: SlotSecondsOpt = None,
+    speed: SpeedOpt = None,
+    profiles: ProfilesOpt = None,
+    gpu: GpuOpt = None,
 ) -> None:
     """Run one scheduler once; print its metrics (JSON; undefined values are null)."""
     from dmlsched.sim.engine import simulate
@@ -352,10 +414,12 @@ def run(
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     if events:
         writable_file(events, "events")  # before the run, not after it
-    extra = _workload_extra(skip_bad_rows, nodes)
+    peer = _peer_extra(slot_seconds, speed, profiles, gpu)
+    extra = {**_workload_extra(skip_bad_rows, nodes), **peer}
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     sched = make_scheduler(setting, scheduler)
     wl = _build(setting, workload, params, None, seed, False)
+    _check_taken(wl, peer)
     for w in warning_notes(getattr(wl, "notes", ())):
         _warn(w)
     _, rng = spawn(make_rng(seed), 2)
@@ -374,25 +438,26 @@ def export(
     machines: Machines = None,
     slots: Slots = None,
     seed: Seed = 0,
-    slot_seconds: Annotated[
-        float | None,
+    slot_seconds: SlotSecondsOpt = None,
+    profiles: Annotated[
+        Path | None,
         typer.Option(
-            parser=finite_positive,
-            help="Slot length (s): 60 for pollux:/gavel: imports, else 3600.",
+            help="Pollux profiles folder (default: ../shared/peers), to place synthetic jobs."
         ),
     ] = None,
 ) -> None:
     """Write a cluster workload's jobs in a peer simulator's format (Pollux CSV, Gavel .trace)."""
-    from dmlsched.model.cluster import SLOT_SECONDS
-    from dmlsched.workloads.export import export_workload, slot_seconds_of
+    from dmlsched.workloads.export import export_workload
+    from dmlsched.workloads.profiles import load_profiles
 
     writable_file(out, "out")
-    extra: dict[str, Any] = {"slot_seconds": slot_seconds} if slot_seconds else {}
-    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, extra=extra)
+    peer = _peer_extra(slot_seconds, None, None, None)
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, extra=peer)
     wl = _build("cluster", workload, params, None, seed, False)
-    secs = slot_seconds or slot_seconds_of(wl, SLOT_SECONDS)
-    n = export_workload(wl, format, out, secs)
-    console.print(f"wrote {n} jobs to {out} ({format}, {secs:g}-s slots)")
+    _check_taken(wl, peer)
+    rep = export_workload(wl, format, out, load_profiles(profiles) if profiles else None)
+    moved = f"; {rep.clamped} moved into the peer's domain" if rep.clamped else ""
+    console.print(f"wrote {rep.jobs} jobs to {out} ({format}, {wl.slot_seconds:g}-s slots{moved})")
 
 
 @app.command()
@@ -406,7 +471,7 @@ def calibrate(
     from dmlsched.experiments.calibrate import calibrate as run_calibration
 
     path = run_calibration(out, profiles)
-    console.print(path.read_text())
+    console.print(path.read_text(), markup=False)
     console.print(f"wrote {path} and {out / 'calibration.png'}")
 
 

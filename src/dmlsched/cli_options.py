@@ -31,7 +31,6 @@ __all__ = [
     "Seed",
     "Seeds",
     "SkipBadRows",
-    "SlotSeconds",
     "Slots",
     "Wait",
     "Workers",
@@ -98,13 +97,6 @@ Workers = Annotated[
     typer.Option(
         parser=int_range(1, MAX_WORKERS),
         help=f"Process-pool size (default: all cores; 1..{MAX_WORKERS}).",
-    ),
-]
-SlotSeconds = Annotated[
-    float | None,
-    typer.Option(
-        parser=finite_positive,
-        help="Slot length in seconds for pollux:/gavel: workloads (default 60).",
     ),
 ]
 SkipBadRows = Annotated[
