@@ -535,6 +535,12 @@ def main(argv: list[str] | None = None) -> int:
     except UnicodeDecodeError as e:  # a reader without its own check: still one line
         print(f"dmlsched: undecodable input ({e.reason} at byte {e.start})", file=sys.stderr)
         return 2
+    except MemoryError:  # e.g. a horizon computed from a file's far-off arrival times
+        print(
+            "dmlsched: out of memory for this workload; give smaller --jobs, --machines or --slots",
+            file=sys.stderr,
+        )
+        return 2
     except OSError as e:
         if e.errno == errno.EPIPE:  # reader of our output went away (| head)
             return 1

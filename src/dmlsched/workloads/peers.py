@@ -311,10 +311,6 @@ def _assemble(
             rates.append(measured.rate(j, m, w, s))
             serial += j.total_work / max(min(rates), 1e-12)
         slots = max(j.arrival for j in jobs) + math.ceil(2 * serial) + 1
-        if slots > MAX_SIZE:  # the engine keeps per-slot arrays: refuse, do not exhaust memory
-            raise InvalidInput(
-                "slots", slots, f"<= {MAX_SIZE} (computed from {source}; pass --slots)"
-            )
     return ClusterWorkload(
         jobs=tuple(sorted(jobs, key=lambda j: (j.arrival, j.id))),
         cluster=Cluster.uniform(machines, MACHINE),
