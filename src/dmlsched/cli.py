@@ -262,6 +262,7 @@ def compare(
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     first = _build(setting, workload, params, workload, 0, False)  # validates input up front
     _check_taken(first, peer)  # the workload carries the slot length to every scheduler
+    _check_nodes(first, nodes)
     # its notes go to config.json and summary.md through the runner (workload_notes)
     exp = Experiment(
         id="compare",
@@ -420,6 +421,7 @@ def run(
     sched = make_scheduler(setting, scheduler)
     wl = _build(setting, workload, params, None, seed, False)
     _check_taken(wl, peer)
+    _check_nodes(wl, nodes)
     for w in warning_notes(getattr(wl, "notes", ())):
         _warn(w)
     _, rng = spawn(make_rng(seed), 2)
@@ -506,6 +508,15 @@ def _workload_extra(skip_bad_rows: bool, nodes: Path | None) -> dict[str, Any]:
     if nodes is not None:
         extra["nodes"] = nodes
     return extra
+
+
+def _check_nodes(wl: Any, nodes: Path | None) -> None:
+    """Refuse ``--nodes`` when the workload read no node list (never ignore a flag silently)."""
+    if nodes is None:
+        return
+    where = str(nodes.expanduser().resolve())
+    if not any(where in n for n in getattr(wl, "notes", ())):
+        raise InvalidInput("nodes", str(nodes), "only with alibaba or edge-cloud workloads")
 
 
 def _os_error(e: OSError) -> str:

@@ -248,6 +248,19 @@ def test_cli_nodes_flag_reaches_the_alibaba_workload(tmp_path: Path) -> None:
     assert rc == 0, err
 
 
+def test_nodes_is_refused_where_no_node_list_is_read(tmp_path: Path) -> None:
+    nodes = alibaba_nodes(tmp_path / "n" / "nodes.csv")
+    for args in (
+        ["--setting", "cluster", "--scheduler", "fifo"],
+        ["--setting", "interval", "--scheduler", "smd"],
+    ):
+        rc, _, err = _cli(["run", *args, "--jobs", "3", "--slots", "4", "--nodes", str(nodes)])
+        assert rc == 2 and "nodes" in err, err
+    edge = ["run", "--setting", "edge-cloud", "--scheduler", "srtf", "--jobs", "3"]
+    rc, _, err = _cli([*edge, "--machines", "2", "--slots", "4", "--nodes", str(nodes)])
+    assert rc == 0, err
+
+
 def test_edge_cloud_servers_come_from_the_named_node_list(tmp_path: Path) -> None:
     nodes = alibaba_nodes(tmp_path / "n" / "nodes.csv")
     p = WorkloadParams(jobs=4, machines=5, slots=6, extra={"nodes": nodes})

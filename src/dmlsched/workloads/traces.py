@@ -637,7 +637,8 @@ def load_nodes(
                 "nodes", str(traces_root() / KINDS["alibaba"]), "an existing trace folder"
             )
         path = d
-    f = _node_file(Path(path), Path(path))
+    p = Path(path).expanduser().resolve()
+    f = _node_file(p, p)
     rows = _Rows(f, skip_bad_rows)
 
     def parse_node(r: dict[str, str], where: str) -> tuple[float, float, float]:
@@ -1016,8 +1017,8 @@ def trace_cluster(
         notes.append(f"{len(trace.rows) - len(rows)} warm-up rows before the dense period dropped")
     if trace.nodes:
         notes.append(
-            f"cluster: {cluster.machines} nodes from the node list ({len(rows) - len(fits)} pods "
-            "fit no node and were not sampled)"
+            f"cluster: {cluster.machines} nodes from the node list {trace.files[-1]} "
+            f"({len(rows) - len(fits)} pods fit no node and were not sampled)"
         )
     if stragglers is not None:
         notes.append(
