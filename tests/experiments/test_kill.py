@@ -142,6 +142,20 @@ def test_ctrl_c_mid_sweep_exits_130_saying_what_was_kept_and_resumes_byte_identi
     assert results.read_bytes() == reference
 
 
+@needs_proc
+def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_no_traceback(tmp_path: Path) -> None:
+    # during imports, the workload build, the pool start, the first cells
+    for i, delay in enumerate((0.2, 0.8, 1.6, 2.4)):
+        proc = _start(_cli(tmp_path / str(i)))
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, (delay, err)
+        assert "Traceback" not in err, (delay, err)
+        assert err.strip().splitlines()[-1].startswith("dmlsched: interrupted"), (delay, err)
+        assert _survivors(proc.pid) == [], delay
+
+
 def _frozen_mid_sweep(out: Path) -> subprocess.Popen[str]:
     """A run stopped (SIGSTOP) after its first cell: it holds the folder, and stays busy."""
     proc = _start(_cli(out, 1))

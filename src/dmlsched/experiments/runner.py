@@ -36,7 +36,7 @@ from typing import Any
 from dmlsched.errors import Interrupted, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, Point
 from dmlsched.experiments.lock import hold
-from dmlsched.experiments.pool import kill_workers, worker_pool
+from dmlsched.experiments.pool import kill_workers, sigint_blocked, worker_pool
 from dmlsched.experiments.results import (
     CellKey,
     append_rows,
@@ -153,23 +153,30 @@ def _local(
         for key, point in cells:
             yield _cell(exp, key, point, cfg.quick, cfg.traces)
         return
-    pool = worker_pool(min(workers, len(cells)))
+    pool = None
     futures: set[Any] = set()
+    failed = False
     try:
-        futures = {
-            pool.submit(_cell, exp, key, point, cfg.quick, cfg.traces) for key, point in cells
-        }
+        with sigint_blocked():  # the pool starts its workers here (see experiments.pool)
+            pool = worker_pool(min(workers, len(cells)))
+            futures = {
+                pool.submit(_cell, exp, key, point, cfg.quick, cfg.traces) for key, point in cells
+            }
         while futures:
             finished, futures = wait(futures, return_when=FIRST_COMPLETED)
             for fut in finished:
                 yield fut.result()
     except BaseException:  # Ctrl-C, a failed cell, or the consumer closing us
-        for fut in futures:
-            fut.cancel()
-        kill_workers(pool)  # unfinished cells are lost anyway; do not wait for them
+        failed = True
+        if pool is not None:
+            # unfinished cells are lost anyway: do not wait for them.  The pool then
+            # fails every pending future itself (cancelling them first races with
+            # that in Python 3.11: InvalidStateError in its manager thread).
+            kill_workers(pool)
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=not failed)
 
 
 def _ray(
