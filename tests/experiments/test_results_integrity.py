@@ -150,3 +150,19 @@ def test_report_lists_workload_notes(tmp_path: Path, finished: Path) -> None:
     (d / "config.json").write_text(json.dumps(blob))
     text = render_report(d).read_text()
     assert "## Workload\n\n- trace philly: x.csv" in text and "- WARNING: a fallback" in text
+
+
+def test_a_folder_written_before_notes_were_recorded_still_resumes(
+    tmp_path: Path, finished: Path
+) -> None:
+    d = _copy(finished, tmp_path / "d")
+    blob = json.loads((d / "config.json").read_text())
+    del blob["notes"]  # as the runner wrote it before issue 14
+    (d / "config.json").write_text(json.dumps(blob))
+    before = (d / "results.csv").read_bytes()
+    run_experiment(get("cluster-baselines"), d, RunConfig(seeds=2, workers=1, quick=True))
+    assert (d / "results.csv").read_bytes() == before
+    blob["seeds"] = 3
+    (d / "config.json").write_text(json.dumps(blob))
+    with pytest.raises(InvalidInput, match="seeds"):
+        run_experiment(get("cluster-baselines"), d, RunConfig(seeds=2, workers=1, quick=True))

@@ -119,10 +119,26 @@ def read_config(path: Path) -> dict[str, Any]:
     return blob
 
 
+def _legacy(old: dict[str, Any], blob: dict[str, Any]) -> dict[str, Any]:
+    """``blob`` as a config.json written before notes were recorded would hold it.
+
+    Such a folder (no top-level ``notes``; compare kept them in ``extra``) still
+    resumes: everything but the notes must match.
+    """
+    if "notes" in old:
+        return blob
+    extra = {k: v for k, v in (blob.get("extra") or {}).items() if k != "notes"}
+    old_extra = old.get("extra") or {}
+    if "notes" in old_extra:
+        extra["notes"] = old_extra["notes"]
+    return {**{k: v for k, v in blob.items() if k != "notes"}, "extra": extra}
+
+
 def _check_config(out: Path, blob: dict[str, Any]) -> None:
     path = out / "config.json"
     if path.exists():
         old = read_config(path)
+        blob = _legacy(old, blob)
         if old != blob:
             diff = sorted(k for k in blob.keys() | old.keys() if old.get(k) != blob.get(k))
             raise InvalidInput(
