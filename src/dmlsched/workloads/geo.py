@@ -60,6 +60,7 @@ __all__ = [
     "TESTBED_PRICE",
     "TableModel",
     "google_arrivals",
+    "google_arrivals_with_notes",
     "on_testbed",
     "synthetic_geo",
     "synthetic_sites",
@@ -211,19 +212,35 @@ def synthetic_geo(
 
 
 def google_arrivals(
-    jobs: int, slots: int, rng: np.random.Generator, path: Path | None = None
+    jobs: int,
+    slots: int,
+    rng: np.random.Generator,
+    path: Path | None = None,
+    *,
+    skip_bad_rows: bool = False,
 ) -> np.ndarray:
-    """Arrival slots scaled from the Google 2011 sample (traces helper's loader)."""
-    try:
-        from dmlsched.workloads.traces import trace_arrivals
-    except ImportError as e:  # the loader lives in the traces helper's module
-        raise InvalidInput("arrivals", "google", "dmlsched.workloads.traces installed") from e
-    return np.sort(np.asarray(trace_arrivals("google", jobs, slots, rng, path), dtype=int))
+    """Arrival slots scaled from the Google 2011 sample (traces module's loader)."""
+    return google_arrivals_with_notes(jobs, slots, rng, path, skip_bad_rows=skip_bad_rows)[0]
+
+
+def google_arrivals_with_notes(
+    jobs: int,
+    slots: int,
+    rng: np.random.Generator,
+    path: Path | None = None,
+    *,
+    skip_bad_rows: bool = False,
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """:func:`google_arrivals` and the notes saying which trace, rows and skips."""
+    from dmlsched.workloads.traces import arrivals_with_notes
+
+    arr, notes = arrivals_with_notes("google", jobs, slots, rng, path, skip_bad_rows=skip_bad_rows)
+    return np.sort(np.asarray(arr, dtype=int)), notes
 
 
 def _kwargs(p: WorkloadParams) -> dict:
     ex = dict(p.extra)
-    ex.pop("skip_bad_rows", None)  # the CLI always passes it; arrivals need no row skipping
+    ex.pop("skip_bad_rows", None)  # read by the trace-backed builder itself
     kw: dict = {}
     if "data_gb" in ex:
         kw["data_gb"] = float(ex.pop("data_gb"))
@@ -251,11 +268,7 @@ def _geo_google(p: WorkloadParams, rng: np.random.Generator) -> GeoWorkload:
     slots = p.slots or 50
     jobs = p.jobs or 2 * slots
     arr_rng, wl_rng = rng.spawn(2)
-    return synthetic_geo(
-        jobs,
-        p.machines or 15,
-        slots,
-        wl_rng,
-        arrivals=google_arrivals(jobs, slots, arr_rng, p.trace),
-        **_kwargs(p),
-    )
+    skip = bool(p.extra.get("skip_bad_rows", False))
+    arrivals, notes = google_arrivals_with_notes(jobs, slots, arr_rng, p.trace, skip_bad_rows=skip)
+    wl = synthetic_geo(jobs, p.machines or 15, slots, wl_rng, arrivals=arrivals, **_kwargs(p))
+    return replace(wl, notes=notes)

@@ -2,8 +2,10 @@
 
 Instances follow :mod:`dmlsched.workloads.edge_cloud` (Table II models, Sec. V
 ranges, servers from the Alibaba GPU node list).  Arrivals come from the
-Philly trace scaled onto the arrival span when the trace module and the
-trace are available, otherwise uniform (the workload's ``notes`` say which).
+Philly trace scaled onto the arrival span, as in the paper.  A Philly trace
+that cannot be loaded (absent, unreadable, malformed) is an error naming the
+path, never a silent switch to uniform arrivals (which would change every
+figure); ``dmlsched reproduce --traces DIR`` points at another trace set.
 
 Decisions (the paper does not give them):
 
@@ -87,16 +89,9 @@ def _instance(jobs: int, servers: int, span: int, seed: int) -> EdgeCloudWorkloa
 
     wl_rng, _ = spawn(make_rng(seed), 2)
     arr_rng, rng = wl_rng.spawn(2)
-    try:
-        arrivals = philly_arrivals(jobs, span, arr_rng)
-        note = ("arrivals: Philly trace scaled to the span",)
-        source = "philly"
-    except (ImportError, OSError, ValueError):  # trace module or file absent
-        arrivals = None
-        note = ("arrivals: uniform (Philly trace unavailable)",)
-        source = "synthetic"
+    arrivals, notes = philly_arrivals(jobs, span, arr_rng)  # no fallback: see the docstring
     return edge_cloud_workload(
-        jobs, servers, span, rng, arrivals=arrivals, source=source, notes=note
+        jobs, servers, span, rng, arrivals=arrivals, source="philly", notes=notes
     )
 
 

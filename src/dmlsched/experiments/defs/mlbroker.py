@@ -48,11 +48,13 @@ synthetic prices 413, 404, 404, 404, 787.  Figs. 9–10: ratio to the MILP
 
 from __future__ import annotations
 
+import dataclasses
+
 from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
 from dmlsched.model.geo import GeoWorkload
 from dmlsched.rng import make_rng, spawn
-from dmlsched.workloads.geo import google_arrivals, on_testbed, synthetic_geo
+from dmlsched.workloads.geo import google_arrivals_with_notes, on_testbed, synthetic_geo
 
 __all__ = ["build_default", "geo_cell"]
 
@@ -94,8 +96,9 @@ def _size(quick: bool, *, milp: bool = False) -> tuple[int, int, int]:
 def _instance(seed: int, dcs: int, slots: int, jobs: int, **kw: object) -> GeoWorkload:
     wl_rng, _ = spawn(make_rng(seed), 2)
     arr_rng, job_rng = spawn(wl_rng, 2)
-    arrivals = google_arrivals(jobs, slots, arr_rng)
-    return synthetic_geo(jobs, dcs, slots, job_rng, arrivals=arrivals, **kw)  # type: ignore[arg-type]
+    arrivals, notes = google_arrivals_with_notes(jobs, slots, arr_rng)
+    wl = synthetic_geo(jobs, dcs, slots, job_rng, arrivals=arrivals, **kw)  # type: ignore[arg-type]
+    return dataclasses.replace(wl, notes=notes)
 
 
 def build_default(point: Point, seed: int, quick: bool) -> GeoWorkload:
