@@ -25,7 +25,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dmlsched.cli_options import (
@@ -139,43 +138,28 @@ def _build(
     return build_workload(setting, workload, params, wl_rng)
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    )
-
-
 def _warn(text: str) -> None:
     print(f"dmlsched: {text}", file=sys.stderr, flush=True)
 
 
-def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
+def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str, plots: bool = True) -> Path:
+    """Run the sweep with progress on stderr (cells; inside a cell run in this
+    process, its slots, jobs and ETA), then write summary.md (and the PNGs
+    if ``plots``) once."""
     from dmlsched.experiments.lock import hold
     from dmlsched.experiments.runner import workload_notes
+    from dmlsched.progress import Reporter
+    from dmlsched.sim.engine import watching
 
     notes = workload_notes(exp, cfg.quick, cfg.traces)  # bad input fails before OUT is made
     # one lock around the sweep and its report (the runner re-enters it)
     with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
-        prog = _progress()
-        task = prog.add_task(label, total=None)
-
-        def cb(done: int, total: int) -> None:
-            if not prog.live.is_started:  # the first call comes after every input check
-                prog.start()
-            prog.update(task, completed=done, total=total)
-
+        with Reporter(label) as rep, watching(rep):
+            path = run_experiment(
+                exp, out, cfg, on_progress=rep.cells, on_warning=_warn, notes=notes
+            )
         try:
-            path = run_experiment(exp, out, cfg, on_progress=cb, on_warning=_warn, notes=notes)
-        finally:
-            if prog.live.is_started:
-                prog.stop()
-        try:
-            render_report(out, on_warning=_warn)
+            render_report(out, on_warning=_warn, plots=plots)
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted: every cell is kept in {path}; "
@@ -252,8 +236,12 @@ def compare(
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
     wait: Wait = False,
+    plots: Annotated[
+        bool, typer.Option(help="Also draw one PNG per metric (or later: dmlsched report OUT).")
+    ] = False,
 ) -> None:
-    """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
+    """Compare schedulers on one workload over seeds; writes results.csv, summary.md
+    (and PNGs with --plots)."""
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     names = _split(schedulers, "schedulers")
@@ -297,10 +285,11 @@ def compare(
             **peer,
         },
     )
-    results = _run(exp, out, cfg, f"compare {setting}")
+    results = _run(exp, out, cfg, f"compare {setting}", plots=plots)
     over = "1 seed, no interval" if seeds == 1 else f"mean ± 95% CI over {seeds} seeds"
     _print_table(results, f"{setting} on {workload}: {over}")
-    console.print(f"wrote {results}, {out / 'summary.md'} and plots")
+    drawn = "and plots" if plots else f"(plots: dmlsched report {out})"
+    console.print(f"wrote {results}, {out / 'summary.md'} {drawn}")
 
 
 @app.command()
@@ -457,8 +446,11 @@ def run(
     _check_nodes(wl, nodes)
     for w in warning_notes(getattr(wl, "notes", ())):
         _warn(w)
+    from dmlsched.progress import Reporter
+
     _, rng = spawn(make_rng(seed), 2)
-    result = simulate(setting, wl, sched, rng)
+    with Reporter(f"run {scheduler} seed {seed}") as rep:
+        result = simulate(setting, wl, sched, rng, progress=rep.run(scheduler))
     if events:
         write_events_csv(result.events, events)
     print(json_text(result.metrics, indent=2, sort_keys=True))

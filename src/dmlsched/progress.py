@@ -74,6 +74,7 @@ class Reporter:
         self.clock = clock
         self._start = clock()
         self._last_line = -float("inf")
+        self._dirty = False
         self._cells: tuple[int, int] | None = None
         self._run: dict[str, Any] | None = None
         self._progress: Progress | None = None
@@ -88,30 +89,38 @@ class Reporter:
                 console=console,
                 transient=False,
             )
-            self._cell_task = self._progress.add_task(label, total=None, extra="cells")
-            self._run_task: Any = None
+        self._cell_task: Any = None
+        self._run_task: Any = None
 
     def __enter__(self) -> Reporter:
-        if self._progress is not None:
-            self._progress.start()
         return self
+
+    def _started(self) -> Progress | None:
+        """The live display, started at its first update: input errors found before
+        any work print their one line without a progress bar around it."""
+        if self._progress is not None and not self._progress.live.is_started:
+            self._progress.start()
+        return self._progress
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
         if self._progress is not None:
-            self._progress.stop()
+            if self._progress.live.is_started:
+                self._progress.stop()
             self._progress = None
-        elif self._cells is not None or self._run is not None:
+        elif self._dirty:  # the last state was not printed yet
             self._line(force=True)
 
     # -- cells -------------------------------------------------------------
     def cells(self, done: int, total: int) -> None:
         """``done`` of ``total`` cells (scheduler × point × seed) finished."""
         self._cells = (done, total)
-        if self._progress is not None:
-            self._progress.update(self._cell_task, completed=done, total=total)
+        if (prog := self._started()) is not None:
+            if self._cell_task is None:
+                self._cell_task = prog.add_task(self.label, total=total, extra="cells")
+            prog.update(self._cell_task, completed=done, total=total)
         else:
             self._line(force=done == total)
 
@@ -121,10 +130,10 @@ class Reporter:
         state: dict[str, Any] = {"label": label, "start": self.clock(), "slot": 0, "T": 0}
         state.update(admitted=0, completed=0)
         self._run = state
-        if self._progress is not None:
+        if (prog := self._started()) is not None:
             if self._run_task is not None:
-                self._progress.remove_task(self._run_task)
-            self._run_task = self._progress.add_task(f"  {label}", total=None, extra="")
+                prog.remove_task(self._run_task)
+            self._run_task = prog.add_task(label, total=None, extra="")
 
         def tick(slot: int, horizon: int, admitted: int, completed: int) -> None:
             state.update(slot=slot, T=horizon, admitted=admitted, completed=completed)
@@ -144,8 +153,10 @@ class Reporter:
     def _line(self, force: bool = False) -> None:
         now = self.clock()
         if not force and now - self._last_line < self.every:
+            self._dirty = True
             return
         self._last_line = now
+        self._dirty = False
         parts = [f"{self.label}:"]
         if self._cells is not None:
             done, total = self._cells
