@@ -82,7 +82,8 @@ def refuse(sched: str, job: int | None, slot: int, detail: str, **where: Any) ->
 def shown(v: object) -> str:
     """``repr`` of a value from a decision without running the scheduler's code."""
     if type(v) in _ATOMS:
-        return repr(v)
+        r = repr(v)
+        return r if len(r) <= 40 else f"{r[:20]}…({len(r)} chars)"
     return f"<{type(v).__name__}>"
 
 
@@ -235,7 +236,7 @@ def read_mapping(
         # since equal numbers hash alike; one C-level copy, then the key types.
         out = dict(mapping)  # type: ignore[arg-type]
         if len(out) > limit + 1:
-            refuse(sched, None, slot, f"{what} has more than {limit} entries (the jobs)")
+            refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
         for key in out:
             if type(key) is not int:
                 return {_key(sched, slot, what, k): v for k, v in out.items()}
@@ -246,7 +247,7 @@ def read_mapping(
     try:
         for n, item in enumerate(mapping.items()):
             if n > limit:  # one more lets the engine name the job that does not belong
-                refuse(sched, None, slot, f"{what} has more than {limit} entries (the jobs)")
+                refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
             if type(item) is not tuple or len(item) != 2:
                 refuse(sched, None, slot, f"{what}.items() yielded {shown(item)}, not a pair")
             key, value = item
