@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from dmlsched.model.geo import GeoDecision, GeoPlacement
 from dmlsched.model.interval import IntervalDecision
 from dmlsched.model.utility import Sigmoid
 from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.boundary import frozen_array, private_copy, read_int, read_mapping, read_real
 from dmlsched.sim.engine import simulate
 from tests.sim.cheats import Replay, record, result_bytes, run_rng, tiny, vandalize
 
@@ -443,6 +445,20 @@ CHEATS = [
         lambda s, v, d: ClusterDecision(Raising(), d.admit, d.reject),
         match="raised KeyError",
     ),
+    Cheat(
+        "proxy-over-mapping-yielding-twice",
+        "cluster",
+        True,
+        _wrap("allocations", lambda m: MappingProxyType(Twice(m))),
+        match="twice",
+    ),
+    Cheat(
+        "proxy-over-raising-mapping",
+        "cluster",
+        True,
+        lambda s, v, d: ClusterDecision(MappingProxyType(Raising()), d.admit, d.reject),
+        match="raised KeyError",
+    ),
     # ---- cluster: what was shown is changed
     Cheat("shown-job-epochs-cut", "cluster", False, _bend_jobs(epochs=1, samples=1)),
     Cheat(
@@ -728,3 +744,73 @@ def test_geo_integer_arrays_and_numpy_ints_are_honest_and_accepted() -> None:
         )
 
     assert cheat_run("geo", widen) == honest("geo")[0]
+
+
+# ---------------------------------------------------------------- the boundary's own helpers
+
+
+def test_a_frozen_array_cannot_be_made_writable_by_any_numpy_call() -> None:
+    a = frozen_array(np.arange(6.0).reshape(2, 3))
+    for attempt in (
+        lambda: a.setflags(write=True),
+        lambda: a.view().setflags(write=True),
+        lambda: a.reshape(6).setflags(write=True),
+        lambda: a.T.setflags(write=True),
+        lambda: a.__setitem__((0, 0), 1.0),
+        lambda: np.copyto(a, 0.0),
+        lambda: np.add(a, 1.0, out=a),
+    ):
+        with pytest.raises(ValueError):
+            attempt()
+    assert not np.lib.stride_tricks.as_strided(a, writeable=True).flags.writeable
+    assert a.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert frozen_array(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_a_private_copy_shares_nothing_mutable_with_the_original() -> None:
+    wl = tiny("edge-cloud")
+    system = private_copy(wl.system)
+    assert system == wl.system and system is not wl.system
+    assert system.worker_offset is not wl.system.worker_offset
+    assert not system.worker_offset.flags.writeable
+    job = tiny("cluster").jobs[0]
+    copy = private_copy(job)
+    assert copy == job and copy.utility is not job.utility
+    object.__setattr__(copy.utility, "theta1", 1e9)
+    assert job.utility.theta1 != 1e9
+
+
+@pytest.mark.parametrize(
+    ("value", "whole", "real"),
+    [
+        (3, 3, 3.0),
+        (np.int64(3), 3, 3.0),
+        (np.uint8(3), 3, 3.0),
+        (True, None, None),
+        (np.bool_(True), None, None),
+        (3.0, None, 3.0),
+        (np.float32(0.5), None, 0.5),
+        (NAN, None, None),
+        (INF, None, None),
+        (None, None, None),
+        ("3", None, None),
+        (10**400, 10**400, None),
+        (OnesTuple((1,)), None, None),
+    ],
+)
+def test_numbers_are_read_by_exact_type(value: Any, whole: Any, real: Any) -> None:
+    assert read_int(value) == whole
+    assert read_real(value) == real
+
+
+def test_read_mapping_refuses_more_entries_than_jobs_and_wraps_the_mappings_errors() -> None:
+    assert read_mapping("s", 0, "m", {np.int64(1): "a", 2: "b"}, 2) == {1: "a", 2: "b"}
+    with pytest.raises(InvalidDecision, match="more than the 1 jobs"):
+        read_mapping("s", 0, "m", {1: 0, 2: 0, 3: 0}, 1)
+    with pytest.raises(InvalidDecision, match="more than the 1 jobs"):
+        read_mapping("s", 0, "m", Endless(0), 1)
+    with pytest.raises(InvalidDecision, match="raised KeyError") as err:
+        read_mapping("s", 0, "m", MappingProxyType(Raising()), 1)
+    assert isinstance(err.value.__cause__, KeyError)
+    with pytest.raises(InvalidDecision, match="not a mapping"):
+        read_mapping("s", 0, "m", [(1, 2)], 1)

@@ -231,16 +231,36 @@ def read_mapping(
     stranger) is refused.  Values are returned as given for
     the setting's reader to copy.
     """
-    if type(mapping) is dict or type(mapping) is MappingProxyType:
+    if type(mapping) is dict:
         # Fast path (no scheduler code runs): keys are unique, and stay unique as ``int``
-        # since equal numbers hash alike; one C-level copy, then the key types.
-        out = dict(mapping)  # type: ignore[arg-type]
+        # since equal numbers hash alike; one C-level copy, then the key types.  (Not for
+        # a MappingProxyType: it may wrap any mapping, whose methods are the scheduler's.)
+        out = dict(mapping)
         if len(out) > limit + 1:
             refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
         for key in out:
             if type(key) is not int:
                 return {_key(sched, slot, what, k): v for k, v in out.items()}
         return out
+    out = {}
+    try:
+        if not isinstance(mapping, Mapping):
+            refuse(sched, None, slot, f"{what} is a {type(mapping).__name__}, not a mapping")
+        for n, item in enumerate(mapping.items()):
+            if n > limit:  # one more lets the engine name the job that does not belong
+                refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
+            if type(item) is not tuple or len(item) != 2:
+                refuse(sched, None, slot, f"{what}.items() yielded {shown(item)}, not a pair")
+            key, value = item
+            j = _key(sched, slot, what, key)
+            if j in out:
+                refuse(sched, j, slot, f"{what} names the job twice")
+            out[j] = value
+    except InvalidDecision:
+        raise
+    except Exception as e:  # the scheduler's own mapping raised while read: its fault, named
+        raise InvalidDecision(sched, None, slot, f"reading {what} raised {type(e).__name__}") from e
+    return out
     if not isinstance(mapping, Mapping):
         refuse(sched, None, slot, f"{what} is a {type(mapping).__name__}, expected a mapping")
     out = {}
