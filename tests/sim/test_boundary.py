@@ -12,6 +12,7 @@ issue each have a named test below the table.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import itertools
@@ -24,6 +25,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import ClusterDecision, Placement
@@ -543,6 +546,13 @@ CHEATS = [
     ),
     Cheat("edge-ps-none", "edge-cloud", True, _on_first("ps", _value(lambda sp: None))),
     Cheat(
+        "edge-chunk-index-beyond-int64",
+        "edge-cloud",
+        True,
+        _on_first("run", _value(lambda c: (10**30,))),
+        match="out of",
+    ),
+    Cheat(
         "edge-run-key-numpy-bool",
         "edge-cloud",
         True,
@@ -814,3 +824,98 @@ def test_read_mapping_refuses_more_entries_than_jobs_and_wraps_the_mappings_erro
     assert isinstance(err.value.__cause__, KeyError)
     with pytest.raises(InvalidDecision, match="not a mapping"):
         read_mapping("s", 0, "m", [(1, 2)], 1)
+
+
+# ---------------------------------------------------------------- fuzz: only InvalidDecision
+
+_hashable_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-3, max_value=6),
+    st.integers(min_value=2**62, max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=2),
+    st.sampled_from([np.int64(1), np.uint64(2**64 - 1), np.float64(1.0), np.bool_(True), object()]),
+)
+_junk_leaf = st.one_of(
+    _hashable_leaf,
+    st.sampled_from([np.zeros(2), np.array([1, 0]), np.array([np.nan]), np.array(["a"])]),
+)
+_junk = st.recursive(
+    _junk_leaf,
+    lambda inner: st.one_of(
+        st.tuples(inner, inner),
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.integers(0, 5), inner, max_size=2),
+    ),
+    max_leaves=6,
+)
+
+
+def _bare(cls: type, **fields: Any) -> Any:
+    """An instance of a frozen dataclass with any field values (no __post_init__)."""
+    obj = object.__new__(cls)
+    for k, v in fields.items():
+        object.__setattr__(obj, k, v)
+    return obj
+
+
+def _junk_decision(setting: str, view: Any, draw: Any) -> Any:
+    ids = list(getattr(view, "pending", ())) + list(getattr(view, "active", ()))
+    if setting == "interval":
+        ids = [j.id for j in view.jobs]
+    key = st.one_of(st.sampled_from(ids or [0]), _hashable_leaf)
+    if setting == "cluster":
+        value = st.one_of(
+            _junk,
+            st.builds(
+                lambda m, w, p: _bare(Placement, machines=m, workers=w, ps=p), _junk, _junk, _junk
+            ),
+        )
+        return _bare(
+            ClusterDecision,
+            allocations=draw(st.dictionaries(key, value, max_size=3)),
+            admit=draw(st.one_of(st.just(()), _junk)),
+            reject=draw(st.one_of(st.just(()), _junk)),
+        )
+    if setting == "interval":
+        return _bare(IntervalDecision, allocations=draw(st.dictionaries(key, _junk, max_size=3)))
+    if setting == "edge-cloud":
+        return _bare(
+            EdgeCloudDecision,
+            **{f: draw(st.dictionaries(key, _junk, max_size=2)) for f in ("dispatch", "run", "ps")},
+        )
+    value = st.one_of(
+        _junk,
+        st.builds(
+            lambda w, p, q: _bare(GeoPlacement, workers=w, ps=p, transfers=q),
+            _junk,
+            _junk,
+            st.one_of(_junk, st.just(np.full((3, 3), NAN)), st.just(np.zeros((3, 3)))),
+        ),
+    )
+    return _bare(GeoDecision, placements=draw(st.dictionaries(key, value, max_size=3)))
+
+
+@pytest.mark.parametrize("setting", ["cluster", "interval", "edge-cloud", "geo"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_junk_decisions_end_in_invalid_decision_and_nothing_else(setting: str, data: Any) -> None:
+    class Enough(Exception):
+        pass
+
+    class Junk:
+        name = "junk"
+
+        def reset(self, *a: Any) -> None:
+            self.calls = 0
+
+        def decide(self, view: Any) -> Any:
+            self.calls += 1
+            if self.calls > 12:  # a run of empty decisions would go on for thousands of slots
+                raise Enough
+            return _junk_decision(setting, view, data.draw)
+
+    with contextlib.suppress(InvalidDecision, Enough):
+        simulate(setting, tiny(setting), Junk(), run_rng())

@@ -275,9 +275,9 @@ def simulate_edge_cloud(
             if len(chunks) == 0:
                 continue
             st = active[j]
-            idx = np.asarray(chunks, dtype=np.int64)
-            if idx.min() < 0 or idx.max() >= st.job.chunks:
+            if min(chunks) < 0 or max(chunks) >= st.job.chunks:  # before numpy: ints may be huge
                 raise InvalidDecision(name, j, t, f"chunk index out of [0, {st.job.chunks})")
+            idx = np.asarray(chunks, dtype=np.int64)
             if len(np.unique(idx)) != len(idx):
                 raise InvalidDecision(name, j, t, "a chunk listed twice (2c)")
             if (st.rem[idx] <= 0).any():
