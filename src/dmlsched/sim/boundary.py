@@ -29,7 +29,8 @@ Each setting's engine (``sim/<setting>.py``) keeps its decision reader
 (``read_decision``) and its checks beside its loop, as functions of the
 decision and the engine state so that a differently clocked loop can reuse
 them.  What this boundary cannot stop: code that walks the interpreter
-(frames, ``gc.get_referrers``, ``ctypes``, patching ``dmlsched`` modules)
+(frames, ``gc.get_referrers``, ``ctypes``, patching ``dmlsched`` modules or
+classes)
 reaches anything in the process; run untrusted schedulers in their own
 process for that.
 """
