@@ -30,9 +30,8 @@ Each setting's engine (``sim/<setting>.py``) keeps its decision reader
 decision and the engine state so that a differently clocked loop can reuse
 them.  What this boundary cannot stop: code that walks the interpreter
 (frames, ``gc.get_referrers``, ``ctypes``, patching ``dmlsched`` modules or
-classes)
-reaches anything in the process; run untrusted schedulers in their own
-process for that.
+classes) reaches anything in the process; run untrusted schedulers in their
+own process for that.
 """
 
 from __future__ import annotations
