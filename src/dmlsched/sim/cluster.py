@@ -63,6 +63,7 @@ from dmlsched.sim.boundary import (
     read_ints,
     read_mapping,
     refuse,
+    shown,
 )
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event
@@ -124,10 +125,16 @@ def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) 
         refuse(sched, job, slot, f"machine listed twice in {machines}")
     for m, w, s in zip(machines, *counts, strict=True):
         if not 0 <= m < n_machines:
-            refuse(sched, job, slot, f"no machine {m!r}")
+            refuse(sched, job, slot, f"no machine {shown(m)}")
         for name, v in (("workers", w), ("ps", s)):
             if not 0 <= v <= _MAX_COUNT:
-                refuse(sched, job, slot, f"{name}={v!r} is not a non-negative integer", machine=m)
+                refuse(
+                    sched,
+                    job,
+                    slot,
+                    f"{name}={shown(v)} is not a non-negative integer <= 2^31",
+                    machine=m,
+                )
     return Counts(machines, counts[0], counts[1])
 
 
