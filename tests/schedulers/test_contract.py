@@ -27,6 +27,7 @@ from dmlsched.schedulers.protocols import make_scheduler, registry
 from dmlsched.sim.engine import simulate
 from tests.sim.cheats import (
     Replay,
+    Twice,
     clone,
     result_bytes,
     run_rng,
@@ -34,7 +35,6 @@ from tests.sim.cheats import (
     tiny,
     vandalize,
 )
-from tests.sim.test_boundary import Twice
 
 ALL = sorted(registry())
 IDS = [f"{s}:{n}" for s, n in ALL]

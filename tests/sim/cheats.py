@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -154,6 +154,28 @@ class Replay:
         d = clone(self.decisions[self.calls_])
         self.calls_ += 1
         return d if self.on_decide is None else self.on_decide(self, view, d)
+
+
+class Twice(Mapping):
+    """A mapping whose ``items()`` yields every entry ``times`` times."""
+
+    def __init__(self, d: Mapping, times: int = 2) -> None:
+        self.d = dict(d)
+        self.times = times
+
+    def __getitem__(self, k: Any) -> Any:
+        return self.d[k]
+
+    def __len__(self) -> int:
+        return len(self.d)
+
+    def __iter__(self) -> Iterator:
+        return iter(self.d)
+
+    def items(self) -> Iterator:  # type: ignore[override]
+        for k, v in self.d.items():
+            for _ in range(self.times):
+                yield k, v
 
 
 # ---------------------------------------------------------------- tampering with what was shown

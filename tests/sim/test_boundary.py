@@ -37,7 +37,7 @@ from dmlsched.model.utility import Sigmoid
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.boundary import frozen_array, private_copy, read_int, read_mapping, read_real
 from dmlsched.sim.engine import simulate
-from tests.sim.cheats import Replay, record, result_bytes, run_rng, tiny, vandalize
+from tests.sim.cheats import Replay, Twice, record, result_bytes, run_rng, tiny, vandalize
 
 HONEST = {"cluster": "fifo", "interval": "esw", "edge-cloud": "a-online", "geo": "local"}
 
@@ -54,28 +54,6 @@ def cheat_run(setting: str, on_decide: Any = None, on_reset: Any = None, wl: Any
 
 
 # ---------------------------------------------------------------- lying types and mappings
-
-
-class Twice(Mapping):
-    """A mapping whose ``items()`` yields every entry ``times`` times."""
-
-    def __init__(self, d: Mapping, times: int = 2) -> None:
-        self.d = dict(d)
-        self.times = times
-
-    def __getitem__(self, k: Any) -> Any:
-        return self.d[k]
-
-    def __len__(self) -> int:
-        return len(self.d)
-
-    def __iter__(self) -> Iterator:
-        return iter(self.d)
-
-    def items(self) -> Iterator:  # type: ignore[override]
-        for k, v in self.d.items():
-            for _ in range(self.times):
-                yield k, v
 
 
 class TwiceDict(dict):
