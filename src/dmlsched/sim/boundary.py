@@ -5,8 +5,10 @@ Two directions, one rule each:
 * **Out (what a scheduler is shown).** :func:`private_copy` makes a per-run
   copy of a model object (job, cluster, system, sites) whose arrays are
   :func:`frozen_array` s — backed by an immutable ``bytes`` buffer, so numpy
-  refuses ``setflags(write=True)``, ``as_strided(writeable=True)`` and every
-  in-place write.  Each engine computes from its *own* copies, made at the
+  refuses ``setflags(write=True)`` on them and on every view of them, every
+  in-place write raises, and ``as_strided(writeable=True)`` hands back a
+  read-only array (numpy 2.4; what it still allows is reshaping the array
+  object itself, which changes no data).  Each engine computes from its *own* copies, made at the
   start of the run, and builds its views from *other* copies and from
   mappings that are never its own state (a ``MappingProxyType`` is only a
   thin wrapper: ``gc.get_referents`` hands back the dict inside).  Whatever a
