@@ -73,6 +73,7 @@ _REAL_TYPES: frozenset[type] = INT_TYPES | {float, np.float16, np.float32, np.fl
 # Immutable leaves a copy may share with the original.
 _ATOMS: frozenset[type] = _REAL_TYPES | {bool, np.bool_, str, bytes, NoneType, complex}
 _SEQ_TYPES = (tuple, list)
+_PLAIN_INT = frozenset({int})
 
 T = TypeVar("T")
 
@@ -191,13 +192,14 @@ def read_ints(
         return tuple(arr.tolist())
     if t not in _SEQ_TYPES:
         refuse(sched, job, slot, f"{what} is a {t.__name__}, expected a tuple of integers")
-    out = []
-    for v in tuple(seq):  # type: ignore[arg-type]
-        i = read_int(v)
-        if i is None:
-            refuse(sched, job, slot, f"{what}={shown(v)} is not {expect}")
-        out.append(i)
-    return tuple(out)
+    vals = tuple(seq)  # type: ignore[arg-type]
+    kinds = set(map(type, vals))  # C-level: these run every slot for every job
+    if kinds <= _PLAIN_INT:
+        return vals  # immutable all the way down
+    if kinds <= INT_TYPES:
+        return tuple(map(int, vals))
+    bad = next(v for v in vals if type(v) not in INT_TYPES)
+    refuse(sched, job, slot, f"{what}={shown(bad)} is not {expect}")
 
 
 def read_pair(sched: str, slot: int, job: int, what: str, pair: object) -> tuple[int, int]:

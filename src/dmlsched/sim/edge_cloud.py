@@ -278,7 +278,7 @@ def simulate_edge_cloud(
             if min(chunks) < 0 or max(chunks) >= st.job.chunks:  # before numpy: ints may be huge
                 raise InvalidDecision(name, j, t, f"chunk index out of [0, {st.job.chunks})")
             idx = np.asarray(chunks, dtype=np.int64)
-            if len(np.unique(idx)) != len(idx):
+            if len(set(chunks)) != len(chunks):
                 raise InvalidDecision(name, j, t, "a chunk listed twice (2c)")
             if (st.rem[idx] <= 0).any():
                 d = int(idx[st.rem[idx] <= 0][0])
@@ -403,7 +403,7 @@ def simulate_edge_cloud(
                 if record_events:
                     events.append(Event(t, "complete", j))
             else:
-                last_run[j] = tuple(int(d) for d in idx)
+                last_run[j] = tuple(idx.tolist())
         last_ps = {j: sp for j, sp in ps_of.items() if j in last_run}
         util.append(busy / W if W else 0.0)
         t += 1
