@@ -40,8 +40,13 @@ Metrics: ``total_utility``, ``median_training_time``, ``mean_training_time``,
 ``completed_jobs``, ``admitted_jobs``, ``rejected_jobs``, ``mean_jct`` (completed
 jobs only, in slots from the start of the arrival slot to the moment the work
 ran out, progress being linear within a slot; NaN when none completed),
-``mean_utilization`` (over resources) and ``mean_utilization_<resource>``
-(per-slot used ÷ capacity summed over machines, averaged over slots).
+``mean_jct_s`` (the same in seconds: × ``workload.slot_seconds``),
+``mean_progress`` (fraction of its work each admitted job got through by T,
+1 for completed ones, averaged; 0 when none was admitted),
+``mean_workers`` (workers per job per slot it ran, averaged over those
+job-slots; 0 when nothing ran), ``mean_utilization`` (over resources) and
+``mean_utilization_<resource>`` (per-slot used ÷ capacity summed over
+machines, averaged over slots).
 """
 
 from __future__ import annotations
@@ -232,10 +237,11 @@ def simulate_cluster(
     jobs_view = MappingProxyType(shown_jobs)
     finished_fs: frozenset[int] = frozenset()
     jct: dict[int, float] = {}
-    # job -> (source tuples, Counts, machine index, demand, rate) of its validated placement
+    # job -> (source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its validated placement
     checked: dict[int, tuple] = {}
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     last_arrival = max(by_slot, default=-1)
+    worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
 
     for t in range(T):
         if t > last_arrival and not pending and not active:
@@ -258,6 +264,7 @@ def simulate_cluster(
             remaining=MappingProxyType({j: jobs[j].total_work - done[j] for j in active}),
             jobs=jobs_view,
             finished=finished_fs,
+            slot_seconds=workload.slot_seconds,
         )
         allocations, admit, reject = read_decision(
             name, t, scheduler.decide(view), len(pending) + len(active)
@@ -315,24 +322,26 @@ def simulate_cluster(
                     demand += np.outer(np.asarray(c.ps, dtype=float), job.ps_demand)
                     idx = np.asarray(c.machines, dtype=np.intp)
                     rate = rate_of(job, *c)
-                    hit = (_sources(p), c, idx, demand, rate)
+                    hit = (_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
                 else:
                     hit = (_sources(p), *hit[1:])
                 checked[j] = hit
-            _, c, idx, demand, rate = hit
+            _, c, idx, demand, rate, total_w, total_s = hit
             if not c.machines:
                 continue
             np.add.at(usage, idx, demand)
             for m in c.machines:
                 owners[m].append(j)
             progress.append((j, rate))
+            worker_slots += total_w
+            job_slots += 1
             if record_events:
                 events.append(
                     Event(
                         t,
                         "allocate",
                         j,
-                        f"workers={sum(c.workers)} ps={sum(c.ps)} machines={len(c.machines)} "
+                        f"workers={total_w} ps={total_s} machines={len(c.machines)} "
                         f"rate={rate:.6g}",
                     )
                 )
@@ -359,8 +368,21 @@ def simulate_cluster(
         if newly_done:
             finished_fs = frozenset(finished)
 
+    mean_workers = worker_slots / job_slots if job_slots else 0.0
     return RunResult(
-        metrics=_metrics(all_jobs, cluster, T, finished, jct, active, rejected, util),
+        metrics=_metrics(
+            all_jobs,
+            cluster,
+            T,
+            workload.slot_seconds,
+            finished,
+            jct,
+            active,
+            rejected,
+            util,
+            done,
+            mean_workers,
+        ),
         events=tuple(events),
         series={"utilization": util},
     )
@@ -370,12 +392,16 @@ def _metrics(
     all_jobs: list[ClusterJob],
     cluster: Cluster,
     T: int,
+    slot_seconds: float,
     finished: dict[int, int],
     jct: dict[int, float],
     active: dict[int, None],
     rejected: set[int],
     util: np.ndarray,
+    done: dict[int, float],
+    mean_workers: float,
 ) -> dict[str, float]:
+    by_id = {j.id: j for j in all_jobs}
     utility = 0.0
     times = []
     for job in all_jobs:
@@ -395,6 +421,11 @@ def _metrics(
         "rejected_jobs": float(len(rejected)),
         "mean_utilization": float(util.mean()) if util.size else 0.0,
         "mean_jct": float(np.mean(list(jct.values()))) if jct else float("nan"),
+        "mean_jct_s": (float(np.mean(list(jct.values()))) * slot_seconds if jct else float("nan")),
+        "mean_progress": (
+            float(np.mean([min(1.0, done[j] / by_id[j].total_work) for j in done])) if done else 0.0
+        ),
+        "mean_workers": mean_workers,
     }
     for r, res in enumerate(cluster.resources):
         out[f"mean_utilization_{res}"] = float(util[:, r].mean())
