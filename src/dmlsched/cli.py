@@ -12,7 +12,10 @@ import fnmatch
 import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
+import time
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,6 +30,7 @@ from dmlsched.experiments.catalogue import Experiment, all_experiments, get
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
+from dmlsched.experiments.reproduction import write_reproduction
 from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
@@ -280,6 +284,10 @@ def reproduce(
         str | None,
         typer.Option(help="With --all: comma-separated ID globs, e.g. 'pdors-*,thesis-*'."),
     ] = None,
+    report: Annotated[
+        Path | None,
+        typer.Option(help="With --all: also write the reproduction report here."),
+    ] = None,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue."""
     if list_:
@@ -291,25 +299,31 @@ def reproduce(
         return
     if all_:
         base = out or Path("results/reproduce-all")
-        verdicts = []
-        for e in _select(only):
-            d = base / e.id
+        chosen = _select(only)
+        start, commit = time.monotonic(), _commit()  # the code the cells ran on
+        for e in chosen:
             _run(
                 e,
-                d,
+                base / e.id,
                 RunConfig(seeds=seeds or e.default_seeds, quick=quick, workers=workers, ray=ray),
                 e.id,
             )
-            verdicts.append(
-                f"- {e.id}: "
-                + "; ".join(
-                    ln[4:].split("**")[0]
-                    for ln in (d / "summary.md").read_text().splitlines()
-                    if ln.startswith("- **")
-                )
-            )
-        (base / "verdicts.md").write_text("# Verdicts\n\n" + "\n".join(verdicts) + "\n")
-        console.print(f"wrote {base}")
+        meta = {
+            "command": "dmlsched reproduce --all"
+            + (f" --only '{only}'" if only else "")
+            + (f" --seeds {seeds}" if seeds else "")
+            + (" --quick" if quick else ""),
+            "commit": commit,
+            "seeds per cell": str(seeds) if seeds else "each experiment's default",
+            "size": "quick" if quick else "full",
+            "experiments": f"{len(chosen)} of {len(all_experiments())}",
+            "wall time of this run": f"{time.monotonic() - start:.0f} s (cells already in "
+            "results.csv are not re-run)",
+        }
+        path = write_reproduction(base, chosen, base / "reproduction.md", meta)
+        if report is not None:
+            shutil.copyfile(path, report)
+        console.print(f"wrote {base} and {report or path}")
         return
     if experiment is None:
         raise InvalidInput("experiment", None, "an ID, --list or --all")
@@ -318,6 +332,23 @@ def reproduce(
     cfg = RunConfig(seeds=seeds or exp.default_seeds, quick=quick, workers=workers, ray=ray)
     _run(exp, out, cfg, exp.id)
     console.print((out / "summary.md").read_text(), markup=False)
+
+
+def _commit() -> str:
+    """The checked-out commit (and "+ local changes" when the tree is dirty), if git knows."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return head + (" + local changes" if dirty else "")
 
 
 def _select(only: str | None) -> list[Experiment]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.claims import ClaimResult
+from dmlsched.experiments.claims import check_both
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
 from dmlsched.experiments.results import read_results
@@ -19,9 +19,9 @@ __all__ = ["render_report", "summary_table"]
 def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows = sweep points, columns = schedulers, cells "mean ± ci95".
 
-    The mean is over finite values; a cell with non-finite seeds (a ratio
-    over a zero) says how many it left out, as the claims' plain means do not;
-    one seed reads "x (1 seed)", no finite seed "undefined", and an interval
+    The mean is over finite values; a cell says how many seeds were infinite
+    (a ratio over a zero) or excluded (NaN: undefined, e.g. OPT = ALG = 0);
+    one seed reads "x (1 seed)", only excluded seeds "excluded", and an interval
     that reaches past the metric's domain is printed clipped, as [low, high]
     (:func:`~dmlsched.experiments.plots.format_cell`).
     """
@@ -92,9 +92,12 @@ def render_report(out: Path) -> Path:
     if exp and exp.claims:
         lines += ["## Claims", ""]
         for c in exp.claims:
-            r: ClaimResult = c.check(df)
-            verdict = "HELD" if r.held else "NOT HELD" if r.held is False else "REPORTED"
-            lines.append(f"- **{verdict}** — {r.text}. {r.evidence}.")
+            r, plus, rp = check_both(c, df, exp.schedulers)
+            value = f" {r.value}." if r.value else ""
+            lines.append(f"- **{r.verdict}** — {r.text}. {r.evidence}.{value}")
+            if plus and rp is not None:
+                value = f" {rp.value}." if rp.value else ""
+                lines.append(f"  - `{plus}`: **{rp.verdict}** — {rp.evidence}.{value}")
         lines.append("")
     why = explain_completions(df)
     if why:

@@ -23,6 +23,8 @@ every scheduler of that experiment).
 
 from __future__ import annotations
 
+import math
+
 from dmlsched.experiments.catalogue import Experiment, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
 from dmlsched.model.interval import IntervalWorkload
@@ -90,7 +92,8 @@ def smd_cell(
     if "approx_ratio" in exp.metrics:
         opt = interval_optimum(workload).total_utility
         metrics["optimum_utility"] = opt
-        metrics["approx_ratio"] = metrics["total_utility"] / opt if opt > 0 else 1.0
+        # OPT = 0 (then ALG = 0): no ratio — NaN, an excluded cell, never 1
+        metrics["approx_ratio"] = metrics["total_utility"] / opt if opt > 0 else math.nan
     return metrics
 
 
