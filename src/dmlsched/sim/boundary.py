@@ -18,8 +18,8 @@ Two directions, one rule each:
 * **In (what a scheduler returns).** The decision is read exactly once into
   the engine's plain structures: exact types (:func:`expect_type`; a
   subclass could override any property the engine reads), whole numbers of
-  an exact integer type and never ``bool`` (:func:`read_int`), finite reals
-  (:func:`read_real`), containers of exact built-in types
+  an exact integer type and never ``bool`` (:func:`read_int`), containers of
+  exact built-in types
   (:func:`read_ints`, :func:`read_pair`), mappings iterated once with every
   duplicate key refused (:func:`read_mapping`).  Totals are recomputed by the
   engine from the counts it copied.  Anything odd — including an exception
@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType, NoneType
 from typing import Any, NoReturn, TypeVar
@@ -59,7 +58,6 @@ __all__ = [
     "read_ints",
     "read_mapping",
     "read_pair",
-    "read_real",
     "refuse",
     "shown",
 ]
@@ -69,9 +67,9 @@ INT_TYPES: frozenset[type] = frozenset(
     {int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64}
     | {np.intc, np.uintc, np.intp, np.uintp, np.longlong, np.ulonglong}
 )
-_REAL_TYPES: frozenset[type] = INT_TYPES | {float, np.float16, np.float32, np.float64}
 # Immutable leaves a copy may share with the original.
-_ATOMS: frozenset[type] = _REAL_TYPES | {bool, np.bool_, str, bytes, NoneType, complex}
+_OTHER_ATOMS = {float, np.float16, np.float32, np.float64, complex, bool, np.bool_, str, bytes}
+_ATOMS: frozenset[type] = INT_TYPES | _OTHER_ATOMS | {NoneType}
 _SEQ_TYPES = (tuple, list)
 _PLAIN_INT = frozenset({int})
 
@@ -162,17 +160,6 @@ def expect_type(sched: str, slot: int, obj: object, cls: type[T], job: int | Non
 def read_int(v: object) -> int | None:
     """``int(v)`` for a whole number of an exact integer type, else None (so also for bool)."""
     return int(v) if type(v) in INT_TYPES else None  # type: ignore[call-overload]
-
-
-def read_real(v: object) -> float | None:
-    """``float(v)`` for a finite real of an exact numeric type, else None (NaN, inf, None, …)."""
-    if type(v) not in _REAL_TYPES:
-        return None
-    try:
-        f = float(v)  # type: ignore[arg-type]
-    except OverflowError:  # an int beyond double range
-        return None
-    return f if math.isfinite(f) else None
 
 
 def read_ints(
