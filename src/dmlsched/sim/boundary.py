@@ -229,10 +229,9 @@ def read_mapping(
         out = dict(mapping)
         if len(out) > limit + 1:
             refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
-        for key in out:
-            if type(key) is not int:
-                return {_key(sched, slot, what, k): v for k, v in out.items()}
-        return out
+        if _PLAIN_INT.issuperset(map(type, out)):
+            return out
+        return {_key(sched, slot, what, k): v for k, v in out.items()}
     out = {}
     try:
         if not isinstance(mapping, Mapping):

@@ -143,10 +143,13 @@ def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) 
     return Counts(machines, counts[0], counts[1])
 
 
-def _sources(p: object) -> tuple | None:
+_NO_SOURCE = (object(),) * 3  # matches no placement's fields (by identity)
+
+
+def _sources(p: object) -> tuple:
     """The placement's field objects when all are exact tuples (immutable, so reusable)."""
     fields = tuple(getattr(p, f, None) for f in ("machines", "workers", "ps"))
-    return fields if all(type(f) is tuple for f in fields) else None
+    return fields if all(type(f) is tuple for f in fields) else _NO_SOURCE
 
 
 # ---------------------------------------------------------------- checks (PD-ORS constraints)
@@ -237,7 +240,7 @@ def simulate_cluster(
     jobs_view = MappingProxyType(shown_jobs)
     finished_fs: frozenset[int] = frozenset()
     jct: dict[int, float] = {}
-    # job -> (source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its validated placement
+    # job -> (3 source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its checked placement
     checked: dict[int, tuple] = {}
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     last_arrival = max(by_slot, default=-1)
@@ -302,19 +305,18 @@ def simulate_cluster(
             job = jobs[j]
             hit = checked.get(j)
             try:  # inlined for speed: the same immutable tuples as last time need no copy
-                src = hit[0] if hit is not None else None
                 same = (
-                    src is not None
+                    hit is not None
                     and type(p) is Placement
-                    and p.machines is src[0]  # type: ignore[attr-defined]
-                    and p.workers is src[1]  # type: ignore[attr-defined]
-                    and p.ps is src[2]  # type: ignore[attr-defined]
+                    and p.machines is hit[0]  # type: ignore[attr-defined]
+                    and p.workers is hit[1]  # type: ignore[attr-defined]
+                    and p.ps is hit[2]  # type: ignore[attr-defined]
                 )
             except AttributeError:  # a field deleted with object.__delattr__
                 same = False
             if not same:
                 c = read_placement(name, t, j, p, H)
-                if hit is None or c != hit[1]:
+                if hit is None or c != hit[3]:
                     # a placement already validated for this job is valid again: the checks
                     # depend only on the job and the placement (capacity is checked below)
                     check_placement(name, job, c, t)
@@ -322,11 +324,11 @@ def simulate_cluster(
                     demand += np.outer(np.asarray(c.ps, dtype=float), job.ps_demand)
                     idx = np.asarray(c.machines, dtype=np.intp)
                     rate = rate_of(job, *c)
-                    hit = (_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
+                    hit = (*_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
                 else:
-                    hit = (_sources(p), *hit[1:])
+                    hit = (*_sources(p), *hit[3:])
                 checked[j] = hit
-            _, c, idx, demand, rate, total_w, total_s = hit
+            _, _, _, c, idx, demand, rate, total_w, total_s = hit
             if not c.machines:
                 continue
             np.add.at(usage, idx, demand)
