@@ -150,3 +150,23 @@ def test_utilization_never_exceeds_one_for_real_schedulers(seed: int, name: str)
     res = simulate_cluster(wl, make_scheduler("cluster", name), make_rng(seed + 1))
     u = res.series["utilization"]
     assert (u >= 0).all() and (u <= 1.0 + 1e-9).all()
+
+
+def test_a_placement_is_checked_once_per_job_while_it_stays_the_same(
+    small_workload: ClusterWorkload, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dmlsched.sim.cluster as engine
+
+    calls: list[int] = []
+    inner = engine.check_placement
+
+    def counting(sched, job, c, slot):  # type: ignore[no-untyped-def]
+        calls.append(job.id)
+        return inner(sched, job, c, slot)
+
+    monkeypatch.setattr(engine, "check_placement", counting)
+    same = Placement((0,), (1,), (1,))
+    equal = [Placement((1,), (1,), (1,)) for _ in range(8)]  # new but equal objects each slot
+    plan = {t: {0: same, 1: equal[t]} for t in range(1, 8)}
+    _run(small_workload, plan)
+    assert sorted(calls) == [0, 1]

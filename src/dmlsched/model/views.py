@@ -105,7 +105,9 @@ class GeoView:
 
     * ``active`` — ids of I_t, by arrival then id;
     * ``arrivals`` — ids revealed this slot;
-    * ``jobs`` — every revealed job;
+    * ``jobs`` — every revealed job, its ``data`` cut to the rows revealed so
+      far (D_i(t_i) … D_i(t); online: neither future data nor the job's
+      lifetime is shown, so ``duration`` counts revealed slots);
     * ``data`` — D_i^r(t) per active job (read-only arrays);
     * ``deployed`` — v_i^r(t−1) per active job (zeros for new jobs).
     """

@@ -5,9 +5,13 @@ Contract for every scheduler (whatever the setting):
 * The constructor only stores parameters (scikit-learn style); ``reset`` is
   called once per run with the static instance data and the run's generator;
   learned state lives in attributes ending in ``_``.
-* The engine hands a *read-only view* per decision; a scheduler must not
-  mutate it and must not keep references to engine state.
-* The returned decision is validated by the engine; an invalid one raises
+* The engine hands a *read-only view* per decision, built from copies made
+  for the scheduler (:mod:`dmlsched.sim.boundary`); a scheduler must not
+  mutate it (the contract test checks), and if it does, only its own view
+  changes — the engine computes from copies of its own.
+* The returned decision is read once by the engine — the setting's decision
+  and placement classes exactly, ids and counts as ``int`` or numpy integers,
+  each job at most once per mapping — and validated; an invalid one raises
   :class:`~dmlsched.errors.InvalidDecision`, it is never clipped.
 * All randomness comes from the generator given to ``reset``.
 

@@ -4,10 +4,15 @@ Per slot t:
 
 1. reveal the jobs with arrival a_i = t (online: never earlier);
 2. ask the scheduler for the slot's :class:`ClusterDecision` through a
-   read-only :class:`ClusterView`;
-3. validate it (:mod:`dmlsched.sim.validate`): pending-only admit/reject,
-   nothing for rejected, finished or unarrived jobs, integer counts, Eq. (2),
-   (4), (5), (7) and, for async jobs, (3.2), (3.4), (3.5);
+   read-only :class:`ClusterView` built from the scheduler's own per-run
+   copies (:mod:`dmlsched.sim.boundary`);
+3. read the decision once into plain tuples (:func:`read_decision`,
+   :func:`read_placement`: exact ``ClusterDecision``/``Placement`` types,
+   exact integers, a job named twice is refused, totals recomputed from the
+   per-machine counts) and check it (:func:`check_placement`,
+   :func:`check_capacity`): pending-only admit/reject, nothing for rejected,
+   finished or unarrived jobs, Eq. (2), (4), (5), (7) and, for async jobs,
+   (3.2), (3.4), (3.5);
 4. advance each allocated job by the engine's own speed model
    (:func:`dmlsched.model.speed.pdors.job_rate` on the actual counts and
    locality, Fact 1 — or ``workload.speed.rate`` when the workload carries a
@@ -19,6 +24,12 @@ slots cannot change anything (no decision can touch a finished or rejected
 job), so the loop stops early; their utilization rows stay 0, so every
 metric equals that of the full loop.  This keeps long horizons (peer
 replays, 60-s slots) cheap.
+
+The engine computes from its own copies of the jobs and the cluster, made
+at the start of the run; a placement's checks, demand and rate are computed
+once per distinct placement of a job and reused while the scheduler keeps
+returning it (the same immutable tuples are recognised by identity, equal
+ones by value).
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
@@ -42,21 +53,156 @@ from __future__ import annotations
 
 from collections import defaultdict
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import ClusterDecision, ClusterWorkload
-from dmlsched.model.speed.pdors import job_rate
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, ClusterWorkload, Placement
+from dmlsched.model.speed.pdors import job_rate, ps_bandwidth_load
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers.protocols import ClusterScheduler
+from dmlsched.sim.boundary import (
+    expect_type,
+    private_copy,
+    read_ints,
+    read_mapping,
+    refuse,
+    shown,
+)
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event
-from dmlsched.sim.validate import check_capacity, check_placement
 
-__all__ = ["simulate_cluster"]
+__all__ = [
+    "Counts",
+    "check_capacity",
+    "check_placement",
+    "read_decision",
+    "read_placement",
+    "simulate_cluster",
+]
 
 _DONE_TOL = 1e-9
+_EPS = 1e-9
+# Larger counts are refused outright: no cluster holds 2^31 workers, and the
+# float arithmetic of the checks stays exact below it.
+_MAX_COUNT = 2**31
+
+
+class Counts(NamedTuple):
+    """The engine's copy of one placement: machines, w_h, s_h as tuples of ``int``."""
+
+    machines: tuple[int, ...]
+    workers: tuple[int, ...]
+    ps: tuple[int, ...]
+
+
+# ---------------------------------------------------------------- boundary: read the decision
+
+
+def read_decision(
+    sched: str, slot: int, decision: object, limit: int
+) -> tuple[dict[int, object], tuple[int, ...], tuple[int, ...]]:
+    """(allocations by job, admit, reject) read once from an exact ``ClusterDecision``.
+
+    ``limit`` bounds the allocations (the pending and active jobs); the
+    placements are returned as given, for :func:`read_placement`.
+    """
+    d = expect_type(sched, slot, decision, ClusterDecision)
+    alloc = read_mapping(sched, slot, "allocations", d.allocations, limit)
+    admit = read_ints(sched, slot, None, "admit", d.admit)
+    reject = read_ints(sched, slot, None, "reject", d.reject)
+    return alloc, admit, reject
+
+
+def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) -> Counts:
+    """Copy an exact :class:`Placement` into :class:`Counts` (machine ids and integer counts)."""
+    expect_type(sched, slot, p, Placement, job)
+    machines = read_ints(sched, slot, job, "machines", getattr(p, "machines", None))
+    workers, ps = (getattr(p, f, None) for f in ("workers", "ps"))
+    counts = [
+        read_ints(sched, slot, job, f, v, "a non-negative integer")
+        for f, v in (("workers", workers), ("ps", ps))
+    ]
+    if not (len(machines) == len(counts[0]) == len(counts[1])):
+        refuse(sched, job, slot, "machines/workers/ps lengths differ")
+    if len(set(machines)) != len(machines):
+        refuse(sched, job, slot, f"machine listed twice in {machines}")
+    for m, w, s in zip(machines, *counts, strict=True):
+        if not 0 <= m < n_machines:
+            refuse(sched, job, slot, f"no machine {shown(m)}")
+        for name, v in (("workers", w), ("ps", s)):
+            if not 0 <= v <= _MAX_COUNT:
+                refuse(
+                    sched,
+                    job,
+                    slot,
+                    f"{name}={shown(v)} is not a non-negative integer <= 2^31",
+                    machine=m,
+                )
+    return Counts(machines, counts[0], counts[1])
+
+
+_NO_SOURCE = (object(),) * 3  # matches no placement's fields (by identity)
+
+
+def _sources(p: object) -> tuple:
+    """The placement's field objects when all are exact tuples (immutable, so reusable)."""
+    fields = tuple(getattr(p, f, None) for f in ("machines", "workers", "ps"))
+    return fields if all(type(f) is tuple for f in fields) else _NO_SOURCE
+
+
+# ---------------------------------------------------------------- checks (PD-ORS constraints)
+
+
+def check_placement(sched: str, job: ClusterJob, c: Counts, slot: int) -> None:
+    """Eq. (7), Eq. (4)/(3.2), Eq. (2) or (3.4)–(3.5) on the engine's copy of a placement."""
+    if slot < job.arrival:  # Eq. (7)
+        refuse(sched, job.id, slot, f"allocated before arrival {job.arrival}")
+    total_w, total_s = sum(c.workers), sum(c.ps)
+    if total_w > job.max_workers:  # Eq. (4) / (3.2)
+        refuse(sched, job.id, slot, f"{total_w} workers > limit {job.max_workers} (Eq. 4)")
+    if total_w == 0 and total_s > 0:
+        refuse(sched, job.id, slot, f"{total_s} PSs without workers (Eq. 2)")
+    if job.mode == "sync":
+        need = job.min_ps(total_w)
+        if total_s < need:  # Eq. (2) as ⌈W/γ⌉
+            refuse(sched, job.id, slot, f"{total_s} PSs < ceil({total_w}/γ={job.gamma:g}) = {need}")
+    else:
+        if total_w > 0 and total_s < 1:
+            refuse(sched, job.id, slot, "workers without a PS")
+        if total_s > total_w:  # (3.5)
+            refuse(sched, job.id, slot, f"{total_s} PSs > {total_w} workers (3.5)")
+        load, cap = ps_bandwidth_load(job, c.machines, c.workers, c.ps)
+        if load > cap * (1 + 1e-9):  # (3.4)
+            refuse(
+                sched,
+                job.id,
+                slot,
+                f"worker traffic {load:g} Gbps > PS bandwidth {total_s}×{job.ps_bandwidth:g} (3.4)",
+            )
+
+
+def check_capacity(
+    sched: str, cluster: Cluster, usage: np.ndarray, slot: int, owners: dict[int, list[int]]
+) -> None:
+    """Eq. (5): Σ_i α^r w_ih + β^r s_ih ≤ C_h^r for every machine and resource."""
+    over = usage > cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)
+    if over.any():
+        h, r = (int(x) for x in np.argwhere(over)[0])
+        jobs = owners.get(h, [])
+        raise InvalidDecision(
+            sched,
+            jobs[-1] if jobs else None,
+            slot,
+            f"uses {usage[h, r]:g} > capacity {cluster.capacity[h, r]:g} (Eq. 5); "
+            f"jobs on machine: {jobs}",
+            machine=h,
+            resource=cluster.resources[r],
+        )
+
+
+# ---------------------------------------------------------------- the loop
 
 
 @register_engine("cluster")
@@ -69,16 +215,20 @@ def simulate_cluster(
 ) -> RunResult:
     """Run ``scheduler`` on ``workload``; the engine owns progress and metrics."""
     name = type(scheduler).name
-    cluster = workload.cluster
+    # The engine's own copies: nothing a scheduler is shown aliases them.
+    cluster = private_copy(workload.cluster)
+    all_jobs = [private_copy(j) for j in workload.jobs]
     T = workload.horizon
     H = cluster.machines
-    by_slot: dict[int, list] = defaultdict(list)
-    for job in sorted(workload.jobs, key=lambda j: (j.arrival, j.id)):
+    by_slot: dict[int, list[ClusterJob]] = defaultdict(list)
+    for job in sorted(all_jobs, key=lambda j: (j.arrival, j.id)):
         by_slot[job.arrival].append(job)
 
-    scheduler.reset(cluster, T, rng)
+    shown_cluster = private_copy(cluster)
+    scheduler.reset(shown_cluster, T, rng)
 
-    jobs: dict[int, object] = {}
+    jobs: dict[int, ClusterJob] = {}
+    shown_jobs: dict[int, ClusterJob] = {}  # the scheduler's copies; never read by the engine
     pending: dict[int, None] = {}  # insertion-ordered set
     active: dict[int, None] = {}
     rejected: set[int] = set()
@@ -87,10 +237,11 @@ def simulate_cluster(
     events: list[Event] = []
     cap_total = cluster.capacity.sum(axis=0)
     util = np.zeros((T, len(cluster.resources)))
-    jobs_view = MappingProxyType(jobs)
+    jobs_view = MappingProxyType(shown_jobs)
     finished_fs: frozenset[int] = frozenset()
     jct: dict[int, float] = {}
-    checked: dict[int, tuple] = {}  # job -> (placement, machine idx, demand, rate)
+    # job -> (3 source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its checked placement
+    checked: dict[int, tuple] = {}
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     last_arrival = max(by_slot, default=-1)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
@@ -98,17 +249,19 @@ def simulate_cluster(
     for t in range(T):
         if t > last_arrival and not pending and not active:
             break  # nothing left that a decision could change (see module docstring)
-        arrivals = tuple(by_slot.get(t, ()))
-        for job in arrivals:
+        arrivals = []
+        for job in by_slot.get(t, ()):
             jobs[job.id] = job
             pending[job.id] = None
+            seen = shown_jobs[job.id] = private_copy(job)
+            arrivals.append(seen)
             if record_events:
                 events.append(Event(t, "arrive", job.id))
         view = ClusterView(
             slot=t,
             horizon=T,
-            cluster=cluster,
-            arrivals=arrivals,
+            cluster=shown_cluster,
+            arrivals=tuple(arrivals),
             pending=tuple(pending),
             active=tuple(active),
             remaining=MappingProxyType({j: jobs[j].total_work - done[j] for j in active}),
@@ -116,20 +269,20 @@ def simulate_cluster(
             finished=finished_fs,
             slot_seconds=workload.slot_seconds,
         )
-        decision = scheduler.decide(view)
-        if not isinstance(decision, ClusterDecision):
-            raise InvalidDecision(name, None, t, f"decide returned {type(decision).__name__}")
+        allocations, admit, reject = read_decision(
+            name, t, scheduler.decide(view), len(pending) + len(active)
+        )
 
-        for j in decision.reject:
+        for j in reject:
             if j not in pending:
-                raise InvalidDecision(name, j, t, "rejected a job that is not pending")
+                refuse(name, j, t, "rejected a job that is not pending")
             del pending[j]
             rejected.add(j)
             if record_events:
                 events.append(Event(t, "reject", j))
-        for j in decision.admit:
+        for j in admit:
             if j not in pending:
-                raise InvalidDecision(name, j, t, "admitted a job that is not pending")
+                refuse(name, j, t, "admitted a job that is not pending")
             del pending[j]
             active[j] = None
             done[j] = 0.0
@@ -139,7 +292,7 @@ def simulate_cluster(
         usage = np.zeros((H, len(cluster.resources)))
         owners: dict[int, list[int]] = defaultdict(list)
         progress: list[tuple[int, float]] = []
-        for j, p in decision.allocations.items():
+        for j, p in allocations.items():
             if j in pending:  # allocation admits implicitly
                 del pending[j]
                 active[j] = None
@@ -148,28 +301,41 @@ def simulate_cluster(
                     events.append(Event(t, "admit", j))
             elif j not in active:
                 why = "rejected" if j in rejected else "finished" if j in finished else "unknown"
-                raise InvalidDecision(name, j, t, f"allocation for a {why} job")
+                refuse(name, j, t, f"allocation for a {why} job")
             job = jobs[j]
             hit = checked.get(j)
-            if hit is None or (hit[0] is not p and hit[0] != p):
-                # a placement already validated for this job is valid again: the checks
-                # depend only on the job and the placement (capacity is checked below)
-                check_placement(name, job, p, t, H)  # type: ignore[arg-type]
-                idx = np.asarray(p.machines, dtype=np.intp)
-                demand = (
-                    np.outer(p.workers, job.worker_demand)  # type: ignore[attr-defined]
-                    + np.outer(p.ps, job.ps_demand)
-                )  # type: ignore[attr-defined]
-                rate = rate_of(job, p.machines, p.workers, p.ps)  # type: ignore[arg-type]
-                hit = checked[j] = (p, idx, demand, rate)
-            _, idx, demand, rate = hit
-            if not p.machines:
+            try:  # inlined for speed: the same immutable tuples as last time need no copy
+                same = (
+                    hit is not None
+                    and type(p) is Placement
+                    and p.machines is hit[0]  # type: ignore[attr-defined]
+                    and p.workers is hit[1]  # type: ignore[attr-defined]
+                    and p.ps is hit[2]  # type: ignore[attr-defined]
+                )
+            except AttributeError:  # a field deleted with object.__delattr__
+                same = False
+            if not same:
+                c = read_placement(name, t, j, p, H)
+                if hit is None or c != hit[3]:
+                    # a placement already validated for this job is valid again: the checks
+                    # depend only on the job and the placement (capacity is checked below)
+                    check_placement(name, job, c, t)
+                    demand = np.outer(np.asarray(c.workers, dtype=float), job.worker_demand)
+                    demand += np.outer(np.asarray(c.ps, dtype=float), job.ps_demand)
+                    idx = np.asarray(c.machines, dtype=np.intp)
+                    rate = rate_of(job, *c)
+                    hit = (*_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
+                else:
+                    hit = (*_sources(p), *hit[3:])
+                checked[j] = hit
+            _, _, _, c, idx, demand, rate, total_w, total_s = hit
+            if not c.machines:
                 continue
             np.add.at(usage, idx, demand)
-            for m in p.machines:
+            for m in c.machines:
                 owners[m].append(j)
             progress.append((j, rate))
-            worker_slots += p.total_workers
+            worker_slots += total_w
             job_slots += 1
             if record_events:
                 events.append(
@@ -177,7 +343,7 @@ def simulate_cluster(
                         t,
                         "allocate",
                         j,
-                        f"workers={p.total_workers} ps={p.total_ps} machines={len(p.machines)} "
+                        f"workers={total_w} ps={total_s} machines={len(c.machines)} "
                         f"rate={rate:.6g}",
                     )
                 )
@@ -190,14 +356,14 @@ def simulate_cluster(
         for j, rate in progress:
             before = done[j]
             done[j] += rate
-            total = jobs[j].total_work  # type: ignore[attr-defined]
+            total = jobs[j].total_work
             if done[j] >= total * (1 - _DONE_TOL):
                 del active[j]
                 checked.pop(j, None)
                 finished[j] = t
                 # JCT counts whole slots from the start of the arrival slot to the moment
                 # within slot t when the work ran out (linear progress within a slot)
-                jct[j] = t - jobs[j].arrival + min(1.0, max(0.0, total - before) / rate)  # type: ignore[attr-defined]
+                jct[j] = t - jobs[j].arrival + min(1.0, max(0.0, total - before) / rate)
                 newly_done = True
                 if record_events:
                     events.append(Event(t, "complete", j))
@@ -206,14 +372,29 @@ def simulate_cluster(
 
     mean_workers = worker_slots / job_slots if job_slots else 0.0
     return RunResult(
-        metrics=_metrics(workload, finished, jct, active, rejected, util, done, mean_workers),
+        metrics=_metrics(
+            all_jobs,
+            cluster,
+            T,
+            workload.slot_seconds,
+            finished,
+            jct,
+            active,
+            rejected,
+            util,
+            done,
+            mean_workers,
+        ),
         events=tuple(events),
         series={"utilization": util},
     )
 
 
 def _metrics(
-    workload: ClusterWorkload,
+    all_jobs: list[ClusterJob],
+    cluster: Cluster,
+    T: int,
+    slot_seconds: float,
     finished: dict[int, int],
     jct: dict[int, float],
     active: dict[int, None],
@@ -222,11 +403,10 @@ def _metrics(
     done: dict[int, float],
     mean_workers: float,
 ) -> dict[str, float]:
-    T = workload.horizon
-    by_id = {j.id: j for j in workload.jobs}
+    by_id = {j.id: j for j in all_jobs}
     utility = 0.0
     times = []
-    for job in workload.jobs:
+    for job in all_jobs:
         if job.id in finished:
             dur = finished[job.id] - job.arrival
             utility += job.utility(dur)
@@ -243,14 +423,12 @@ def _metrics(
         "rejected_jobs": float(len(rejected)),
         "mean_utilization": float(util.mean()) if util.size else 0.0,
         "mean_jct": float(np.mean(list(jct.values()))) if jct else float("nan"),
-        "mean_jct_s": (
-            float(np.mean(list(jct.values()))) * workload.slot_seconds if jct else float("nan")
-        ),
+        "mean_jct_s": (float(np.mean(list(jct.values()))) * slot_seconds if jct else float("nan")),
         "mean_progress": (
             float(np.mean([min(1.0, done[j] / by_id[j].total_work) for j in done])) if done else 0.0
         ),
         "mean_workers": mean_workers,
     }
-    for r, res in enumerate(workload.cluster.resources):
+    for r, res in enumerate(cluster.resources):
         out[f"mean_utilization_{res}"] = float(util[:, r].mean())
     return out

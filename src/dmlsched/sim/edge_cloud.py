@@ -4,8 +4,15 @@ Per slot t:
 
 1. reveal jobs with r_j = t;
 2. ask the scheduler for an :class:`EdgeCloudDecision` through a read-only
-   :class:`EdgeCloudView`;
-3. validate it — any violation raises :class:`InvalidDecision`:
+   :class:`EdgeCloudView` built from the scheduler's own per-run copies of
+   the jobs and the system (:mod:`dmlsched.sim.boundary`; the engine computes
+   from copies of its own, so a scheduler that changes what it was shown —
+   even the system object, which a workload reuses across runs — changes
+   nothing);
+3. read it once (:func:`read_decision`: an exact ``EdgeCloudDecision``,
+   ``(server, worker)`` pairs and chunk indices of exact integers, a job
+   named twice in a mapping refused) and validate it — any violation raises
+   :class:`InvalidDecision`:
 
    * dispatch: only pending jobs, all D_j chunks at once, each to a worker
      with v_jsw = 1 (2a) or to the cloud; storage (7b): Σ u_j over chunks held
@@ -47,14 +54,24 @@ from types import MappingProxyType
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.edge_cloud import EdgeCloudDecision, EdgeCloudWorkload, EdgeJob
+from dmlsched.model.edge_cloud import EdgeCloudDecision, EdgeCloudWorkload, EdgeJob, Slot
 from dmlsched.model.speed.aonline import processing_capacity
 from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers.protocols import EdgeCloudScheduler
+from dmlsched.sim.boundary import (
+    expect_type,
+    frozen_array,
+    private_copy,
+    read_ints,
+    read_mapping,
+    read_pair,
+    refuse,
+    shown,
+)
 from dmlsched.sim.engine import RunResult, register_engine
 from dmlsched.sim.events import Event
 
-__all__ = ["simulate_edge_cloud"]
+__all__ = ["read_decision", "simulate_edge_cloud"]
 
 _DONE_TOL = 1e-9
 
@@ -81,10 +98,32 @@ class _Job:
         self.started = np.zeros(job.chunks, dtype=bool)
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    b = a.copy()
-    b.setflags(write=False)
-    return b
+def read_decision(
+    sched: str, slot: int, decision: object, limit: int
+) -> tuple[dict[int, tuple[Slot, ...]], dict[int, tuple[int, ...]], dict[int, Slot]]:
+    """(dispatch, run, ps) read once from an exact ``EdgeCloudDecision`` into plain tuples.
+
+    ``limit`` bounds each mapping (the jobs it may name); the model's checks
+    follow in the loop.
+    """
+    d = expect_type(sched, slot, decision, EdgeCloudDecision)
+    dispatch: dict[int, tuple[Slot, ...]] = {}
+    for j, places in read_mapping(sched, slot, "dispatch", d.dispatch, limit).items():
+        if type(places) not in (tuple, list):
+            refuse(sched, j, slot, f"dispatch {shown(places)} is not a tuple of (server, worker)")
+        dispatch[j] = tuple(
+            read_pair(sched, slot, j, f"chunk {k}: placement", sw)
+            for k, sw in enumerate(tuple(places))  # type: ignore[arg-type]
+        )
+    run = {
+        j: read_ints(sched, slot, j, "chunk indices", chunks)
+        for j, chunks in read_mapping(sched, slot, "run", d.run, limit).items()
+    }
+    ps = {
+        j: read_pair(sched, slot, j, "PS", sp)
+        for j, sp in read_mapping(sched, slot, "ps", d.ps, limit).items()
+    }
+    return dispatch, run, ps
 
 
 @register_engine("edge-cloud")
@@ -97,25 +136,26 @@ def simulate_edge_cloud(
 ) -> RunResult:
     """Run ``scheduler`` on ``workload``; the engine owns progress and metrics."""
     name = type(scheduler).name
-    system = workload.system
+    # The engine's own copies of the system and the jobs; the scheduler gets others.
+    system = private_copy(workload.system)
+    all_jobs = [private_copy(j) for j in workload.jobs]
     S = system.servers
     T = workload.horizon
     W = system.edge_workers
     speedup = system.speedup
     by_slot: dict[int, list[EdgeJob]] = defaultdict(list)
-    for job in sorted(workload.jobs, key=lambda j: (j.arrival, j.id)):
+    for job in sorted(all_jobs, key=lambda j: (j.arrival, j.id)):
         by_slot[job.arrival].append(job)
-    n_jobs = len(workload.jobs)
+    n_jobs = len(all_jobs)
 
-    scheduler.reset(system, T, rng)
+    shown_system = private_copy(system)
+    scheduler.reset(shown_system, T, rng)
 
     jobs: dict[int, EdgeJob] = {}
     pending: dict[int, None] = {}
     active: dict[int, _Job] = {}
     finished: dict[int, int] = {}
     placement: dict[int, tuple] = {}
-    dispatched_at: dict[int, int] = {}
-    zeta: dict[int, int] = {}
     held: dict[int, np.ndarray] = {}  # storage per edge server held by a job
     storage_used = np.zeros(S)
     cap = np.array([system.storage_of(s) for s in range(S)])
@@ -126,69 +166,56 @@ def simulate_edge_cloud(
     preemptions = 0
     frac_flow = 0.0  # Σ_j Σ_d f_jd(y) of Eq. (3) on the actual schedule
     chunks_cloud = chunks_total = 0
-    views = {
-        k: MappingProxyType(v)
-        for k, v in (
-            ("jobs", jobs),
-            ("placement", placement),
-            ("dispatched_at", dispatched_at),
-            ("zeta", zeta),
-            ("finished", finished),
-        )
+    # What the scheduler is shown lives in dicts of its own (a MappingProxyType gives its
+    # dict away to gc.get_referents): the engine writes them and never reads them.
+    for_view: dict[str, dict] = {
+        k: {} for k in ("jobs", "placement", "dispatched_at", "zeta", "finished")
     }
+    views = {k: MappingProxyType(v) for k, v in for_view.items()}
 
     t = 0
     while t < T and len(finished) < n_jobs:
-        arrivals = tuple(by_slot.get(t, ()))
-        for job in arrivals:
+        arrivals = []
+        for job in by_slot.get(t, ()):
             jobs[job.id] = job
             pending[job.id] = None
+            seen = for_view["jobs"][job.id] = private_copy(job)
+            arrivals.append(seen)
             if record_events:
                 events.append(Event(t, "arrive", job.id))
         view = EdgeCloudView(
             slot=t,
             horizon=T,
-            system=system,
-            arrivals=arrivals,
+            system=shown_system,
+            arrivals=tuple(arrivals),
             jobs=views["jobs"],
             pending=tuple(pending),
             active=tuple(active),
             placement=views["placement"],
             dispatched_at=views["dispatched_at"],
-            remaining=MappingProxyType({j: _readonly(a.rem) for j, a in active.items()}),
+            remaining=MappingProxyType({j: frozen_array(a.rem) for j, a in active.items()}),
             zeta=views["zeta"],
             last_run=MappingProxyType(dict(last_run)),
             last_ps=MappingProxyType(dict(last_ps)),
             storage_used=tuple(storage_used.tolist()),
             finished=views["finished"],
         )
-        decision = scheduler.decide(view)
-        if not isinstance(decision, EdgeCloudDecision):
-            raise InvalidDecision(name, None, t, f"decide returned {type(decision).__name__}")
+        dispatch, run, ps_of = read_decision(name, t, scheduler.decide(view), n_jobs)
 
         # --- dispatch: (2a), (7b), fixed placement -------------------------------------------
-        for j, places in decision.dispatch.items():
+        for j, places in dispatch.items():
             if j not in pending:
                 why = "already dispatched" if j in placement else "not arrived"
                 raise InvalidDecision(name, j, t, f"dispatch of a job that is {why}")
             job = jobs[j]
-            places = tuple(places)
             if len(places) != job.chunks:
                 raise InvalidDecision(
                     name, j, t, f"{len(places)} chunk placements != D_j={job.chunks}"
                 )
             add = np.zeros(S)
-            for d, sw in enumerate(places):
-                ok = isinstance(sw, tuple) and len(sw) == 2
-                s, w = sw if ok else (None, None)
-                if not (
-                    ok
-                    and isinstance(s, int | np.integer)
-                    and isinstance(w, int | np.integer)
-                    and 0 <= s <= S
-                    and w >= 0
-                ):
-                    raise InvalidDecision(name, j, t, f"chunk {d}: bad placement {sw!r}")
+            for d, (s, w) in enumerate(places):
+                if not (0 <= s <= S and w >= 0):
+                    raise InvalidDecision(name, j, t, f"chunk {d}: bad placement {(s, w)!r}")
                 if s < S:
                     if w >= len(system.worker_types[s]):
                         raise InvalidDecision(
@@ -221,9 +248,9 @@ def simulate_edge_cloud(
             del pending[j]
             st = _Job(job, places, system, t, speedup)
             active[j] = st
-            placement[j] = st.placement
-            dispatched_at[j] = t
-            zeta[j] = st.zeta
+            placement[j] = for_view["placement"][j] = st.placement
+            for_view["dispatched_at"][j] = t
+            for_view["zeta"][j] = st.zeta
             n_cloud = int(st.cloud.sum())
             chunks_cloud += n_cloud
             chunks_total += job.chunks
@@ -241,19 +268,17 @@ def simulate_edge_cloud(
         ran: dict[int, np.ndarray] = {}
         gids: list[np.ndarray] = []
         owners: list[np.ndarray] = []
-        for j, chunks in decision.run.items():
+        for j, chunks in run.items():
             if j not in active:
                 why = "finished" if j in finished else "not dispatched"
                 raise InvalidDecision(name, j, t, f"run for a job that is {why}")
             if len(chunks) == 0:
                 continue
             st = active[j]
-            idx = np.asarray(chunks)
-            if idx.dtype.kind not in "iu" or idx.ndim != 1:
-                raise InvalidDecision(name, j, t, f"chunk indices {chunks!r} are not integers")
-            if idx.min() < 0 or idx.max() >= st.job.chunks:
+            if min(chunks) < 0 or max(chunks) >= st.job.chunks:  # before numpy: ints may be huge
                 raise InvalidDecision(name, j, t, f"chunk index out of [0, {st.job.chunks})")
-            if len(np.unique(idx)) != len(idx):
+            idx = np.asarray(chunks, dtype=np.int64)
+            if len(set(chunks)) != len(chunks):
                 raise InvalidDecision(name, j, t, "a chunk listed twice (2c)")
             if (st.rem[idx] <= 0).any():
                 d = int(idx[st.rem[idx] <= 0][0])
@@ -307,9 +332,9 @@ def simulate_edge_cloud(
                     )
 
         # --- ps: (2e), (2f), o_jsp, (2g) -------------------------------------------------------
-        if set(decision.ps) != set(ran):
-            extra = sorted(set(decision.ps) - set(ran))
-            missing = sorted(set(ran) - set(decision.ps))
+        if set(ps_of) != set(ran):
+            extra = sorted(set(ps_of) - set(ran))
+            missing = sorted(set(ran) - set(ps_of))
             j0 = (missing or extra)[0]
             raise InvalidDecision(
                 name,
@@ -319,17 +344,9 @@ def simulate_edge_cloud(
                 resource="ps",
             )
         used_ps: set[tuple[int, int]] = set()
-        for j, sp in decision.ps.items():
-            ok = isinstance(sp, tuple) and len(sp) == 2
-            s, p = sp if ok else (None, None)
-            if not (
-                ok
-                and isinstance(s, int | np.integer)
-                and isinstance(p, int | np.integer)
-                and 0 <= s <= S
-                and p >= 0
-            ):
-                raise InvalidDecision(name, j, t, f"bad PS {sp!r}", resource="ps")
+        for j, (s, p) in ps_of.items():
+            if not (0 <= s <= S and p >= 0):
+                raise InvalidDecision(name, j, t, f"bad PS {(s, p)!r}", resource="ps")
             job = jobs[j]
             if s < S:
                 if active[j].zeta == 1:  # (2g)
@@ -381,19 +398,19 @@ def simulate_edge_cloud(
             st.rem[idx[st.rem[idx] <= _DONE_TOL * st.job.work_per_chunk]] = 0.0
             if (st.rem <= 0).all():
                 del active[j]
-                finished[j] = t
+                finished[j] = for_view["finished"][j] = t
                 storage_used -= held.pop(j)
                 if record_events:
                     events.append(Event(t, "complete", j))
             else:
-                last_run[j] = tuple(int(d) for d in idx)
-        last_ps = {j: (int(s), int(p)) for j, (s, p) in decision.ps.items() if j in last_run}
+                last_run[j] = tuple(idx.tolist())
+        last_ps = {j: sp for j, sp in ps_of.items() if j in last_run}
         util.append(busy / W if W else 0.0)
         t += 1
 
     return RunResult(
         metrics={
-            **_metrics(workload, finished, T, util, preemptions, chunks_cloud, chunks_total),
+            **_metrics(all_jobs, finished, T, util, preemptions, chunks_cloud, chunks_total),
             "fractional_flow": frac_flow,
         },
         events=tuple(events),
@@ -402,7 +419,7 @@ def simulate_edge_cloud(
 
 
 def _metrics(
-    workload: EdgeCloudWorkload,
+    all_jobs: list[EdgeJob],
     finished: dict[int, int],
     T: int,
     util: list[float],
@@ -410,8 +427,8 @@ def _metrics(
     chunks_cloud: int,
     chunks_total: int,
 ) -> dict[str, float]:
-    jct = [finished[j.id] - j.arrival if j.id in finished else T - j.arrival for j in workload.jobs]
-    first = min((j.arrival for j in workload.jobs), default=0)
+    jct = [finished[j.id] - j.arrival if j.id in finished else T - j.arrival for j in all_jobs]
+    first = min((j.arrival for j in all_jobs), default=0)
     last = max(finished.values(), default=first)
     window = np.asarray(util[first : last + 1]) if util else np.zeros(0)
     return {

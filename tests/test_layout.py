@@ -1,0 +1,108 @@
+"""The layout the design promises: dependencies point one way, and the README's
+"Plugging in a scheduler" example runs as written.
+
+Layers (``../shared/DESIGN.md``): ``cli -> experiments -> sim -> schedulers ->
+solvers``, ``workloads -> model``; ``model`` imports nothing of ours but
+itself and ``errors``.  A package may import only packages of a lower layer
+(or itself); a top-level package not listed here sits above all of them, so
+a new one never breaks this test, while importing it from below does.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "src" / "dmlsched"
+
+LAYER = {
+    "errors": 0,
+    "rng": 0,
+    "model": 1,
+    "solvers": 1,
+    "config": 2,
+    "schedulers": 2,
+    "workloads": 3,
+    "sim": 3,
+    "offline": 3,
+    "experiments": 4,
+    "bench": 5,
+    "cli": 6,
+    "__main__": 7,
+    "__init__": 7,
+}
+TOP = max(LAYER.values()) + 1
+
+
+def _package(path: Path) -> str:
+    rel = path.relative_to(PKG)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _imports(path: Path) -> set[str]:
+    """Top-level dmlsched packages a module imports (anywhere in it, lazily or not)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "dmlsched" and len(parts) > 1:
+                out.add(parts[1])
+    return out
+
+
+def test_every_import_points_down_the_layers() -> None:
+    upward = []
+    for path in sorted(PKG.rglob("*.py")):
+        src = _package(path)
+        for dst in _imports(path) - {src}:
+            if LAYER.get(dst, TOP) >= LAYER.get(src, TOP):
+                upward.append(f"{path.relative_to(ROOT)} imports dmlsched.{dst}")
+    assert not upward, "upward or sideways imports:\n" + "\n".join(upward)
+
+
+@pytest.mark.parametrize("pkg", ["model", "solvers", "schedulers"])
+def test_nothing_below_the_engine_imports_sim(pkg: str) -> None:
+    for path in (PKG / pkg).rglob("*.py"):
+        assert "sim" not in _imports(path), path
+
+
+def test_model_imports_nothing_of_ours_but_itself_and_errors() -> None:
+    for path in (PKG / "model").rglob("*.py"):
+        assert _imports(path) <= {"model", "errors"}, path
+
+
+def test_the_readme_plugging_in_example_runs_as_written() -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Plugging in a scheduler", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code, "no python block under 'Plugging in a scheduler'"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code.group(1), "README.md", "exec"), {"__name__": "readme_example"})
+    assert "'total_utility'" in out.getvalue()
+
+
+@pytest.mark.parametrize("mod", ["cluster", "interval", "edge_cloud", "geo"])
+def test_every_setting_has_the_same_shape(mod: str) -> None:
+    """Jobs/system/decision in model/<setting>.py, a view in model/views.py, an engine
+    with its boundary reader in sim/<setting>.py."""
+    model = importlib.import_module(f"dmlsched.model.{mod}")
+    engine = importlib.import_module(f"dmlsched.sim.{mod}")
+    views = importlib.import_module("dmlsched.model.views")
+    assert any(n.endswith("Workload") for n in model.__all__)
+    assert any(n.endswith("Decision") for n in model.__all__)
+    assert {"read_decision", f"simulate_{mod}"} <= set(engine.__all__)
+    camel = "".join(p.capitalize() for p in mod.split("_"))
+    assert f"{camel}View" in views.__all__
