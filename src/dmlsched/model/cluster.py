@@ -296,8 +296,17 @@ class ClusterDecision:
       A rejected job can never run; allocating to a pending job admits it.
       Jobs may stay pending (queued) as long as the scheduler likes.
     * ``allocations``: job id → placement for this slot only.
+    * ``until``: event-driven time.  ``None`` (default): ask again next slot.
+      A slot k > this slot: the scheduler promises that, asked at any slot
+      before k at which no job has arrived and none has completed since this
+      decision, it would return these same allocations (same placements, same
+      order) and nothing to admit or reject; the engine then applies them to
+      those slots in bulk without asking (``horizon``: until the next arrival
+      or completion).  The engine still checks and credits every slot as it
+      would slot by slot, so results are identical either way.
     """
 
     allocations: Mapping[int, Placement] = field(default_factory=lambda: _EMPTY)
     admit: tuple[int, ...] = ()
     reject: tuple[int, ...] = ()
+    until: int | None = None

@@ -117,6 +117,7 @@ class GangPolicy:
         if self.placement not in ("packed", "round-robin"):
             raise ValueError(f"placement must be packed | round-robin, not {self.placement!r}")
         self.cluster_ = cluster
+        self.horizon_ = horizon
         self.rng_ = rng
         self.gang_: dict[int, tuple[int, int]] = {}
         self.need_: dict[int, tuple[float, ...]] = {}
@@ -133,6 +134,13 @@ class GangPolicy:
 
     def _order(self, candidates: list[int], view: ClusterView) -> list[int]:
         raise NotImplementedError
+
+    def _until(self, view: ClusterView) -> int | None:
+        """The first later slot at which the ranking can change with no arrival or
+        completion (None: it may change next slot).  Asked only when this slot
+        placed no new job, so the next decision keeps every placement in the
+        same order (:func:`gang_allocate` lists running jobs first)."""
+        return None
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         cap = self.cluster_.capacity
@@ -158,5 +166,9 @@ class GangPolicy:
             self.pointer_,
             self.need_,
         )
+        # a job placed this slot is listed among the running ones next slot: the
+        # decision's order changes, so event-driven time starts a slot later
+        steady = all(j in self.running_ for j in alloc)
         self.running_ = alloc
-        return ClusterDecision(allocations=dict(alloc), reject=tuple(reject))
+        until = self._until(view) if steady else None
+        return ClusterDecision(allocations=dict(alloc), reject=tuple(reject), until=until)

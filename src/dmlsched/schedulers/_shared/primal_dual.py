@@ -254,7 +254,27 @@ class PrimalDualScheduler:
             self.plans_[j] = plan
             admit.append(j)
         alloc = {j: p.slots[t] for j, p in self.plans_.items() if t in p.slots}
-        return ClusterDecision(allocations=alloc, admit=tuple(admit), reject=tuple(reject))
+        return ClusterDecision(
+            allocations=alloc, admit=tuple(admit), reject=tuple(reject), until=self._until(t)
+        )
+
+    def _until(self, t: int) -> int:
+        """The first slot after t at which a committed plan's placement changes (or the
+        horizon): until then the decision repeats itself (plans change only at an
+        arrival — a new plan — or a completion — a released one)."""
+        until = self.horizon_
+        for p in self.plans_.values():
+            now = p.slots.get(t)
+            if now is None:  # idle now: the plan's next slot starts it again
+                later = [s for s in p.slots if s > t]
+                if later:
+                    until = min(until, min(later))
+                continue
+            s = t + 1
+            while s < until and p.slots.get(s) == now:
+                s += 1
+            until = min(until, s)
+        return max(until, t + 1)
 
     def _reserve(self, job: ClusterJob, plan: JobPlan, sign: float = 1.0, since: int = 0) -> None:
         a = np.asarray(job.worker_demand, dtype=float)
