@@ -33,10 +33,13 @@ LAYER = {
     "sim": 3,
     "offline": 3,
     "experiments": 4,
+    "progress": 4,
     "bench": 5,
+    "cli_options": 5,
     "cli": 6,
-    "__main__": 7,
-    "__init__": 7,
+    "console": 7,
+    "__main__": 8,
+    "__init__": 8,
 }
 TOP = max(LAYER.values()) + 1
 

@@ -145,7 +145,7 @@ class Reporter:
                     extra=f"slots · {admitted} admitted · {completed} completed",
                 )
             else:
-                self._line(force=slot >= horizon)
+                self._line()
 
         return tick
 

@@ -68,7 +68,7 @@ from dmlsched.sim.boundary import (
     refuse,
     shown,
 )
-from dmlsched.sim.engine import RunResult, register_engine
+from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
 __all__ = ["read_decision", "simulate_edge_cloud"]
@@ -133,8 +133,10 @@ def simulate_edge_cloud(
     rng: np.random.Generator,
     *,
     record_events: bool = True,
+    progress: Progress | None = None,
 ) -> RunResult:
-    """Run ``scheduler`` on ``workload``; the engine owns progress and metrics."""
+    """Run ``scheduler`` on ``workload``; the engine owns progress and metrics
+    (``progress`` hears (slot, horizon, admitted, completed) after every slot)."""
     name = type(scheduler).name
     # The engine's own copies of the system and the jobs; the scheduler gets others.
     system = private_copy(workload.system)
@@ -407,6 +409,8 @@ def simulate_edge_cloud(
         last_ps = {j: sp for j, sp in ps_of.items() if j in last_run}
         util.append(busy / W if W else 0.0)
         t += 1
+        if progress is not None:
+            progress(t, T, len(active) + len(finished), len(finished))
 
     return RunResult(
         metrics={

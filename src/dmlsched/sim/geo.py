@@ -63,7 +63,7 @@ from dmlsched.sim.boundary import (
     refuse,
     shown,
 )
-from dmlsched.sim.engine import RunResult, register_engine
+from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
 __all__ = ["check_placement", "read_decision", "revealed", "simulate_geo"]
@@ -153,8 +153,15 @@ def check_placement(sched: str, t: int, job: GeoJob, w: tuple[int, ...], q: np.n
 
 
 @register_engine("geo")
-def simulate_geo(workload: GeoWorkload, scheduler: object, rng: np.random.Generator) -> RunResult:
-    """Run ``scheduler`` on ``workload``; the engine validates and prices every slot."""
+def simulate_geo(
+    workload: GeoWorkload,
+    scheduler: object,
+    rng: np.random.Generator,
+    *,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run ``scheduler`` on ``workload``; the engine validates and prices every slot
+    (``progress`` hears (slot, horizon, jobs arrived, jobs ended) after each)."""
     name = type(scheduler).name  # type: ignore[attr-defined]
     # The engine's own copies of the sites and jobs; the scheduler gets others.
     sites = private_copy(workload.sites)
@@ -228,6 +235,10 @@ def simulate_geo(workload: GeoWorkload, scheduler: object, rng: np.random.Genera
         for j in all_jobs:
             if j.arrival + j.duration - 1 == t:
                 events.append(Event(t, "complete", j.id))
+        if progress is not None:
+            arrived = sum(1 for j in all_jobs if j.arrival <= t)
+            ended = sum(1 for j in all_jobs if j.arrival + j.duration - 1 <= t)
+            progress(t + 1, T, arrived, ended)
     parts = {k: float(v.sum()) for k, v in series.items()}
     metrics = {
         "total_cost": sum(parts.values()),
