@@ -222,6 +222,9 @@ class ClusterWorkload:
         if len(set(ids)) != len(ids):
             raise InvalidInput("job.id", ids, "unique ids")
         cap_max = self.cluster.capacity.max(axis=0)
+        # "fits some machine" only needs the distinct machine rows (a cluster of
+        # identical machines has one): O(jobs), not O(jobs × machines)
+        caps = np.unique(self.cluster.capacity, axis=0)
         for job in self.jobs:
             if len(job.worker_demand) != len(self.cluster.resources):
                 raise InvalidInput(
@@ -234,8 +237,8 @@ class ClusterWorkload:
                 raise InvalidInput(
                     "arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}"
                 )
-            fits_w = np.all(self.cluster.capacity >= np.asarray(job.worker_demand), axis=1)
-            fits_p = np.all(self.cluster.capacity >= np.asarray(job.ps_demand), axis=1)
+            fits_w = np.all(caps >= np.asarray(job.worker_demand), axis=1)
+            fits_p = np.all(caps >= np.asarray(job.ps_demand), axis=1)
             if not fits_w.any():
                 r = int(np.argmax(np.asarray(job.worker_demand) - cap_max))
                 raise InvalidInput(

@@ -437,6 +437,8 @@ def simulate_cluster(
         if progress is not None:
             progress(t + 1, T, len(active) + len(finished), len(finished))
 
+    if progress is not None:  # the slots left (if the loop stopped early) change nothing
+        progress(T, T, len(active) + len(finished), len(finished))
     mean_workers = worker_slots / job_slots if job_slots else 0.0
     return RunResult(
         metrics=_metrics(

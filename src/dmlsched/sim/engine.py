@@ -91,8 +91,11 @@ def simulate(
     rng: np.random.Generator,
     *,
     progress: Progress | None = None,
+    record_events: bool = True,
 ) -> RunResult:
-    """Run ``scheduler`` on ``workload`` with the setting's engine (see module docstring)."""
+    """Run ``scheduler`` on ``workload`` with the setting's engine (see module docstring);
+    ``record_events=False`` leaves the event log empty (long runs: one allocate event per
+    job and slot)."""
     _load_all()
     if setting not in _ENGINES:
         raise InvalidInput("setting", setting, " | ".join(sorted(_ENGINES)))
@@ -100,6 +103,7 @@ def simulate(
         watcher = _WATCHER.get()
         if watcher is not None:
             progress = watcher.run(f"{getattr(type(scheduler), 'name', type(scheduler).__name__)}")
-    if progress is None:
-        return _ENGINES[setting](workload, scheduler, rng)
-    return _ENGINES[setting](workload, scheduler, rng, progress=progress)
+    kw: dict[str, Any] = {} if record_events else {"record_events": False}
+    if progress is not None:
+        kw["progress"] = progress
+    return _ENGINES[setting](workload, scheduler, rng, **kw)

@@ -159,9 +159,11 @@ def simulate_geo(
     rng: np.random.Generator,
     *,
     progress: Progress | None = None,
+    record_events: bool = True,
 ) -> RunResult:
     """Run ``scheduler`` on ``workload``; the engine validates and prices every slot
-    (``progress`` hears (slot, horizon, jobs arrived, jobs ended) after each)."""
+    (``progress`` hears (slot, horizon, jobs arrived, jobs ended) after each;
+    ``record_events=False``: no event log)."""
     name = type(scheduler).name  # type: ignore[attr-defined]
     # The engine's own copies of the sites and jobs; the scheduler gets others.
     sites = private_copy(workload.sites)
@@ -250,4 +252,4 @@ def simulate_geo(
         "discounted_share": disc_over / disc_used if disc_used else 0.0,
     }
     series["total"] = sum(series[k] for k in ("transfer", "resource", "deploy", "communication"))
-    return RunResult(metrics=metrics, events=tuple(events), series=series)
+    return RunResult(metrics=metrics, events=tuple(events) if record_events else (), series=series)

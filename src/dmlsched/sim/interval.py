@@ -92,8 +92,10 @@ def simulate_interval(
     rng: np.random.Generator,
     *,
     progress: Progress | None = None,
+    record_events: bool = True,
 ) -> RunResult:
-    """One decision for the whole interval (``progress`` hears (1, 1, admitted, admitted))."""
+    """One decision for the whole interval (``progress`` hears (1, 1, admitted, admitted);
+    ``record_events=False``: no event log)."""
     name = type(scheduler).name
     # the engine's own copies; the scheduler gets others
     jobs = [private_copy(j) for j in workload.jobs]
@@ -154,4 +156,4 @@ def simulate_interval(
     }
     if progress is not None:
         progress(1, 1, n_adm, n_adm)
-    return RunResult(metrics=metrics, events=tuple(events))
+    return RunResult(metrics=metrics, events=tuple(events) if record_events else ())
