@@ -31,6 +31,7 @@ from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
+from dmlsched.service import cli as _service_cli
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 
 __all__ = ["app", "main"]
@@ -381,6 +382,10 @@ def bench(
     else:
         for k, v in sorted(figures.items()):
             console.print(f"{k}: {v}")
+
+
+# the live service's commands: serve, agent, k8s export (dmlsched.service.cli)
+_service_cli.mount(app)
 
 
 def main(argv: list[str] | None = None) -> int:
