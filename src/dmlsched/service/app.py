@@ -51,7 +51,11 @@ class Service:
         self.core = core
         self.token = token
         self.slot_seconds = slot_seconds  # None: manual clock (POST /v1/tick)
+        # Lock order: commit_lock, then lock.  ``lock`` guards the core (short holds);
+        # ``commit_lock`` makes group commits one at a time, in seq order.
         self.lock = threading.Lock()
+        self.commit_lock = threading.Lock()
+        core.group_commit = True
         self.broken: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -72,7 +76,7 @@ class Service:
 
     # ---- the slot clock ------------------------------------------------------------
     def tick(self) -> dict[str, Any]:
-        with self.lock:
+        with self.commit_lock, self.lock:
             if self.broken:
                 raise RuntimeError(self.broken)
             try:
@@ -82,6 +86,23 @@ class Service:
                 raise
         self.decision_seconds.observe(body["decide_ms"] / 1000.0)
         return body
+
+    def durable(self, seq: int) -> None:
+        """Return once record ``seq`` is committed; commits every queued record with it."""
+        with self.commit_lock:
+            if self.core.durable >= seq:
+                return  # a concurrent request's group commit took ours along
+            with self.lock:
+                batch = self.core.take_batch()
+            if not batch:
+                return
+            try:
+                self.core.store.append_many(batch)
+            except Exception as e:
+                with self.lock:
+                    self.broken = f"commit failed, restart the service: {type(e).__name__}: {e}"
+                raise HTTPException(503, self.broken) from e
+            self.core.durable = batch[-1].seq
 
     def start_clock(self) -> None:
         if self.slot_seconds is None or self._thread is not None:
@@ -293,6 +314,7 @@ def create_app(service: Service) -> FastAPI:
         with service.lock:
             js, created = core.submit(req, idempotency_key)
             body = js.summary(core.machines)
+        service.durable(js.seq)
         return JSONResponse(body, status_code=201 if created else 200)
 
     @app.get("/v1/jobs")
@@ -326,14 +348,18 @@ def create_app(service: Service) -> FastAPI:
                 js = core.cancel(job_id)
             except KeyError:
                 raise HTTPException(404, f"invalid job_id={job_id} (no such job)") from None
-            return js.summary(core.machines)
+            body, seq = js.summary(core.machines), core.seq
+        service.durable(seq)
+        return body
 
     @app.post("/v1/machines", status_code=201, dependencies=[Auth, Healthy])
     def register(req: MachineRequest) -> dict[str, Any]:
         """Register a machine (or re-register: back up, new capacity); the cluster
         changes at the next slot."""
         with service.lock:
-            return core.machine_summary(core.register(req))
+            body, seq = core.machine_summary(core.register(req)), core.seq
+        service.durable(seq)
+        return body
 
     @app.get("/v1/machines")
     def machines() -> list[dict[str, Any]]:
@@ -403,6 +429,8 @@ def create_app(service: Service) -> FastAPI:
         with service.lock:
             machine_or_404(name)
             fresh = core.report(name, rep.model_dump())
-            return {"accepted": fresh, "seq": core.seq}
+            seq = core.seq
+        service.durable(seq)
+        return {"accepted": fresh, "seq": seq}
 
     return app

@@ -17,6 +17,11 @@ Records:
 * ``tick`` — one slot: the engine's bookkeeping and the scheduler's
   validated decision.
 
+A request is applied in memory, queued, and answered once its group of
+records is committed (:meth:`Core.flush`; one fsync for every request that
+arrived meanwhile — group commit).  A tick commits everything queued before
+its own record, so no decision ever rests on an uncommitted request.
+
 **One slot (``tick``)**, as :func:`dmlsched.sim.cluster.simulate_cluster`:
 
 1. close slot t−1: credit progress — the engine's speed model
@@ -136,6 +141,7 @@ class JobState:
         return {
             "id": self.id,
             "name": self.name,
+            "key": self.key,
             "state": self.state,
             "arrival": self.arrival,
             "completed": self.completed,
@@ -190,7 +196,10 @@ class Core:
         self.uncredited: dict[int, float] = {}
         self.reports: set[str] = set()
         self.slot = 0
-        self.seq = 0
+        self.seq = 0  # last record applied (in memory)
+        self.durable = 0  # last record committed to the store
+        self.batch: list[Record] = []  # applied, not yet committed: nobody was answered yet
+        self.group_commit = False  # True: the caller flushes (the service, see app.py)
         self.epoch = -1
         self.epoch_end = 0
         self.epoch_cluster: tuple[tuple[float, ...], ...] | None = None
@@ -211,7 +220,8 @@ class Core:
         """Apply the whole log (replaying the last epoch's decisions), or start one."""
         records = list(self.store.records())
         if not records:
-            self.seq = self.store.append("config", self.config.to_body())
+            self._commit("config", self.config.to_body())
+            self.flush()
             return self
         first = records[0]
         if first.kind != "config":
@@ -238,7 +248,7 @@ class Core:
 
     # ---- records -------------------------------------------------------------------
     def apply(self, rec: Record) -> None:
-        self.seq = rec.seq
+        self.seq = self.durable = rec.seq
         b = rec.body
         if rec.kind == "submit":
             self._apply_submit(rec.seq, b)
@@ -254,12 +264,30 @@ class Core:
             raise InvalidInput("record kind", rec.kind, "submit | cancel | machine | progress | tick")
 
     def _commit(self, kind: str, body: dict[str, Any]) -> int:
-        self.seq = self.store.append(kind, body)
+        """Number a record and queue it for the next group commit (see :meth:`flush`)."""
+        self.seq += 1
+        self.batch.append(Record(self.seq, kind, body))
+        if not self.group_commit:
+            self.flush()
         return self.seq
+
+    def take_batch(self) -> list[Record]:
+        batch, self.batch = self.batch, []
+        return batch
+
+    def flush(self) -> None:
+        """Commit every queued record now (the caller holds the service's commit lock)."""
+        batch = self.take_batch()
+        if batch:
+            self.store.append_many(batch)
+            self.durable = batch[-1].seq
 
     # ---- requests (each: validate, commit, apply) ----------------------------------
     def submit(self, req: JobRequest, key: str | None) -> tuple[JobState, bool]:
-        """Log and apply a job request; ``(job, created)`` — a known key returns its job."""
+        """Log and apply a job request; ``(job, created)`` — a known key returns its job.
+
+        The caller answers only once the record is durable (``durable >= job.seq``).
+        """
         if key is not None and key in self.keys:
             return self.jobs[self.keys[key]], False
         job_id = len(self.jobs)
@@ -387,6 +415,7 @@ class Core:
         body = self._open_slot(self.timed_out())
         body.update(self._decide())
         self._commit("tick", body)
+        self.flush()  # with every request before it: the decision is durable before it acts
         self._apply_decision(body)
         return body
 
@@ -394,7 +423,12 @@ class Core:
         body = self._open_slot(logged["down"])
         for k in ("slot", "credits", "complete", "cancel", "arrive", "reset", "epoch"):
             if body[k] != logged[k]:
-                raise InvalidInput("db", self.store.url, f"a log consistent at slot {body['slot']}")
+                raise InvalidInput(
+                    "db",
+                    self.store.url,
+                    f"a log consistent at slot {body['slot']} ({k}: replayed {body[k]!r:.200},"
+                    f" logged {logged[k]!r:.200})",
+                )
         if self._replay_decide:
             dec = self._decide()
             keys = ("admit", "reject", "alloc", "error")
@@ -553,6 +587,10 @@ class Core:
                     raise InvalidDecision(name, j, t, f"{kind} a job that is not pending")
                 decided.add(j)
         rejected = set(decision.reject)
+        # the simulator's order of activation: explicit admissions, then allocations to
+        # pending jobs (implicit admission, even of an empty placement)
+        admit = [int(j) for j in decision.admit]
+        admit += [int(j) for j in decision.allocations if j in pending and j not in decided]
         cluster = Cluster(np.asarray(self.epoch_cluster, dtype=float))
         H = cluster.machines
         usage = np.zeros((H, len(cluster.resources)))
@@ -579,7 +617,7 @@ class Core:
             rates[str(j)] = float(job_rate(job, p.machines, p.workers, p.ps))
         check_capacity(name, cluster, usage, t, owners)
         return {
-            "admit": [int(j) for j in decision.admit],
+            "admit": admit,
             "reject": [int(j) for j in decision.reject],
             "alloc": alloc,
             "rates": rates,
@@ -594,8 +632,7 @@ class Core:
         for j in b["reject"]:
             self.pending.pop(j, None)
             self.jobs[j].state = "rejected"
-        admitted = list(b["admit"]) + [int(k) for k in b["alloc"]]
-        for j in admitted:
+        for j in b["admit"]:
             if j in self.pending:
                 del self.pending[j]
                 self.active[j] = None

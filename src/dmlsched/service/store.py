@@ -12,7 +12,10 @@ log is the only thing that must survive a crash.
   one writer at a time, enforced by a session advisory lock.
 
 Records are ``(seq, kind, body)`` with ``body`` a JSON object and ``seq``
-strictly increasing from 1.
+1, 2, 3, … without gaps (the single writer numbers them).  Records are
+committed in groups (``append_many``: one transaction, one fsync), and a
+group is committed only after every earlier one, so the stored log is always
+a prefix of what the service applied.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ class Store(Protocol):
 
     url: str
 
-    def append(self, kind: str, body: dict[str, Any]) -> int: ...
+    def append_many(self, records: list[Record]) -> None:
+        """Commit ``records`` (consecutive seqs, after the last stored) in one transaction."""
+        ...
 
     def records(self, since: int = 0, limit: int | None = None) -> Iterator[Record]: ...
 
@@ -53,8 +58,9 @@ class Store(Protocol):
 
 
 def _dumps(body: dict[str, Any]) -> str:
-    # sorted keys, no NaN: the log is data other tools read, byte-stable per content
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    # no NaN (standard JSON); keys keep their order: the order of a slot's allocations is
+    # the order jobs become active, which schedulers see (view.active) on replay too
+    return json.dumps(body, separators=(",", ":"), allow_nan=False)
 
 
 class SQLiteStore:
@@ -75,19 +81,23 @@ class SQLiteStore:
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS log ("
-                "seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, body TEXT NOT NULL)"
+                "seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL)"
             )
         except sqlite3.DatabaseError as e:
             raise InvalidInput("db", str(self.path), f"a SQLite database ({e})") from None
         return self
 
-    def append(self, kind: str, body: dict[str, Any]) -> int:
-        text = _dumps(body)
+    def append_many(self, records: list[Record]) -> None:
+        rows = [(r.seq, r.kind, _dumps(r.body)) for r in records]
         with self._lock:
-            cur = self._db.execute("INSERT INTO log(kind, body) VALUES (?, ?)", (kind, text))
-            # isolation_level=None: the INSERT is its own transaction, committed (and, with
-            # synchronous=FULL, fsynced to the WAL) when execute returns
-            return int(cur.lastrowid or 0)
+            # one transaction, one fsync of the WAL (synchronous=FULL) for the whole group
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT INTO log(seq, kind, body) VALUES (?, ?, ?)", rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def records(self, since: int = 0, limit: int | None = None) -> Iterator[Record]:
         with self._lock:
@@ -120,7 +130,7 @@ class PostgresStore:
             raise InvalidInput("db", _redact(self.url), f"a reachable PostgreSQL ({msg})") from None
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS dmlsched_log ("
-            "seq BIGSERIAL PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL)"
+            "seq BIGINT PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL)"
         )
         got = self._db.execute("SELECT pg_try_advisory_lock(%s)", (_PG_LOCK_KEY,)).fetchone()
         if not got or not got[0]:
@@ -128,14 +138,12 @@ class PostgresStore:
             raise InvalidInput("db", _redact(self.url), "a database no other service writes to")
         return self
 
-    def append(self, kind: str, body: dict[str, Any]) -> int:
-        text = _dumps(body)
-        with self._lock:
-            row = self._db.execute(
-                "INSERT INTO dmlsched_log(kind, body) VALUES (%s, %s) RETURNING seq", (kind, text)
-            ).fetchone()
-        assert row is not None
-        return int(row[0])
+    def append_many(self, records: list[Record]) -> None:
+        rows = [(r.seq, r.kind, _dumps(r.body)) for r in records]
+        with self._lock, self._db.transaction(), self._db.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO dmlsched_log(seq, kind, body) VALUES (%s, %s, %s)", rows
+            )
 
     def records(self, since: int = 0, limit: int | None = None) -> Iterator[Record]:
         with self._lock:
