@@ -150,6 +150,7 @@ class JobState:
             "progress": min(1.0, self.done / total) if total else 1.0,
             "requeued": self.requeued,
             "loss": self.loss,
+            "request": self.request,
             "placement": None
             if p is None
             else {
