@@ -4,6 +4,9 @@ Both give each machine h an address, a way to start its agent, an external
 link capped at ``ext_mbit[h]`` in each direction and an uncapped internal
 path (loopback) — Fact 1's b^(e) and b^(i).
 
+``int_mbit`` optionally caps each machine's loopback too (b^(i) finite; by
+default it is the loopback's own speed).
+
 ``netns`` (needs root and ``ip``/``tc``)::
 
     dmlt-<id>-m0 ─ eth0 10.77.0.1 ─┐
@@ -74,6 +77,7 @@ class Emulation:
         ext_mbit: Sequence[float | None],
         state: RunState,
         cpu_share: float | None = None,
+        int_mbit: float | None = None,
     ) -> None:
         if mode not in EMULATIONS:
             raise InvalidInput("emulation", mode, " | ".join(EMULATIONS))
@@ -81,13 +85,14 @@ class Emulation:
             raise InvalidInput("machines", machines, ">= 1")
         if len(ext_mbit) != machines:
             raise InvalidInput("ext_mbit", len(ext_mbit), f"{machines} values")
-        if cpu_share is not None and not 0 < cpu_share:
+        if cpu_share is not None and not cpu_share > 0:
             raise InvalidInput("cpu_share", cpu_share, "> 0 (cores per machine)")
         if mode == "netns" and (why := netns_available()):
             raise InvalidInput("emulation", mode, f"local ({why})")
         self.mode = mode
         self.machines = machines
         self.ext_mbit = tuple(ext_mbit)
+        self.int_mbit = int_mbit
         self.state = state
         self.cpu_share = cpu_share
         self.notes: list[str] = []
@@ -133,7 +138,8 @@ class Emulation:
             tb = path / f"{self.state.prefix}-tb"
             self.state.add("files", str(tb))
             rates = [(m or 0.0) * 1e6 for m in self.ext_mbit]
-            TokenBuckets.create(tb, rates, burst_bytes=32 * 1024).close()
+            lo = [(self.int_mbit or 0.0) * 1e6] * self.machines
+            TokenBuckets.create(tb, rates, burst_bytes=32 * 1024, loopback_bps=lo).close()
             self.buckets_path = str(tb)
         else:
             self._start_netns()
@@ -161,6 +167,14 @@ class Emulation:
             _sh(["ip", "-n", ns, "link", "set", "eth0", "up"])
             _sh(["ip", "-n", sw, "link", "set", peer, "master", "br0"])
             _sh(["ip", "-n", sw, "link", "set", peer, "up"])
+            if self.int_mbit:
+                lo_burst = max(256 * 1024, int(self.int_mbit * 1e6 / 8 / 100))
+                self.state.add("qdiscs", f"{ns}/lo tbf {self.int_mbit:g}mbit")
+                _sh(
+                    ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root"]
+                    + ["tbf", "rate", f"{self.int_mbit}mbit", "burst", str(lo_burst)]
+                    + ["latency", "200ms"]
+                )
             mbit = self.ext_mbit[h]
             if mbit:
                 # burst: at least one 64 KB GSO segment and 10 ms at the rate

@@ -75,6 +75,7 @@ class Testbed:
         *,
         emulation: str = "local",
         ext_mbit: float | Sequence[float | None] | None = None,
+        int_mbit: float | None = None,
         delay_ms: Sequence[float] | None = None,
         cpu_share: float | None = None,
         state_dir: Path = DEFAULT_STATE_DIR,
@@ -88,6 +89,7 @@ class Testbed:
         self.state_dir = Path(state_dir)
         self.mode = emulation
         self.ext_mbit = tuple(caps)
+        self.int_mbit = int_mbit
         self.delay_ms = tuple(delay_ms) if delay_ms is not None else ()
         self.cpu_share = cpu_share
         self.data_seed = data_seed
@@ -109,7 +111,7 @@ class Testbed:
         self.state = RunState.new(self.state_dir, self.mode)
         try:
             self.emu = Emulation(
-                self.mode, self.machines, self.ext_mbit, self.state, self.cpu_share
+                self.mode, self.machines, self.ext_mbit, self.state, self.cpu_share, self.int_mbit
             )
             self.emu.start()
             self.run_dir.mkdir(parents=True, exist_ok=True)

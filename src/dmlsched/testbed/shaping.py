@@ -4,7 +4,9 @@
 qdisc can tell one emulated machine's traffic from another's.  Instead every
 message that leaves a machine reserves its bytes in two buckets: the sender
 machine's *egress* bucket and the receiver machine's *ingress* bucket — the
-two directions tc caps in ``netns`` mode (see :mod:`.emulation`).
+two directions tc caps in ``netns`` mode (see :mod:`.emulation`); a message
+between two processes of one machine reserves in that machine's *loopback*
+bucket (``lo``'s qdisc in ``netns`` mode).
 
 The buckets live in one small file mapped by every process of the run
 (``/dev/shm`` when present); a reservation takes an exclusive ``lockf`` lock,
@@ -32,7 +34,7 @@ _HEAD = struct.Struct("=Q")  # number of buckets
 
 
 class TokenBuckets:
-    """Buckets ``2h`` (egress of machine h) and ``2h + 1`` (ingress of machine h)."""
+    """Buckets ``3h`` (egress of machine h), ``3h + 1`` (ingress), ``3h + 2`` (loopback)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -42,15 +44,21 @@ class TokenBuckets:
         (self.count,) = _HEAD.unpack_from(self._map, 0)
 
     @staticmethod
-    def create(path: Path | str, rates_bps: Sequence[float], burst_bytes: float) -> TokenBuckets:
-        """A bucket pair per machine; ``rates_bps[h]`` in bits/s (0 = unlimited)."""
-        n = 2 * len(rates_bps)
+    def create(
+        path: Path | str,
+        rates_bps: Sequence[float],
+        burst_bytes: float,
+        loopback_bps: Sequence[float] | None = None,
+    ) -> TokenBuckets:
+        """Three buckets per machine; rates in bits/s (0 = unlimited)."""
+        lo = list(loopback_bps) if loopback_bps is not None else [0.0] * len(rates_bps)
+        n = 3 * len(rates_bps)
         buf = bytearray(_HEAD.size + n * (_REC.size + 8))
         _HEAD.pack_into(buf, 0, n)
         now = time.monotonic()
         for h, bps in enumerate(rates_bps):
-            for k in (2 * h, 2 * h + 1):
-                _REC.pack_into(buf, _HEAD.size + k * _REC.size, bps / 8.0, burst_bytes, now)
+            for k, r in ((3 * h, bps), (3 * h + 1, bps), (3 * h + 2, lo[h])):
+                _REC.pack_into(buf, _HEAD.size + k * _REC.size, r / 8.0, burst_bytes, now)
         # the burst (bucket depth) is stored once after the records
         struct.pack_into("=d", buf, _HEAD.size + n * _REC.size, burst_bytes)
         tmp = Path(f"{path}.tmp")

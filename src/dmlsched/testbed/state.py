@@ -217,7 +217,11 @@ def live_resources(run_id: str) -> list[str]:
     if shutil.which("tc"):
         host = _run(["tc", "qdisc", "show"]).stdout
         left += [f"qdisc {ln}" for ln in host.splitlines() if run_id in ln]
-    for base in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup/unified")):
+    for base in (
+        Path("/sys/fs/cgroup"),
+        Path("/sys/fs/cgroup/cpu"),
+        Path("/sys/fs/cgroup/unified"),
+    ):
         if base.exists():
             left += [f"cgroup {p}" for p in base.glob(f"{PREFIX}{run_id}*")]
     left += [f"file {p}" for p in Path("/dev/shm").glob(f"{PREFIX}{run_id}*")]

@@ -187,10 +187,10 @@ def _load_resume(folder: str, p: int) -> tuple[np.ndarray, float, int] | None:
 
 
 def _channel(cfg: TaskConfig, sock: socket.socket, src: int, dst: int) -> Channel:
-    if src == dst:
-        return Channel(sock)
     buckets = TokenBuckets(cfg.buckets) if cfg.buckets else None
-    ids = (2 * src, 2 * dst + 1) if buckets else ()
+    if src == dst:  # the machine's loopback (uncapped unless the run caps it)
+        return Channel(sock, buckets, (3 * src + 2,) if buckets else ())
+    ids = (3 * src, 3 * dst + 1) if buckets else ()
     delay = 0.0
     if cfg.delay_ms:
         delay = (cfg.delay_ms[src] + cfg.delay_ms[dst]) / 1000.0
@@ -439,7 +439,13 @@ def worker_main(cfg: TaskConfig, data: Dataset) -> None:
             compute_s += time.perf_counter() - t0
             for k, c in enumerate(chans):
                 lo, hi = bounds[k]
-                c.send(Kind.PUSH, payload=g[lo:hi], step=step, loss=float(loss.detach()), nsamples=len(idx))
+                c.send(
+                    Kind.PUSH,
+                    payload=g[lo:hi],
+                    step=step,
+                    loss=float(loss.detach()),
+                    nsamples=len(idx),
+                )
             for k, c in enumerate(chans):
                 fr = c.recv(vec[bounds[k][0] : bounds[k][1]])
                 step = max(step, fr.step) if cfg.mode == "async" else fr.step
