@@ -42,6 +42,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Online schedulers for parameter-server distributed ML training.",
 )
+# the testbed's commands live in their own module (real processes, PyTorch: imported lazily)
+from dmlsched.testbed.cli import testbed_app  # noqa: E402
+
+app.add_typer(testbed_app, name="testbed")
+
 console = Console()
 if not console.is_terminal:  # logs and pipes: do not squeeze tables into 80 columns
     console = Console(width=160)

@@ -7,15 +7,65 @@ where it applies, machine and resource.  Constraint numbers are PD-ORS's
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import Cluster, ClusterJob, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
-__all__ = ["check_capacity", "check_placement"]
+__all__ = ["check_admissions", "check_capacity", "check_placement"]
 
 _EPS = 1e-9
+
+
+def check_admissions(
+    sched: str,
+    decision: ClusterDecision,
+    slot: int,
+    pending: Collection[int],
+    active: Collection[int],
+    rejected: Collection[int],
+    finished: Collection[int],
+) -> tuple[list[int], list[int], list[int]]:
+    """Admission rules of a ``cluster`` decision, applied in the engine's order.
+
+    Rejects first (each must be pending), then admits (pending after the
+    rejects), then allocations (a pending job is admitted by its allocation;
+    any other must be active).  Returns (rejected, admitted, admitted by
+    allocation); raises :class:`InvalidDecision` on the first violation.
+    """
+    still = dict.fromkeys(pending)
+    rej: list[int] = []
+    adm: list[int] = []
+    by_alloc: list[int] = []
+    for j in decision.reject:
+        if j not in still:
+            raise InvalidDecision(sched, j, slot, "rejected a job that is not pending")
+        del still[j]
+        rej.append(j)
+    for j in decision.admit:
+        if j not in still:
+            raise InvalidDecision(sched, j, slot, "admitted a job that is not pending")
+        del still[j]
+        adm.append(j)
+    now_active = set(active) | set(adm)
+    for j in decision.allocations:
+        if j in still:
+            del still[j]
+            by_alloc.append(j)
+            now_active.add(j)
+        elif j not in now_active:
+            why = (
+                "rejected"
+                if j in rejected or j in rej
+                else "finished"
+                if j in finished
+                else "unknown"
+            )
+            raise InvalidDecision(sched, j, slot, f"allocation for a {why} job")
+    return rej, adm, by_alloc
 
 
 def check_placement(sched: str, job: ClusterJob, p: Placement, slot: int, n_machines: int) -> None:
