@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | cksum | cut -d' ' -f1)
 SEEDS ?= 10
 
-.PHONY: install demo test test-deps test-slow bench bench-service lint reproduce-all clean
+.PHONY: install demo quickstart test test-deps test-slow bench bench-service lint reproduce-all clean
 
 install: $(STAMP)
 
@@ -20,6 +20,10 @@ $(STAMP): pyproject.toml requirements.lock
 demo: $(STAMP)
 	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,oasis,dorm,drf,fifo \
 	  --workload synthetic --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
+
+# the live service + 3 agents on emulated machines; submits 4 jobs, waits for real training
+quickstart: $(STAMP)
+	$(BIN)/python -m dmlsched.service.quickstart --jobs 4
 
 test: $(STAMP) test-deps
 	$(BIN)/python -m pytest -n 2

@@ -49,6 +49,10 @@ def serve(
     agent_timeout: Annotated[
         float, typer.Option(help="Seconds without a heartbeat before a machine goes down.")
     ] = 30.0,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(help="Scheduler parameter KEY=VALUE (VALUE as JSON), repeatable."),
+    ] = None,
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
@@ -64,9 +68,12 @@ def serve(
         raise InvalidInput("slot-seconds", slot_seconds, "> 0")
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "0..65535")
-    make_scheduler("cluster", scheduler)  # unknown names: exit 2 before touching the db
+    params = _params(param or [])
+    make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
     token = _read_token(token_file)
-    config = ServiceConfig(scheduler=scheduler, seed=seed, window=window, progress=progress)
+    config = ServiceConfig(
+        scheduler=scheduler, seed=seed, window=window, progress=progress, params=params
+    )
     store = open_store(db)
     core = Core(config, store, agent_timeout=agent_timeout).open()
     service = Service(core, token=token, slot_seconds=slot_seconds)
@@ -108,6 +115,19 @@ def agent(
         poll=poll,
         emulation=emulation,
     )
+
+
+def _params(items: list[str]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.isidentifier():
+            raise InvalidInput("param", item, "KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
 
 
 def _floats(text: str, field: str) -> tuple[float, ...]:

@@ -42,9 +42,9 @@ its own record, so no decision ever rests on an uncommitted request.
    checkpoint);
 5. the scheduler decides through the ``cluster`` protocol on a read-only
    :class:`~dmlsched.model.views.ClusterView`; the decision is validated
-   with the engine's checks (:func:`dmlsched.sim.validate.check_placement`,
-   :func:`dmlsched.sim.validate.check_capacity` and the admission rules of
-   the simulator).  An invalid decision is never clipped: the slot runs
+   with the engine's own checks (:func:`dmlsched.sim.validate.check_admissions`,
+   :func:`~dmlsched.sim.validate.check_placement`,
+   :func:`~dmlsched.sim.validate.check_capacity`).  An invalid decision is never clipped: the slot runs
    nothing, the error is logged, and the next slot starts a new epoch;
 6. the tick record is committed, then applied: only then do agents see it.
 
@@ -74,7 +74,7 @@ from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
 from dmlsched.service.store import Record, Store
-from dmlsched.sim.validate import check_capacity, check_placement
+from dmlsched.sim.validate import check_admissions, check_capacity, check_placement
 
 __all__ = ["Core", "JobState", "Machine", "ServiceConfig"]
 
@@ -134,6 +134,8 @@ class JobState:
     rate: float = 0.0  # the engine's speed model on this slot's placement
     requeued: int = 0
     loss: float | None = None
+    last: Placement | None = None  # the previous slot's placement
+    placed_since: int | None = None  # first slot of the current run of this placement
 
     def summary(self, machines: list[Machine]) -> dict[str, Any]:
         total = self.job.total_work
@@ -385,6 +387,10 @@ class Core:
         rid = f"{machine}/{rep['report']}" if rep.get("report") else ""
         if rid and rid in self.reports:
             return False
+        j = int(rep["job"])
+        if rep.get("work") is not None:  # absolute work (a PS's counter): what is new of it
+            known = self.jobs[j].done + self.uncredited.get(j, 0.0)
+            rep = {**rep, "samples": max(0.0, float(rep["work"]) - known)}
         body = {**rep, "machine": machine, "report": rid}
         self._commit("progress", body)
         self._apply_progress(body)
@@ -465,7 +471,7 @@ class Core:
                 self.pending.pop(js.id, None)
                 self.epoch_finished.add(js.id)
         for js in self.jobs.values():
-            js.placement, js.rate = None, 0.0
+            js.last, js.placement, js.rate = js.placement, None, 0.0
             if js.state == "running":
                 js.state = "admitted"
         # 2. machines down
@@ -576,22 +582,15 @@ class Core:
         return out
 
     def _validate(self, decision: object) -> dict[str, Any]:
-        """The simulator's rules for one slot (see :mod:`dmlsched.sim.cluster`)."""
+        """The engine's checks, in the engine's order (see :mod:`dmlsched.sim.cluster`)."""
         name, t = self.config.scheduler, self.slot
         if not isinstance(decision, ClusterDecision):
             raise InvalidDecision(name, None, t, f"decide returned {type(decision).__name__}")
-        pending, active = set(self.pending), set(self.active)
-        decided: set[int] = set()
-        for kind, ids in (("rejected", decision.reject), ("admitted", decision.admit)):
-            for j in ids:
-                if j not in pending or j in decided:
-                    raise InvalidDecision(name, j, t, f"{kind} a job that is not pending")
-                decided.add(j)
-        rejected = set(decision.reject)
-        # the simulator's order of activation: explicit admissions, then allocations to
-        # pending jobs (implicit admission, even of an empty placement)
-        admit = [int(j) for j in decision.admit]
-        admit += [int(j) for j in decision.allocations if j in pending and j not in decided]
+        rejected_before = {j for j in self.epoch_jobs if self.jobs[j].state == "rejected"}
+        rej, adm, by_alloc = check_admissions(
+            name, decision, t, self.pending, self.active, rejected_before, self.epoch_finished
+        )
+        admit = [int(j) for j in (*adm, *by_alloc)]  # the simulator's order of activation
         cluster = Cluster(np.asarray(self.epoch_cluster, dtype=float))
         H = cluster.machines
         usage = np.zeros((H, len(cluster.resources)))
@@ -599,10 +598,6 @@ class Core:
         alloc: dict[str, list[list[int]]] = {}
         rates: dict[str, float] = {}
         for j, p in decision.allocations.items():
-            if j in rejected or not (j in pending or j in active):
-                js = self.jobs.get(j) if isinstance(j, int) else None
-                why = "rejected" if j in rejected else (js.state if js else "unknown")
-                raise InvalidDecision(name, j, t, f"allocation for a {why} job")
             job = self.epoch_jobs[j]
             check_placement(name, job, p, t, H)
             if not p.machines:
@@ -619,7 +614,7 @@ class Core:
         check_capacity(name, cluster, usage, t, owners)
         return {
             "admit": admit,
-            "reject": [int(j) for j in decision.reject],
+            "reject": [int(j) for j in rej],
             "alloc": alloc,
             "rates": rates,
         }
@@ -644,6 +639,8 @@ class Core:
         for key, pb in b["alloc"].items():
             js = self.jobs[int(key)]
             p = _placement(pb)
+            if js.last is None or js.last != p:
+                js.placed_since = t  # a new incarnation of the job's processes
             js.placement, js.rate, js.state = p, float(b["rates"][key]), "running"
             snapshot[key] = {}
             for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
@@ -699,10 +696,17 @@ class Core:
                         "job": js.id,
                         "workers": w,
                         "ps": s,
+                        "incarnation": js.placed_since,
                         "placement": per,
                         "request": js.request,
                         "done": js.done,
                         "work": js.job.total_work,
                     }
                 )
-        return {"slot": last["slot"], "machine": m.name, "up": m.up, "tasks": tasks}
+        return {
+            "slot": last["slot"],
+            "machine": m.name,
+            "up": m.up,
+            "machines": {x.name: x.index for x in self.machines},
+            "tasks": tasks,
+        }

@@ -63,11 +63,13 @@ class MachineRequest(_Strict):
 
 
 class ProgressReport(_Strict):
-    """Work a machine's workers of one job trained since its last report."""
+    """Work measured for one job: ``samples`` trained since the last report, or the
+    job's absolute ``work`` counter (the service credits what is new of it)."""
 
     job: int = Field(ge=0)
-    slot: int = Field(ge=0)
-    samples: float = Field(ge=0, le=1e15)
+    slot: int | None = Field(default=None, ge=0)
+    samples: float = Field(default=0.0, ge=0, le=1e15)
+    work: float | None = Field(default=None, ge=0, le=1e15)
     loss: float | None = None
     report: str = Field(default="", max_length=100)  # idempotency key of the report
 
