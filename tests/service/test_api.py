@@ -52,8 +52,11 @@ def test_mutating_endpoints_need_the_bearer_token(client: TestClient) -> None:
         (job_request(mode="turbo"), 422, "body.mode"),
         (job_request(worker_demand=[9, 1, 1, 1]), 422, "worker_demand[gpu]"),
         (job_request(deadline=-3), 422, "body.deadline"),
-        (job_request(deadline=3, utility={"kind": "linear", "value": 1, "slope": 0.1}), 422,
-         "deadline"),
+        (
+            job_request(deadline=3, utility={"kind": "linear", "value": 1, "slope": 0.1}),
+            422,
+            "deadline",
+        ),
         (job_request(colour="red"), 422, "body.colour"),
         ({"epochs": 1}, 422, "body.samples"),
         (job_request(utility={"kind": "cubic"}), 422, "body.utility.kind"),

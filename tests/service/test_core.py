@@ -106,7 +106,9 @@ def test_a_dead_agents_machine_goes_down_and_its_jobs_are_rescheduled(tmp_path: 
     from dmlsched.service.store import open_store
 
     core = Core(
-        ServiceConfig("fifo"), open_store(str(tmp_path / "s.db")), clock=lambda: now[0],
+        ServiceConfig("fifo"),
+        open_store(str(tmp_path / "s.db")),
+        clock=lambda: now[0],
         agent_timeout=5.0,
     ).open()
     core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))

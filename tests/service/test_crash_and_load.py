@@ -80,7 +80,7 @@ def test_a_restarted_service_keeps_jobs_slots_and_decisions(tmp_path: Path) -> N
         svc.start()
         assert httpx.get(svc.url + "/v1/jobs").json() == before
         assert httpx.get(svc.url + "/v1/allocation").json() == alloc
-        assert 'dmlsched_replay_mismatches 0.0' in httpx.get(svc.url + "/metrics").text
+        assert "dmlsched_replay_mismatches 0.0" in httpx.get(svc.url + "/metrics").text
     finally:
         svc.stop()
 
@@ -91,5 +91,16 @@ def test_serve_refuses_bad_flags_with_one_line(tmp_path: Path) -> None:
     assert cli(["serve", "--scheduler", "nope", "--manual-clock"]) == 2
     assert cli(["serve", "--scheduler", "fifo"]) == 2  # neither clock
     assert cli(["serve", "--scheduler", "fifo", "--slot-seconds", "-1"]) == 2
-    assert cli(["serve", "--scheduler", "fifo", "--manual-clock",
-                "--token-file", str(tmp_path / "none")]) == 2
+    assert (
+        cli(
+            [
+                "serve",
+                "--scheduler",
+                "fifo",
+                "--manual-clock",
+                "--token-file",
+                str(tmp_path / "none"),
+            ]
+        )
+        == 2
+    )

@@ -51,7 +51,10 @@ def _validate(doc: dict, kind: str) -> None:
 def test_manifests_match_the_golden_files(tmp_path: Path) -> None:
     paths = export_state(STATE, tmp_path, image="example/trainer:1")
     assert [p.name for p in paths] == [
-        "tfjob-0.yaml", "volcano-0.yaml", "tfjob-1.yaml", "volcano-1.yaml"
+        "tfjob-0.yaml",
+        "volcano-0.yaml",
+        "tfjob-1.yaml",
+        "volcano-1.yaml",
     ]
     for p in paths:
         golden = DATA / "golden" / p.name

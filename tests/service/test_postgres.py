@@ -68,8 +68,17 @@ def pg_url() -> Iterator[str]:
     try:
         as_pg(str(binary / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres")
         opts = f"-k {root} -c listen_addresses='' -p 5433 -c fsync=on"
-        as_pg(str(binary / "pg_ctl"), "-D", str(data), "-o", opts, "-w", "-l",
-              str(root / "log"), "start")
+        as_pg(
+            str(binary / "pg_ctl"),
+            "-D",
+            str(data),
+            "-o",
+            opts,
+            "-w",
+            "-l",
+            str(root / "log"),
+            "start",
+        )
         yield f"postgresql://postgres@/postgres?host={root}&port=5433"
     finally:
         if (data / "postmaster.pid").exists():

@@ -36,6 +36,7 @@ emulates the caps).  SIGTERM or Ctrl-C: the agent stops its processes
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -231,20 +232,16 @@ class MachineAgent:
     def _stop(self, locs: list[_Local]) -> None:
         for loc in locs:
             for pid in loc.ps.values():
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
         deadline = time.monotonic() + _STOP_TIMEOUT_S
         for loc in locs:
             while any(_alive(p) for p in loc.pids()) and time.monotonic() < deadline:
                 time.sleep(0.05)
             for p in loc.pids():  # workers whose PS lives elsewhere, or stuck processes
                 if _alive(p):
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
             self._report(loc)
             self.running.pop(loc.job, None)
 
@@ -310,10 +307,9 @@ def run_agent(
                     time.sleep(poll)  # the service is not up yet
             print(f"dmlsched agent: {machine} registered with {server}", file=sys.stderr)
             while True:
-                try:
+                # the service may be restarting: keep running what runs, ask again
+                with contextlib.suppress(httpx.TransportError):
                     agent.step()
-                except httpx.TransportError:
-                    pass  # the service restarts: keep running what runs, ask again
                 time.sleep(poll)
         except KeyboardInterrupt:
             pass

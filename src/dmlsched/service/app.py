@@ -23,8 +23,13 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
-from prometheus_client import generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -271,7 +276,9 @@ def create_app(service: Service) -> FastAPI:
             given.strip().encode(), service.token.encode()
         ):
             raise HTTPException(
-                401, "invalid Authorization: a Bearer token is required", {"WWW-Authenticate": "Bearer"}
+                401,
+                "invalid Authorization: a Bearer token is required",
+                {"WWW-Authenticate": "Bearer"},
             )
 
     def healthy() -> None:

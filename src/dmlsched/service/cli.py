@@ -143,9 +143,7 @@ def _floats(text: str, field: str) -> tuple[float, ...]:
 def k8s_export(
     out: Annotated[Path, typer.Option(help="Folder for the manifests.")],
     server: Annotated[str | None, typer.Option(help="A running service's URL.")] = None,
-    state: Annotated[
-        Path | None, typer.Option(help="Or a saved GET /v1/state JSON file.")
-    ] = None,
+    state: Annotated[Path | None, typer.Option(help="Or a saved GET /v1/state JSON file.")] = None,
     namespace: Annotated[str, typer.Option()] = "default",
     image: Annotated[str, typer.Option(help="Container image of the training job.")] = (
         "dmlsched/trainer:latest"

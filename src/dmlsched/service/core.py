@@ -44,8 +44,9 @@ its own record, so no decision ever rests on an uncommitted request.
    :class:`~dmlsched.model.views.ClusterView`; the decision is validated
    with the engine's own checks (:func:`dmlsched.sim.validate.check_admissions`,
    :func:`~dmlsched.sim.validate.check_placement`,
-   :func:`~dmlsched.sim.validate.check_capacity`).  An invalid decision is never clipped: the slot runs
-   nothing, the error is logged, and the next slot starts a new epoch;
+   :func:`~dmlsched.sim.validate.check_capacity`).  An invalid decision is
+   never clipped: the slot runs nothing, the error is logged, and the next
+   slot starts a new epoch;
 6. the tick record is committed, then applied: only then do agents see it.
 
 On restart the records are applied again; from the start of the last epoch
@@ -232,7 +233,9 @@ class Core:
         mine = self.config.to_body()
         for k, v in first.body.items():
             if mine.get(k) != v:
-                raise InvalidInput(k, mine.get(k), f"{v!r}, as the log in {self.store.url} was made")
+                raise InvalidInput(
+                    k, mine.get(k), f"{v!r}, as the log in {self.store.url} was made"
+                )
         last_reset = max(
             (i for i, r in enumerate(records) if r.kind == "tick" and r.body.get("reset")),
             default=len(records),
@@ -264,7 +267,9 @@ class Core:
         elif rec.kind == "tick":
             self._replay_tick(b)
         else:
-            raise InvalidInput("record kind", rec.kind, "submit | cancel | machine | progress | tick")
+            raise InvalidInput(
+                "record kind", rec.kind, "submit | cancel | machine | progress | tick"
+            )
 
     def _commit(self, kind: str, body: dict[str, Any]) -> int:
         """Number a record and queue it for the next group commit (see :meth:`flush`)."""
@@ -296,7 +301,11 @@ class Core:
         job_id = len(self.jobs)
         job = job_from_request(req, job_id, 0)
         self._check_fits(job)
-        body = {"job": job_id, "key": key, "request": req.model_dump(mode="json", exclude_unset=True)}
+        body = {
+            "job": job_id,
+            "key": key,
+            "request": req.model_dump(mode="json", exclude_unset=True),
+        }
         seq = self._commit("submit", body)
         return self._apply_submit(seq, body), True
 

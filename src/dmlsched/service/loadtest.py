@@ -16,6 +16,7 @@ Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -207,10 +208,9 @@ def run_load(
         assert tick_every is not None
         with httpx.Client(base_url=svc.url, headers=svc.headers(), timeout=30.0) as http:
             while not stop.wait(tick_every):
-                try:
+                # the service may be down for a moment; the next tick will do
+                with contextlib.suppress(httpx.TransportError):
                     http.post("/v1/tick")
-                except httpx.TransportError:
-                    pass  # the service is down for a moment; the next tick will do
 
     t0 = time.monotonic()
     threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]

@@ -141,9 +141,7 @@ class PostgresStore:
     def append_many(self, records: list[Record]) -> None:
         rows = [(r.seq, r.kind, _dumps(r.body)) for r in records]
         with self._lock, self._db.transaction(), self._db.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO dmlsched_log(seq, kind, body) VALUES (%s, %s, %s)", rows
-            )
+            cur.executemany("INSERT INTO dmlsched_log(seq, kind, body) VALUES (%s, %s, %s)", rows)
 
     def records(self, since: int = 0, limit: int | None = None) -> Iterator[Record]:
         with self._lock:
