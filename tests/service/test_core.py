@@ -198,3 +198,26 @@ def test_replay_keeps_the_order_in_which_jobs_became_active(tmp_path: Path) -> N
         a.tick()
     b = make_core(tmp_path / "a.db", "fifo")
     assert _state(b) == _state(a) and b.replay_mismatches == 0
+
+
+def test_with_every_machine_down_nothing_is_decided_and_nothing_rejected(tmp_path: Path) -> None:
+    from dmlsched.service.core import Core, ServiceConfig
+    from dmlsched.service.store import open_store
+
+    now = [0.0]
+    core = Core(
+        ServiceConfig("fifo"),
+        open_store(str(tmp_path / "s.db")),
+        clock=lambda: now[0],
+        agent_timeout=5.0,
+    ).open()
+    core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))
+    submit(core, 2, epochs=100)
+    core.tick()
+    now[0] = 10.0
+    rec = core.tick()
+    assert rec["down"] == ["a"] and rec["reject"] == [] and rec["alloc"] == {}
+    assert {js.state for js in core.jobs.values()} <= {"admitted", "pending"}
+    core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))
+    rec = core.tick()
+    assert rec["reset"] and set(rec["requeue"]) == {0, 1} and rec["alloc"]

@@ -87,3 +87,31 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
     assert core.replay_mismatches == 0 and core.invalid_decisions == 0
     assert {js.id: js.state for js in core.jobs.values()} == dict.fromkeys(ids, "completed")
     core.store.close()
+
+
+@pytest.mark.slow
+def test_a_killed_agents_jobs_are_rescheduled_and_still_complete(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    qs = QuickStart(tmp_path, slot_seconds=1.0, agent_timeout=4.0)
+    try:
+        qs.start()
+        ids = [qs.submit(job_body(i, epochs=12)) for i in range(3)]
+        deadline = time.monotonic() + 120
+        victim = None
+        while victim is None and time.monotonic() < deadline:
+            alloc = httpx.get(qs.service.url + "/v1/allocation").json()["jobs"]
+            used = sorted({m for per in alloc.values() for m in per})
+            victim = used[-1] if used else None
+            time.sleep(0.3)
+        assert victim is not None
+        os.kill(qs.agents[qs.machines.index(victim)].pid, signal.SIGKILL)  # a crash
+        jobs = qs.wait(ids, timeout=600)
+        machines = {m["name"]: m["up"] for m in httpx.get(qs.service.url + "/v1/machines").json()}
+    finally:
+        qs.stop()
+    assert machines[victim] is False
+    assert [j["state"] for j in jobs] == ["completed"] * 3
+    assert sum(j["requeued"] for j in jobs) >= 1

@@ -2,8 +2,10 @@
 
 Loop (every ``poll`` seconds):
 
-1. ``POST /v1/agents/<machine>/heartbeat`` — proves the machine alive and
-   returns its part of the current slot's allocation: per job, the workers
+1. ``POST /v1/agents/<machine>/heartbeat`` — proves the machine alive (a
+   separate thread also beats every ``poll`` seconds, so a long stop or
+   checkpoint wait never looks like a dead machine) and returns its part of
+   the current slot's allocation: per job, the workers
    and PSs on this machine, the job's whole placement (machine names →
    [workers, PSs]), the machine indices and the job's *incarnation* (the
    slot its current placement began);
@@ -40,6 +42,7 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -293,11 +296,22 @@ def run_agent(
 
     signal.signal(signal.SIGTERM, _term)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    stop = threading.Event()
+
+    def beat() -> None:
+        # its own thread and client: stopping a job (up to a checkpoint round) or waiting
+        # for a checkpoint must not look like a dead machine to the service
+        with httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=10.0) as hb:
+            while not stop.wait(poll):
+                with contextlib.suppress(httpx.HTTPError):
+                    hb.post(f"/v1/agents/{machine}/heartbeat")
+
     with (
         httpx.Client(base_url=server.rstrip("/"), headers=headers, timeout=30.0) as http,
         Testbed(1, workdir / f"agent-{machine}", emulation="local") as tb,
     ):
         agent = MachineAgent(http, machine, capacity, tb, workdir)
+        beater = threading.Thread(target=beat, name="heartbeat", daemon=True)
         try:
             while True:
                 try:
@@ -306,6 +320,7 @@ def run_agent(
                 except httpx.TransportError:
                     time.sleep(poll)  # the service is not up yet
             print(f"dmlsched agent: {machine} registered with {server}", file=sys.stderr)
+            beater.start()
             while True:
                 # the service may be restarting: keep running what runs, ask again
                 with contextlib.suppress(httpx.TransportError):
@@ -314,4 +329,5 @@ def run_agent(
         except KeyboardInterrupt:
             pass
         finally:
+            stop.set()
             agent.close()

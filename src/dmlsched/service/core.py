@@ -508,7 +508,11 @@ class Core:
             new_jobs.append(js.job)
         # 4. epochs
         caps = tuple(m.capacity if m.up else (0.0,) * len(RESOURCES) for m in self.machines)
-        reset = bool(caps) and (
+        # no machine up: no decision (a scheduler would reject what fits nowhere)
+        any_up = any(m.up for m in self.machines)
+        if not any_up and self.scheduler is not None:
+            self.needs_reset = True  # an outage of the whole cluster ends the epoch
+        reset = any_up and (
             self.scheduler is None
             or caps != self.epoch_cluster
             or self.needs_reset
@@ -575,7 +579,7 @@ class Core:
             "error": None,
             "decide_ms": 0.0,
         }
-        if self.scheduler is None or not self.machines:
+        if self.scheduler is None or not any(m.up for m in self.machines):
             return out
         view = self._view()
         t0 = time.perf_counter()
