@@ -276,10 +276,10 @@ def reproduce(
 
 
 def _select(only: str | None) -> list[Experiment]:
-    """The catalogue, or the experiments whose ID matches one of ``only``'s globs."""
+    """The catalogue without opt-in experiments, or the IDs matching one of ``only``'s globs."""
     exps = list(all_experiments())
-    if only is None:
-        return exps
+    if only is None:  # testbed experiments (real processes) only when named
+        return [e for e in exps if not e.opt_in]
     pats = [p.strip() for p in only.split(",") if p.strip()]
     chosen = [e for e in exps if any(fnmatch.fnmatchcase(e.id, p) for p in pats)]
     if not chosen:

@@ -44,7 +44,9 @@ class Experiment:
     * ``claims`` — the paper's statements this run checks;
     * ``scheduler_params`` — constructor arguments per scheduler name;
     * ``cell`` — optional replacement of :func:`default_cell`;
-    * ``plot`` — "line" (metric vs param per scheduler) or "bar".
+    * ``plot`` — "line" (metric vs param per scheduler) or "bar";
+    * ``opt_in`` — runs real processes (the testbed): left out of
+      ``reproduce --all`` unless ``--only`` names it.
     """
 
     id: str
@@ -62,6 +64,7 @@ class Experiment:
     default_seeds: int = 5
     plot: str = "line"
     reproduces: str = ""
+    opt_in: bool = False
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
         fn = self.cell or default_cell

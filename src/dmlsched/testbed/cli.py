@@ -49,6 +49,13 @@ def _load_profile(path: Path | None) -> dict | None:
     return json.loads(path.read_text())
 
 
+def _check_emulation(emulation: str, allowed: tuple[str, ...], why_not) -> None:  # type: ignore[no-untyped-def]
+    if emulation not in allowed:
+        raise InvalidInput("emulation", emulation, " | ".join(allowed))
+    if emulation == "netns" and (why := why_not()):
+        raise InvalidInput("emulation", emulation, f"local ({why})")
+
+
 @testbed_app.command("run")
 def run_cmd(
     scheduler: Annotated[
@@ -76,6 +83,7 @@ def run_cmd(
     """Run a scheduler's decisions for real; writes results.csv, slots.csv, summary.md, PNGs."""
     from dmlsched.rng import make_rng, spawn
     from dmlsched.schedulers.protocols import make_scheduler
+    from dmlsched.testbed.emulation import EMULATIONS, netns_available
     from dmlsched.testbed.report import run_metrics, write_run
     from dmlsched.testbed.run import predict, run_cluster
     from dmlsched.testbed.runtime import Testbed
@@ -84,6 +92,7 @@ def run_cmd(
     from dmlsched.workloads.speed_profile import profile_speed
 
     make_scheduler("cluster", scheduler)  # fail fast on a bad name
+    _check_emulation(emulation, EMULATIONS, netns_available)
     for name, v in (("jobs", jobs), ("machines", machines), ("slots", slots)):
         if v < 1:
             raise InvalidInput(name, v, ">= 1")
@@ -155,8 +164,10 @@ def calibrate_cmd(
 ) -> None:
     """Fit Eq. (1)'s τ, g/b (and the link model) to measured step times; write a profile."""
     from dmlsched.testbed.calibrate import calibrate
+    from dmlsched.testbed.emulation import EMULATIONS, netns_available
     from dmlsched.testbed.state import DEFAULT_STATE_DIR
 
+    _check_emulation(emulation, EMULATIONS, netns_available)
     try:
         cap_list = [float(x) for x in caps.split(",") if x.strip()]
     except ValueError:

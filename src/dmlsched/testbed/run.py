@@ -71,6 +71,7 @@ class SlotRow:
 
 @dataclass
 class TestbedRun:
+    __test__ = False  # not a pytest test class
     scheduler: str
     seed: int
     slot_seconds: float

@@ -66,6 +66,7 @@ class JobStatus:
 
 
 class Testbed:
+    __test__ = False  # not a pytest test class
     """H emulated machines with one agent each (module docstring)."""
 
     def __init__(

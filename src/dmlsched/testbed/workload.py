@@ -49,6 +49,7 @@ PROCESS = (0.0, 1.0, 1.0, 1.0)
 
 @dataclass(frozen=True)
 class TestbedWorkload:
+    __test__ = False  # not a pytest test class
     workload: ClusterWorkload
     specs: dict[int, TrainSpec]
     slot_seconds: float

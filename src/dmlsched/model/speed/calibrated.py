@@ -118,6 +118,7 @@ class CalibratedSpeed:
     overhead_s: float = 0.0  # links
     ext_mbit: tuple[float, ...] = (20.0,)
     int_mbit: tuple[float, ...] = (0.0,)  # 0 = uncapped loopback
+    ref_mbit: float = 0.0  # eq1: the cap g_over_b_ext was fitted at (0 = this run's)
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
@@ -137,14 +138,12 @@ class CalibratedSpeed:
         W, S = sum(workers), sum(ps)
         if self.form == "eq1":
             used = {m for m, w, s in zip(machines, workers, ps, strict=True) if w or s}
+            g_b_ext = self.g_over_b_ext
+            if self.ref_mbit > 0:  # b^(e) scales with the slowest used machine's cap
+                slowest = min(self._cap(self.ext_mbit, m) for m in used) * 8 / 1e6
+                g_b_ext *= self.ref_mbit / slowest
             return eq1_step(
-                batch,
-                W,
-                S,
-                len(used) == 1,
-                self.batch_tau_s,
-                self.g_over_b_int,
-                self.g_over_b_ext,
+                batch, W, S, len(used) == 1, self.batch_tau_s, self.g_over_b_int, g_b_ext
             )
         caps = [self._cap(m) for m in machines]
         return links_step(
