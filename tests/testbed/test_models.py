@@ -103,3 +103,21 @@ def test_a_bad_profile_names_the_field(tmp_path):
         load_speed_profile(path)
     with pytest.raises(InvalidInput, match="speed"):
         load_speed_profile(tmp_path / "missing.json")
+
+
+def test_links_profile_predicts_the_shared_link():
+    sp = CalibratedSpeed(
+        "links",
+        10.0,
+        0.0,
+        1e5,
+        inv_eta_ext=1.0,
+        inv_eta_int=1.0,
+        overhead_s=0.0,
+        ext_mbit=(8.0,),
+        int_mbit=(0.0,),
+    )
+    # two workers on machine 0 push 2 × 1e5 bytes to the PS on machine 1 at 1 MB/s: 0.2 s,
+    # pull the same back: a step of 0.4 s, 64 samples → 160 samples/s, 1,600 per 10-s slot
+    assert sp.rate(_job(), (0, 1), (2, 0), (0, 1)) == pytest.approx(1600.0)
+    assert sp.step_seconds(64, (0,), (2,), (1,)) == 0.0 + 0.0  # uncapped loopback, τ = 0

@@ -27,6 +27,13 @@ without it); and for each (W, S, C) the measured co-location speed-up
 (split step ÷ co-located step) beside each form's, the leave-one-out one
 fitted without either probe.  The profile's ``default`` form is the one with
 the smaller median leave-one-out error.
+
+``scheduler_eq1`` in the profile: Eq. (1) constants that bound every probe
+from above (τ from the fit, each class's g/b the largest the probes need) —
+what :func:`dmlsched.testbed.workload.testbed_workload` tells schedulers.  A
+scheduler that commits a schedule at admission (PD-ORS) stalls a job whose
+real progress falls behind its plan; with an upper bound its plans are long
+enough (on the probed placements) and jobs finish early instead.
 """
 
 from __future__ import annotations
@@ -151,14 +158,14 @@ def calibrate(
     *,
     emulation: str = "local",
     caps: list[float] | None = None,
-    int_mbit: float | None = 200.0,
+    int_mbit: float | None = 50.0,
     probe_seconds: float = 3.0,
     slot_seconds: float = 20.0,
     state_dir: Path = DEFAULT_STATE_DIR,
     log: Callable[[str], None] = lambda s: None,
 ) -> Path:
     """Probe, fit, write ``profile.json``, ``probes.csv``, ``calibration.md``; returns the profile."""
-    caps = caps or [10.0, 20.0, 40.0]
+    caps = caps or [5.0, 10.0, 20.0]
     out.mkdir(parents=True, exist_ok=True)
     g = 4.0 * n_params(HIDDEN)
     probes: list[Probe] = []
@@ -179,7 +186,7 @@ def calibrate(
                 probes.append(Probe(p.workers, p.ps, cap, step))
                 log(f"probe {p.kind} w={p.workers} s={p.ps} cap={cap:g}: {1000 * step:.1f} ms/step")
     probes = [p for p in probes if math.isfinite(p.step_s) and p.step_s > 0]
-    ref = caps[0] if 20.0 not in caps else 20.0
+    ref = 10.0 if 10.0 in caps else caps[0]
     fits = fit(probes, g, int_mbit)
     # leave-one-out predictions
     loo: dict[str, list[float]] = {"eq1": [], "links": []}
@@ -232,8 +239,22 @@ def calibrate(
                         form, f_loo[form], pc, g, int_mbit
                     )
                 speedups.append(row)
+    # Eq. (1) constants that bound every probe from above (what the scheduler is told):
+    # a plan-ahead scheduler (PD-ORS commits a schedule) stalls a job whose plan ends early
+    tau = float(fits["eq1"][0])
+    ref_cap = ref * 1e6 / 8
+    bound = {"batch_tau_s": tau, "g_over_b_int": 0.0, "g_over_b_ext": 0.0}
+    for p in probes:
+        excess = max(0.0, p.step_s - BATCH / p.W * tau) * p.S / 2.0
+        if p.kind == "co-located":
+            bound["g_over_b_int"] = max(bound["g_over_b_int"], excess)
+        else:  # scaled to the reference cap (b^(e) ∝ cap)
+            bound["g_over_b_ext"] = max(
+                bound["g_over_b_ext"], excess * p.cap_mbit * 1e6 / 8 / ref_cap
+            )
     profile = {
         "format": PROFILE_FORMAT,
+        "scheduler_eq1": bound,
         "default": default,
         "slot_seconds": slot_seconds,
         "ext_mbit": [ref],

@@ -116,6 +116,7 @@ class Testbed:
             )
             self.emu.start()
             self.run_dir.mkdir(parents=True, exist_ok=True)
+            self.job_root.mkdir()
             env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
             for h in range(self.machines):
                 p = subprocess.Popen(
@@ -157,6 +158,11 @@ class Testbed:
             self.state = None
 
     # ---- API used by jobs --------------------------------------------------------------
+    @property
+    def job_root(self) -> Path:
+        """This run's folder for job files (``run_dir/<run id>``: never a stale file)."""
+        return self.run_dir / self.run_id
+
     @property
     def run_id(self) -> str:
         assert self.state is not None, "testbed not started"
@@ -217,7 +223,7 @@ class Job:
     def __init__(self, testbed: Testbed, spec: TrainSpec) -> None:
         self.tb = testbed
         self.spec = spec
-        self.dir = testbed.run_dir / f"job-{spec.job}"
+        self.dir = testbed.job_root / f"job-{spec.job}"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.incs: list[_Incarnation] = []
         self.current: _Incarnation | None = None

@@ -34,7 +34,7 @@ from dmlsched.testbed.shaping import TokenBuckets
 __all__ = ["HEADER", "Channel", "Frame", "Kind", "connect"]
 
 HEADER = struct.Struct("=BBHIqdQ")
-_CHUNK = 16 * 1024  # bytes reserved per token-bucket request
+_CHUNK = 64 * 1024  # bytes reserved per token-bucket request (few lock round trips)
 
 
 class Kind:
