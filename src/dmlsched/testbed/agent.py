@@ -43,7 +43,13 @@ def _die_with_parent() -> None:
 
 
 def _child(cfg_json: dict, data: object) -> int:
-    from dmlsched.testbed.training import TaskConfig, ps_main, worker_main
+    from dmlsched.testbed.training import (
+        TaskConfig,
+        mover_recv_main,
+        mover_send_main,
+        ps_main,
+        worker_main,
+    )
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -55,7 +61,13 @@ def _child(cfg_json: dict, data: object) -> int:
         import torch
 
         torch.set_num_threads(1)
-        (ps_main if cfg.role == "ps" else worker_main)(cfg, data)  # type: ignore[arg-type]
+        mains = {
+            "ps": ps_main,
+            "worker": worker_main,
+            "recv": mover_recv_main,
+            "send": mover_send_main,
+        }
+        mains[cfg.role](cfg, data)  # type: ignore[arg-type]
         return 0
     except BaseException:
         log.write_text(traceback.format_exc())

@@ -215,6 +215,7 @@ class _Incarnation:
     workers: list[int] = field(default_factory=list)
     dir: Path = Path()
     started: float = 0.0
+    ended: float | None = None  # wall time its processes were gone (None: running)
 
 
 class Job:
@@ -305,6 +306,7 @@ class Job:
                         pass
                 break
             time.sleep(0.02)
+        inc.ended = time.time()
         self._closed = self._sum(self._closed, self._inc_status(inc))
         self.current = None
 
@@ -359,6 +361,20 @@ class Job:
         if self.current is None:
             return self._closed
         return self._sum(self._closed, self._inc_status(self.current))
+
+    def process_seconds(self, t0: float, t1: float) -> dict[int, tuple[float, float]]:
+        """Machine → (worker-seconds, PS-seconds) its incarnations ran within [t0, t1)."""
+        out: dict[int, tuple[float, float]] = {}
+        now = time.time()
+        for inc in self.incs:
+            lo, hi = max(t0, inc.started), min(t1, inc.ended if inc.ended is not None else now)
+            if hi <= lo:
+                continue
+            p = inc.placement
+            for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
+                a, b = out.get(m, (0.0, 0.0))
+                out[m] = (a + w * (hi - lo), b + s * (hi - lo))
+        return out
 
     def loss_curve(self) -> list[tuple[float, float, float]]:
         """(wall time, work, mean loss) rows PS 0 logged, over all incarnations."""

@@ -146,3 +146,67 @@ def testbed_workload(
     if math.isnan(b_ext):
         raise InvalidInput("profile", "b_ext", "finite")
     return TestbedWorkload(wl, specs, slot_seconds, ext_mbit, int_mbit)
+
+
+def testbed_edge_workload(
+    jobs: int,
+    rng: np.random.Generator,
+    *,
+    slot_seconds: float,
+    edge_step_s: float,
+    cloud_step_s: float,
+    servers: int = 2,
+    chunks: tuple[int, int] = (2, 3),
+    minibatches: int = 8,
+    epochs: tuple[int, int] = (6, 16),
+    arrive_within: int = 3,
+):
+    """A small ``edge-cloud`` instance for the testbed (A_online Sec. V, scaled down).
+
+    ``servers`` edge servers with two workers and one PS each (one type), the
+    cloud unlimited; D ∈ ``chunks`` chunks of B = ``minibatches`` mini-batches
+    of 64 samples, E ∈ ``epochs``; transfer delays Δ = 1 slot to the edge and 2
+    to the cloud (the papers' [1, 4] and [10, 15], shrunk to a short run).
+    Eq. (1)'s timing from measured steps: a mini-batch takes ``edge_step_s``
+    with the PS elsewhere (ζ = 0) and ``cloud_step_s`` with everything in the
+    cloud (ζ = 1), so m = cloud_step_s / slot_seconds, G = 0 and b is the
+    bandwidth for which 2q/b adds the difference (time-dilated: × slot/3600).
+    """
+    from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudWorkload, EdgeJob
+
+    system = EdgeCloud(
+        tuple((0, 0) for _ in range(servers)), tuple((0,) for _ in range(servers)), 1
+    )
+    q_mb = 4.0 * n_params(256) / 1e6
+    extra_s = max(edge_step_s - cloud_step_s, 1e-6)
+    b_mbps = 2.0 * q_mb * 8.0 * slot_seconds / (3600.0 * extra_s)
+    out = []
+    for i in range(jobs):
+        out.append(
+            EdgeJob(
+                id=i,
+                arrival=int(rng.integers(0, arrive_within)),
+                chunks=int(rng.integers(chunks[0], chunks[1] + 1)),
+                minibatches=minibatches,
+                epochs=int(rng.integers(epochs[0], epochs[1] + 1)),
+                m=cloud_step_s / slot_seconds,
+                G=0.0,
+                q_mb=q_mb,
+                b_mbps=b_mbps,
+                worker_type=0,
+                ps_type=0,
+                delay=(*([1] * servers), 2),
+                model="mlp-256",
+            )
+        )
+    out.sort(key=lambda j: (j.arrival, j.id))
+    return EdgeCloudWorkload(
+        tuple(out),
+        system,
+        60,
+        source="testbed",
+        notes=(
+            f"testbed edge-cloud: {jobs} jobs, {servers} edge servers + cloud, "
+            f"{slot_seconds:g}-s slots",
+        ),
+    )
