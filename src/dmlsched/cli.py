@@ -9,7 +9,6 @@ cell kept in ``results.csv``.
 from __future__ import annotations
 
 import fnmatch
-import inspect
 import json
 import os
 import platform
@@ -25,12 +24,14 @@ from rich.table import Table
 
 from dmlsched.errors import DmlschedError, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, all_experiments, get
-from dmlsched.experiments.claims import mean_ci
+from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
+from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
+from dmlsched.testbed.cli import testbed_app
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 
 __all__ = ["app", "main"]
@@ -41,9 +42,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Online schedulers for parameter-server distributed ML training.",
 )
-# the testbed's commands live in their own module (real processes, PyTorch: imported lazily)
-from dmlsched.testbed.cli import testbed_app  # noqa: E402
-
+# the testbed's commands live in their own module (real processes; PyTorch imported lazily)
 app.add_typer(testbed_app, name="testbed")
 
 console = Console()
@@ -58,11 +57,83 @@ MAIN_METRIC = {
 }
 
 
+# Peer-workload options, declared once for every command that builds a workload.
+SlotSecondsOpt = Annotated[
+    float | None,
+    typer.Option(help="Slot length in seconds of pollux:/gavel: workloads (default 60)."),
+]
+SpeedOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Speed model: eq1 (PD-ORS Eq. (1)) | measured (pollux:/gavel: peers') | PATH of a "
+        "testbed calibration profile.json (cluster)."
+    ),
+]
+ProfilesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Peer measurements: Pollux profiles folder or Gavel's simulation_throughputs.json "
+        "(default: ../shared/peers)."
+    ),
+]
+GpuOpt = Annotated[
+    str | None, typer.Option("--gpu", help="GPU type of gavel: workloads: v100 | p100 | k80.")
+]
+
+
+def _peer_extra(
+    slot_seconds: float | None, speed: str | None, profiles: Path | None, gpu: str | None
+) -> dict[str, Any]:
+    """WorkloadParams.extra for the peer options that were given (validated)."""
+    extra: dict[str, Any] = {}
+    if slot_seconds is not None:
+        if not (slot_seconds > 0 and slot_seconds < float("inf")):
+            raise InvalidInput("slot-seconds", slot_seconds, "> 0")
+        extra["slot_seconds"] = slot_seconds
+    if speed is not None:
+        if speed in ("eq1", "measured"):
+            extra["speed"] = speed
+        elif Path(speed).is_file():  # a testbed calibration profile (dmlsched testbed calibrate)
+            from dmlsched.workloads.speed_profile import load_speed_profile
+
+            load_speed_profile(speed)  # validates: bad files exit 2 naming the field
+            extra["speed_profile"] = speed
+        else:
+            raise InvalidInput("speed", speed, "eq1 | measured | PATH of a testbed profile.json")
+    if profiles is not None:
+        extra["profiles"] = str(profiles)
+    if gpu is not None:
+        extra["gpu"] = gpu
+    return extra
+
+
+def _check_taken(wl: Any, extra: dict[str, Any]) -> None:
+    """Refuse peer options the built workload did not take (never ignore a flag silently)."""
+    secs = extra.get("slot_seconds")
+    if secs is not None and getattr(wl, "slot_seconds", None) != secs:
+        raise InvalidInput("slot-seconds", secs, "only with pollux:/gavel: workloads")
+    if extra.get("speed") == "measured" and getattr(wl, "speed", None) is None:
+        raise InvalidInput("speed", "measured", "only with pollux:/gavel: workloads")
+    gpu = extra.get("gpu")
+    if gpu is not None and f"gpu={gpu}" not in getattr(wl, "notes", ()):
+        raise InvalidInput("gpu", gpu, "only with gavel: workloads")
+
+
 def _build(
     setting: str, workload: str, params: WorkloadParams, point: Any, seed: int, quick: bool
 ) -> Any:
     wl_rng, _ = spawn(make_rng(seed), 2)
-    return build_workload(setting, workload, params, wl_rng)
+    wl = build_workload(setting, workload, params, wl_rng)
+    profile = params.extra.get("speed_profile") if params.extra else None
+    if profile:
+        import dataclasses
+
+        from dmlsched.workloads.speed_profile import load_speed_profile
+
+        if setting != "cluster":
+            raise InvalidInput("speed", profile, "a profile only with --setting cluster")
+        wl = dataclasses.replace(wl, speed=load_speed_profile(profile))
+    return wl
 
 
 def _progress() -> Progress:
@@ -91,7 +162,11 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
 def _print_table(results: Path, title: str) -> None:
     """Metrics × schedulers, mean ± 95% CI (per-resource breakdowns: see summary.md)."""
     df = read_results(results)
-    metrics = [m for m in dict.fromkeys(df["metric"]) if not m.startswith("mean_utilization_")]
+    metrics = [
+        m
+        for m in dict.fromkeys(df["metric"])
+        if not m.startswith(("mean_utilization_", WORKLOAD_PREFIX))
+    ]
     scheds = list(dict.fromkeys(df["scheduler"]))
     table = Table(title=title)
     table.add_column("metric", no_wrap=True)
@@ -101,10 +176,11 @@ def _print_table(results: Path, title: str) -> None:
         row = []
         for s in scheds:
             vals = df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
-            mean, ci = mean_ci(vals)
-            row.append("—" if mean != mean else f"{mean:.4g} ± {ci:.2g}")  # NaN: undefined
+            row.append(format_cell(cell_stats(vals, describe(m))))
         table.add_row(m, *row)
     console.print(table)
+    for line in explain_completions(df):  # why few jobs completed, when that is the case
+        console.print(f"- {line}")
 
 
 @app.command()
@@ -151,10 +227,10 @@ def compare(
     ray: Annotated[
         str | None, typer.Option(help="Ray address, or 'local' to start one here.")
     ] = None,
-    slot_seconds: Annotated[
-        float | None,
-        typer.Option(help="Slot length in seconds for pollux:/gavel: workloads (default 60)."),
-    ] = None,
+    slot_seconds: SlotSecondsOpt = None,
+    speed: SpeedOpt = None,
+    profiles: ProfilesOpt = None,
+    gpu: GpuOpt = None,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
     if setting not in SETTINGS:
@@ -167,22 +243,13 @@ def compare(
             raise InvalidInput(name, v, ">= 1")
     if seeds < 1:
         raise InvalidInput("seeds", seeds, ">= 1")
-    extra: dict[str, Any] = {"skip_bad_rows": skip_bad_rows}
+    peer = _peer_extra(slot_seconds, speed, profiles, gpu)
+    extra: dict[str, Any] = {"skip_bad_rows": skip_bad_rows, **peer}
     if mode is not None:
         extra["mode"] = mode
-    sched_params: dict[str, dict[str, Any]] = {}
-    if slot_seconds is not None:
-        if not slot_seconds > 0:
-            raise InvalidInput("slot-seconds", slot_seconds, "> 0")
-        extra["slot_seconds"] = slot_seconds
-        # schedulers with time-valued parameters (tiresias' thresholds) need the slot length
-        sched_params = {
-            n: {"slot_seconds": slot_seconds}
-            for n in names
-            if "slot_seconds" in inspect.signature(registry()[(setting, n)]).parameters
-        }
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     first = _build(setting, workload, params, workload, 0, False)  # validates input up front
+    _check_taken(first, peer)  # the workload carries the slot length to every scheduler
     notes = list(getattr(first, "notes", ()))
     exp = Experiment(
         id="compare",
@@ -194,7 +261,7 @@ def compare(
         schedulers=tuple(names),
         metrics=(),
         build=partial(_build, setting, workload, params),
-        scheduler_params=sched_params,
+        cell=diagnosed_cell,
     )
     cfg = RunConfig(
         seeds=seeds,
@@ -208,12 +275,13 @@ def compare(
             "trace": str(trace) if trace else None,
             "skip_bad_rows": skip_bad_rows,
             "mode": mode,
-            "slot_seconds": slot_seconds,
+            **peer,
             "notes": notes,
         },
     )
     results = _run(exp, out, cfg, f"compare {setting}")
-    _print_table(results, f"{setting} on {workload}: mean ± 95% CI over {seeds} seed(s)")
+    over = "1 seed, no interval" if seeds == 1 else f"mean ± 95% CI over {seeds} seeds"
+    _print_table(results, f"{setting} on {workload}: {over}")
     console.print(f"wrote {results}, {out / 'summary.md'} and plots")
 
 
@@ -272,7 +340,7 @@ def reproduce(
     out = out or Path("results") / exp.id
     cfg = RunConfig(seeds=seeds or exp.default_seeds, quick=quick, workers=workers, ray=ray)
     _run(exp, out, cfg, exp.id)
-    console.print((out / "summary.md").read_text())
+    console.print((out / "summary.md").read_text(), markup=False)
 
 
 def _select(only: str | None) -> list[Experiment]:
@@ -305,14 +373,20 @@ def run(
     seed: Annotated[int, typer.Option()] = 0,
     trace: Annotated[Path | None, typer.Option()] = None,
     events: Annotated[Path | None, typer.Option(help="Write the event log here as CSV.")] = None,
+    slot_seconds: SlotSecondsOpt = None,
+    speed: SpeedOpt = None,
+    profiles: ProfilesOpt = None,
+    gpu: GpuOpt = None,
 ) -> None:
     """Run one scheduler once; print its metrics (JSON) and optionally the event log."""
     from dmlsched.sim.engine import simulate
     from dmlsched.sim.events import write_events_csv
 
-    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace)
+    peer = _peer_extra(slot_seconds, speed, profiles, gpu)
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=peer)
     sched = make_scheduler(setting, scheduler)
     wl = _build(setting, workload, params, None, seed, False)
+    _check_taken(wl, peer)
     _, rng = spawn(make_rng(seed), 2)
     result = simulate(setting, wl, sched, rng)
     if events:
@@ -329,23 +403,25 @@ def export(
     machines: Annotated[int | None, typer.Option()] = None,
     slots: Annotated[int | None, typer.Option()] = None,
     seed: Annotated[int, typer.Option()] = 0,
-    slot_seconds: Annotated[
-        float | None,
-        typer.Option(help="Slot length (s): 60 for pollux:/gavel: imports, else 3600."),
+    slot_seconds: SlotSecondsOpt = None,
+    profiles: Annotated[
+        Path | None,
+        typer.Option(
+            help="Pollux profiles folder (default: ../shared/peers), to place synthetic jobs."
+        ),
     ] = None,
 ) -> None:
     """Write a cluster workload's jobs in a peer simulator's format (Pollux CSV, Gavel .trace)."""
-    from dmlsched.model.cluster import SLOT_SECONDS
-    from dmlsched.workloads.export import export_workload, slot_seconds_of
+    from dmlsched.workloads.export import export_workload
+    from dmlsched.workloads.profiles import load_profiles
 
-    if slot_seconds is not None and not slot_seconds > 0:
-        raise InvalidInput("slot-seconds", slot_seconds, "> 0")
-    extra: dict[str, Any] = {"slot_seconds": slot_seconds} if slot_seconds else {}
-    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, extra=extra)
+    peer = _peer_extra(slot_seconds, None, None, None)
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, extra=peer)
     wl = _build("cluster", workload, params, None, seed, False)
-    secs = slot_seconds or slot_seconds_of(wl, SLOT_SECONDS)
-    n = export_workload(wl, format, out, secs)
-    console.print(f"wrote {n} jobs to {out} ({format}, {secs:g}-s slots)")
+    _check_taken(wl, peer)
+    rep = export_workload(wl, format, out, load_profiles(profiles) if profiles else None)
+    moved = f"; {rep.clamped} moved into the peer's domain" if rep.clamped else ""
+    console.print(f"wrote {rep.jobs} jobs to {out} ({format}, {wl.slot_seconds:g}-s slots{moved})")
 
 
 @app.command()
@@ -359,7 +435,7 @@ def calibrate(
     from dmlsched.experiments.calibrate import calibrate as run_calibration
 
     path = run_calibration(out, profiles)
-    console.print(path.read_text())
+    console.print(path.read_text(), markup=False)
     console.print(f"wrote {path} and {out / 'calibration.png'}")
 
 

@@ -44,14 +44,50 @@ def test_calibrate_with_a_missing_profile_folder_exits_2(tmp_path: Path) -> None
     assert main(["calibrate", "--out", str(tmp_path), "--profiles", str(tmp_path / "no")]) == 2
 
 
+def test_calibrate_without_shared_says_to_pass_profiles(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dmlsched.workloads.profiles as profiles
+
+    monkeypatch.setattr(profiles, "default_profile_dir", lambda: None)
+    assert main(["calibrate", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--profiles PATH" in err and err.count("\n") == 1
+
+
 @needs_peers
 def test_peer_replay_quick_cell_runs_workload6_with_tiresias() -> None:
     exp = get("peer-replay")
-    assert exp.quick_points == ("workload-6/eq1", "workload-6/measured")
+    assert exp.quick_points == (
+        "workload-6/eq1",
+        "workload-6/measured",
+        "gavel-51b7ef/eq1",
+        "gavel-51b7ef/measured",
+    )
     m = exp.run_cell("tiresias", "workload-6/measured", 0, True)
     assert m["completed_jobs"] == 160.0
     assert m["mean_jct_s"] == pytest.approx(m["mean_jct"] * 60.0)
-    assert m["w6_mean_jct_s"] == m["mean_jct_s"]
+    assert 0 < m["alone_mean_jct_s"] < m["mean_jct_s"]
+
+
+@needs_peers
+def test_peer_replay_reports_ours_beside_the_peers_figures(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from dmlsched.experiments.defs.peers import GAVEL_FIFO_51B7EF_S, POLLUX_TIRESIAS_W6_S
+    from dmlsched.experiments.results import COLUMNS, CellKey, cell_rows
+
+    exp = get("peer-replay")
+    rows = []
+    for sched, point in (("fifo", "gavel-51b7ef/measured"), ("tiresias", "workload-6/eq1")):
+        m = exp.run_cell(sched, point, 0, True)
+        rows += cell_rows(exp.id, exp.setting, CellKey(sched, point, 0), exp.param, m)
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    texts = [c.check(df) for c in exp.claims[:2]]
+    assert f"theirs {GAVEL_FIFO_51B7EF_S:,.6g}" in texts[0].evidence
+    assert "gavel-51b7ef/measured: ours 14,778.6" in texts[0].evidence
+    assert f"theirs {POLLUX_TIRESIAS_W6_S:,.6g}" in texts[1].evidence
+    assert "rounds" in texts[0].text and "statistical epochs" in texts[1].text
 
 
 @needs_peers

@@ -17,7 +17,8 @@ from dmlsched.sim.engine import simulate
 from dmlsched.workloads.peers import (
     B_EXT_GBPS,
     PeerRow,
-    build_peer_workload,
+    build_gavel_workload,
+    build_pollux_workload,
     load_gavel,
     load_pollux,
     read_gavel,
@@ -46,7 +47,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_pollux_row_maps_time_gpus_batch_and_application(tmp_path: Path) -> None:
     p = write(tmp_path, "w.csv", HEADER + "a,150,cifar10,4,80\nb,59,bert,1,12\n")
-    wl = build_peer_workload(read_pollux(p), source="t", slot_seconds=60.0, profiles=TOY)
+    wl = build_pollux_workload(read_pollux(p), source="t", slot_seconds=60.0, profiles=TOY)
     a, b = sorted(wl.jobs, key=lambda j: j.id)
     assert (a.arrival, b.arrival) == (2, 0)  # ⌊150/60⌋, ⌊59/60⌋
     assert a.requested_workers == 4 and a.batch == 80 and a.gamma == 4.0
@@ -62,7 +63,7 @@ def test_bandwidth_scaling_makes_eq1_transfer_last_the_right_number_of_slots() -
     from dmlsched.model.speed.pdors import comm_slots
 
     rows = [PeerRow(0.0, "bert", 1, 12, 1, 100)]
-    wl = build_peer_workload(rows, source="t", slot_seconds=60.0, profiles=TOY)
+    wl = build_pollux_workload(rows, source="t", slot_seconds=60.0, profiles=TOY)
     job = wl.jobs[0]
     seconds = 2 * job.grad_mb * 8e-3 / B_EXT_GBPS
     assert comm_slots(2 * job.grad_mb, job.b_ext) == pytest.approx(seconds / 60)
@@ -72,8 +73,42 @@ def test_gavel_line_maps_scale_factor_steps_and_model(tmp_path: Path) -> None:
     line = "ResNet-50 (batch size 64)\tcmd %s\t--num_minibatches\t1\t1000\t7200.5\t8\n"
     line += "A3C\tcmd\t--max-steps\t0\t10\t0\t1\n"
     rows = read_gavel(write(tmp_path, "t.trace", line))
-    assert rows[0] == PeerRow(7200.5, "imagenet", 8, 512, 1, 1000 * 512)
+    # a Gavel step is one worker's step of b = 64 samples: 1000 steps = 64,000 samples
+    assert rows[0] == PeerRow(
+        7200.5, "imagenet", 8, 512, 1, 1000 * 64, "ResNet-50 (batch size 64)", 1
+    )
     assert rows[1].application == "cifar10" and rows[1].batch == 4  # A3C: default batch 4
+
+
+def test_gavel_jobs_keep_gavels_sizes_under_its_table(tmp_path: Path) -> None:
+    from dmlsched.model.speed.gavel import GavelSpeed
+
+    line = "Transformer (batch size 128)\tc\t-step\t1\t3000\t0\t4\n"
+    line += "Transformer (batch size 128)\tc\t-step\t1\t3000\t0\t2\n"
+    table = {
+        ("Transformer (batch size 128)", s): thr for s, thr in ((1, 5.0), (2, 10.0), (4, 15.0))
+    }
+    rows = read_gavel(write(tmp_path, "t.trace", line))
+    wl = build_gavel_workload(rows, source="t", slot_seconds=60.0, table=table, speed="measured")
+    assert isinstance(wl.speed, GavelSpeed)
+    a, b = sorted(wl.jobs, key=lambda j: j.id)
+    # alone on its 4 GPUs: 3000 steps at 15 steps/s = 200 s = 10/3 slots
+    assert a.total_work / wl.speed.rate(a, [0], [4], [1]) == pytest.approx(200 / 60)
+    # surplus workers idle: 3 workers run at the 2-GPU throughput
+    assert wl.speed.rate(b, [0], [3], [1]) == wl.speed.rate(b, [0], [2], [1])
+    # Eq. (1)'s τ: one GPU, 5 steps/s of 128 samples
+    assert a.tau * 60.0 == pytest.approx(1 / (5.0 * 128))
+    assert wl.kinds[a.id] == "Transformer (batch size 128)"
+
+
+def test_gavel_lines_missing_from_the_table_are_left_out_and_noted(tmp_path: Path) -> None:
+    line = "CycleGAN\tc\t--n_steps\t1\t10\t0\t8\nA3C\tc\t--max-steps\t0\t10\t5\t1\n"
+    table = {("A3C", 1): 7.0, ("CycleGAN", 1): 4.0}
+    wl = build_gavel_workload(read_gavel(write(tmp_path, "t.trace", line)), source="t", table=table)
+    assert len(wl.jobs) == 1 and wl.kinds[0] == "A3C"
+    assert any("line 1 (CycleGAN on 8 GPUs)" in n for n in wl.notes)
+    with pytest.raises(InvalidInput, match="jobs"):
+        build_gavel_workload(read_gavel(write(tmp_path, "u.trace", line)), source="t", table={})
 
 
 @pytest.mark.parametrize(
@@ -100,6 +135,7 @@ def test_malformed_pollux_line_names_file_line_and_field(
     ("text", "field"),
     [
         ("ResNet-18 (batch size 32)\tc\t-n\t1\t10\t0\n", "fields"),
+        ("ResNet-18 (batch size 32)\tc\td\t-n\t1\t10\t1\tx\t-1\t0\n", "priority_weight"),
         ("Banana (batch size 32)\tc\t-n\t1\t10\t0\t1\n", "job_type"),
         ("ResNet-18 (batch size 32)\tc\t-n\t1\tten\t0\t1\n", "total_steps"),
         ("ResNet-18 (batch size 32)\tc\t-n\t1\t10\t-5\t1\n", "arrival_time"),
@@ -158,19 +194,49 @@ def test_registry_dispatches_kind_path_names_with_slot_seconds() -> None:
 @needs_peers
 def test_workload6_replayed_with_tiresias_completes_all_160_jobs() -> None:
     wl = load_pollux(POLLUX / "workloads" / "workload-6.csv", slot_seconds=60.0)
-    m = simulate(
-        "cluster", wl, make_scheduler("cluster", "tiresias", slot_seconds=60.0), make_rng(1)
-    ).metrics
+    m = simulate("cluster", wl, make_scheduler("cluster", "tiresias"), make_rng(1)).metrics
     assert m["completed_jobs"] == 160.0
     assert np.isfinite(m["mean_jct"]) and m["mean_jct"] > 0
+    assert m["mean_jct_s"] == pytest.approx(m["mean_jct"] * 60.0)
+
+
+@needs_peers
+def test_tiresias_reads_the_slot_length_from_the_workload() -> None:
+    # thresholds of 16 GPU-hours are 16 x 60 worker-slots at 60 s, 16 at 3600 s: the same
+    # workload replayed with each slot length gives different queues, each taken from the view
+    path = POLLUX / "workloads" / "workload-6.csv"
+    jct = {}
+    for secs in (60.0, 3600.0):
+        wl = load_pollux(path, slot_seconds=secs)
+        assert wl.slot_seconds == secs
+        m = simulate("cluster", wl, make_scheduler("cluster", "tiresias"), make_rng(1)).metrics
+        jct[secs] = m["mean_jct_s"]
+    assert jct[60.0] < jct[3600.0]
 
 
 @needs_peers
 @pytest.mark.parametrize("name", ["msr-seed0-23dbec", "msr-seed0-2869ce", "msr-seed0-51b7ef"])
 def test_gavel_traces_load(name: str) -> None:
     wl = load_gavel(GAVEL / f"{name}.trace", slot_seconds=3600.0)
-    assert len(wl.jobs) == len((GAVEL / f"{name}.trace").read_text().splitlines())
+    lines = len((GAVEL / f"{name}.trace").read_text().splitlines())
+    left = sum(int(n.split()[2]) for n in wl.notes if n.startswith("left out"))
+    assert len(wl.jobs) + left == lines
     assert all(j.requested_workers and j.requested_workers >= 1 for j in wl.jobs)
+
+
+@needs_peers
+def test_fifo_on_gavel_51b7ef_gives_each_job_its_gpus_at_gavels_sizes() -> None:
+    """Issue 17: 389,338 s before (nearest Pollux application, random gangs)."""
+    wl = load_gavel(GAVEL / "msr-seed0-51b7ef.trace", speed="measured")
+    assert len(wl.jobs) == 17  # CycleGAN on 8 GPUs is not in Gavel's table
+    res = simulate("cluster", wl, make_scheduler("cluster", "fifo"), make_rng(0))
+    m = res.metrics
+    assert m["completed_jobs"] == 17.0
+    # no job waits on 64 GPUs: the mean JCT is the mean of steps / throughput, 14,779 s
+    assert m["mean_jct_s"] == pytest.approx(14778.6, abs=1.0)
+    allocated = {e.job: e.detail for e in res.events if e.kind == "allocate"}
+    for j in wl.jobs:
+        assert f"workers={j.requested_workers} " in allocated[j.id]
 
 
 @needs_peers
@@ -178,8 +244,7 @@ def test_gavel_traces_load(name: str) -> None:
 @pytest.mark.parametrize("sched", ["tiresias", "srtf"])
 def test_small_gavel_traces_run_to_completion(name: str, sched: str) -> None:
     wl = load_gavel(GAVEL / f"{name}.trace", slot_seconds=3600.0, speed="measured")
-    kw = {"slot_seconds": 3600.0} if sched == "tiresias" else {}
-    m = simulate("cluster", wl, make_scheduler("cluster", sched, **kw), make_rng(0)).metrics
+    m = simulate("cluster", wl, make_scheduler("cluster", sched), make_rng(0)).metrics
     assert m["completed_jobs"] == len(wl.jobs)
 
 
@@ -187,7 +252,7 @@ def test_small_gavel_traces_run_to_completion(name: str, sched: str) -> None:
 def test_large_gavel_trace_runs_to_completion_with_day_slots() -> None:
     wl = load_gavel(GAVEL / "msr-seed0-2869ce.trace", slot_seconds=86400.0)
     m = simulate("cluster", wl, make_scheduler("cluster", "srtf"), make_rng(0)).metrics
-    assert m["completed_jobs"] == 533.0
+    assert m["completed_jobs"] == len(wl.jobs)
 
 
 @needs_peers
@@ -230,3 +295,37 @@ def test_compare_replays_a_pollux_file_with_slot_seconds(tmp_path: Path) -> None
         )
         == 2
     )
+
+
+@needs_peers
+def test_run_takes_slot_seconds_speed_and_tiresias_follows_the_slot_length(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 17: Tiresias on workload-6 kept 3600-s thresholds (3733 s instead of 1648 s)."""
+    import json
+
+    w6 = f"pollux:{POLLUX / 'workloads' / 'workload-6.csv'}"
+    assert main(["run", "--scheduler", "tiresias", "--workload", w6, "--slot-seconds", "60"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["mean_jct_s"] == pytest.approx(1647.7, abs=1.0)
+    assert main(["run", "--scheduler", "tiresias", "--workload", w6, "--speed", "measured"]) == 0
+    measured = json.loads(capsys.readouterr().out)
+    assert measured["mean_jct_s"] > m["mean_jct_s"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (["--slot-seconds", "60"], "slot-seconds"),
+        (["--speed", "measured"], "speed"),
+        (["--speed", "fast"], "speed"),
+        (["--gpu", "v100"], "gpu"),
+    ],
+)
+def test_peer_flags_on_a_workload_that_cannot_take_them_exit_2(
+    flags: list[str], field: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", "--scheduler", "fifo", "--jobs", "3", "--machines", "2", "--slots", "4"]
+    assert main([*args, *flags]) == 2
+    err = capsys.readouterr().err
+    assert field in err and err.count("\n") == 1

@@ -29,8 +29,6 @@ def peer_replay_tiresias(repeats: int = 3) -> dict[str, float]:
     for _ in range(repeats):
         t0 = time.perf_counter()
         wl = load_pollux(path, slot_seconds=60.0)
-        simulate(
-            "cluster", wl, make_scheduler("cluster", "tiresias", slot_seconds=60.0), make_rng(1)
-        )
+        simulate("cluster", wl, make_scheduler("cluster", "tiresias"), make_rng(1))
         times.append(time.perf_counter() - t0)
     return {"peer_replay_tiresias_s": statistics.median(times)}

@@ -15,6 +15,11 @@ than one run (ratios to an optimum, gains over a baseline) pass their own
 deterministic in (scheduler, point, seed, quick).
 
 Claims are checked on the per-point means over seeds (:mod:`.claims`).
+
+``paper`` holds the values the paper (or a peer simulator) *prints* for the
+figure — a number, or a range the text states — each with where it is
+printed; the report draws them beside ours.  Values read off a plot are not
+data and are not entered.
 """
 
 from __future__ import annotations
@@ -27,10 +32,28 @@ from dmlsched.errors import InvalidInput
 from dmlsched.experiments.claims import Claim
 from dmlsched.rng import make_rng, spawn
 
-__all__ = ["Experiment", "all_experiments", "default_cell", "get", "register"]
+__all__ = ["Experiment", "PaperValue", "all_experiments", "default_cell", "get", "register"]
 
 Point = float | int | str
 Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class PaperValue:
+    """A value the paper prints for ``metric`` of ``scheduler`` at ``points``.
+
+    ``value`` is a number, or ``(low, high)`` for a range the text states;
+    ``source`` says where it is printed (e.g. "Table 4", "Sec. V text on Fig. 10").
+    """
+
+    metric: str
+    scheduler: str
+    points: tuple[Point, ...]
+    value: float | tuple[float, float]
+    source: str
+
+    def at(self, point: Point) -> bool:
+        return str(point) in {str(p) for p in self.points}
 
 
 @dataclass(frozen=True)
@@ -45,6 +68,7 @@ class Experiment:
     * ``scheduler_params`` — constructor arguments per scheduler name;
     * ``cell`` — optional replacement of :func:`default_cell`;
     * ``plot`` — "line" (metric vs param per scheduler) or "bar";
+    * ``paper`` — the values the paper prints (:class:`PaperValue`);
     * ``opt_in`` — runs real processes (the testbed): left out of
       ``reproduce --all`` unless ``--only`` names it.
     """
@@ -64,6 +88,7 @@ class Experiment:
     default_seeds: int = 5
     plot: str = "line"
     reproduces: str = ""
+    paper: tuple[PaperValue, ...] = ()
     opt_in: bool = False
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:

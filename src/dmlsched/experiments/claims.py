@@ -6,7 +6,10 @@ Three forms cover the catalogue:
   ``higher=False``) than each of ``losers`` at every point;
 * :class:`Bound` — every point's mean of ``scheduler``'s metric is ≤ or ≥ a
   value (e.g. approx_ratio ≥ 0.95);
-* :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%").
+* :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%");
+* :class:`Versus` — no verdict: ours beside a value the paper or a peer
+  simulator prints for the same jobs, with the ratio and the reasons they
+  differ in ``text``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["Beats", "Bound", "Claim", "ClaimResult", "Report", "mean_ci"]
+__all__ = ["Beats", "Bound", "Claim", "ClaimResult", "Report", "Versus", "mean_ci"]
 
 
 def mean_ci(values: np.ndarray) -> tuple[float, float]:
@@ -53,9 +56,12 @@ class Beats:
     losers: tuple[str, ...]
     higher: bool = True
     text: str = ""
+    points: tuple[str, ...] | None = None  # None: every point
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
         means = _means(df, self.metric)
+        if self.points is not None:
+            means = means[means.index.isin(self.points)]
         text = self.text or (
             f"{self.winner} has {'higher' if self.higher else 'lower'} {self.metric} than "
             f"{', '.join(self.losers)} at every point"
@@ -109,4 +115,26 @@ class Report:
         return ClaimResult(self.text, None, f"measured {col.min():.4g} – {col.max():.4g}")
 
 
-Claim = Beats | Bound | Report
+@dataclass(frozen=True)
+class Versus:
+    """``scheduler``'s mean ``metric`` at each of ``points`` beside the printed ``theirs``."""
+
+    metric: str
+    scheduler: str
+    points: tuple[str, ...]
+    theirs: float
+    text: str
+
+    def check(self, df: pd.DataFrame) -> ClaimResult:
+        means = _means(df, self.metric)
+        if self.scheduler not in means:
+            return ClaimResult(self.text, None, "missing scheduler in results")
+        col = means[self.scheduler]
+        got = [(p, float(col[p])) for p in self.points if p in col.index and np.isfinite(col[p])]
+        if not got:
+            return ClaimResult(self.text, None, "no finite result at " + ", ".join(self.points))
+        parts = [f"{p}: ours {v:,.6g} = {v / self.theirs:.3f} × theirs" for p, v in got]
+        return ClaimResult(self.text, None, f"theirs {self.theirs:,.6g}; " + "; ".join(parts))
+
+
+Claim = Beats | Bound | Report | Versus

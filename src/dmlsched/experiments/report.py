@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.claims import ClaimResult, mean_ci
+from dmlsched.experiments.claims import ClaimResult
+from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
+from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
 from dmlsched.experiments.results import read_results
 
 __all__ = ["render_report", "summary_table"]
@@ -19,8 +20,13 @@ def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rows = sweep points, columns = schedulers, cells "mean ± ci95".
 
     The mean is over finite values; a cell with non-finite seeds (a ratio
-    over a zero) says how many it left out, as the claims' plain means do not.
+    over a zero) says how many it left out, as the claims' plain means do not;
+    one seed reads "x (1 seed)", no finite seed "undefined", and an interval
+    that reaches past the metric's domain is printed clipped, as [low, high]
+    (:func:`~dmlsched.experiments.plots.format_cell`).
     """
+
+    info = describe(metric)
     sub = df[df["metric"] == metric]
     points = list(dict.fromkeys(sub["value"]))
     scheds = list(dict.fromkeys(sub["scheduler"]))
@@ -29,10 +35,7 @@ def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
         col = []
         for p in points:
             v = sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy()
-            m, c = mean_ci(v)
-            bad = int(np.sum(~np.isfinite(v.astype(float))))
-            note = f" (+{bad} of {v.size} seeds non-finite)" if bad else ""
-            col.append(f"{m:.4g} ± {c:.2g}{note}")
+            col.append(format_cell(cell_stats(v, info)))
         table[s] = col
     return pd.DataFrame(table, index=points)
 
@@ -53,7 +56,8 @@ def _experiment_for(config: dict) -> Experiment | None:
 
 def render_report(out: Path) -> Path:
     """Write ``out/summary.md`` and ``out/<metric>.png``; returns the summary path."""
-    from dmlsched.experiments.plots import plot_metric  # deferred: matplotlib is slow to import
+    # deferred: matplotlib is slow to import
+    from dmlsched.experiments.plots import plot_metric
 
     df = read_results(out / "results.csv")
     config = json.loads((out / "config.json").read_text()) if (out / "config.json").exists() else {}
@@ -65,7 +69,8 @@ def render_report(out: Path) -> Path:
     )
     param = str(df["param"].iloc[0]) if len(df) else "point"
     metrics = list(exp.metrics) if exp else list(dict.fromkeys(df["metric"]))
-    metrics = [m for m in metrics if m in set(df["metric"])]
+    # workload_* rows describe the workload, not a scheduler: they feed the diagnosis
+    metrics = [m for m in metrics if m in set(df["metric"]) and not m.startswith(WORKLOAD_PREFIX)]
     seeds = df["seed"].nunique()
     lines = [f"# {title}", ""]
     if exp and exp.reproduces:
@@ -73,7 +78,11 @@ def render_report(out: Path) -> Path:
     lines += [
         f"Setting `{df['setting'].iloc[0] if len(df) else '?'}`, sweep over `{param}`, "
         f"{seeds} seed(s){' (quick)' if config.get('quick') else ''}; "
-        "cells are mean ± half-width of the 95% t-interval over seeds.",
+        + (
+            "one seed, so cells are single runs (no interval)."
+            if seeds == 1
+            else "cells are mean ± half-width of the 95% t-interval over seeds."
+        ),
         "",
     ]
     extra = config.get("extra") or {}
@@ -87,12 +96,31 @@ def render_report(out: Path) -> Path:
             verdict = "HELD" if r.held else "NOT HELD" if r.held is False else "REPORTED"
             lines.append(f"- **{verdict}** — {r.text}. {r.evidence}.")
         lines.append("")
+    why = explain_completions(df)
+    if why:
+        lines += ["## Why so few jobs complete", "", *(f"- {w}" for w in why), ""]
+    paper = exp.paper if exp else ()
     for m in metrics:
         t = summary_table(df, m)
         png = plot_metric(
-            df, m, param, f"{title}\n{m}", out / f"{m}.png", kind=exp.plot if exp else "bar"
+            df,
+            m,
+            param,
+            title,
+            out / f"{m}.png",
+            kind=exp.plot if exp else "bar",
+            figure=exp.reproduces if exp else "",
+            paper=paper,
         )
-        lines += [f"## {m}", "", _md_table(t, param), ""]
+        lines += [f"## {describe(m).axis} — `{m}`", "", _md_table(t, param), ""]
+        printed = [p for p in paper if p.metric == m]
+        if printed:
+            lines += ["Printed by the paper / peer:", ""]
+            lines += [
+                f"- {p.scheduler} at {', '.join(map(str, p.points))}: {format_paper(p)}"
+                for p in printed
+            ]
+            lines.append("")
         if png:
             lines += [f"![{m}]({png.name})", ""]
     path = out / "summary.md"

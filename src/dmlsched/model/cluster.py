@@ -190,6 +190,17 @@ class ClusterWorkload:
     is PD-ORS Eq. (1)–(3) (:func:`dmlsched.model.speed.pdors.job_rate`).  A
     workload built from measured throughput (e.g. the Pollux profiles, see
     :mod:`dmlsched.model.speed.measured`) sets it; schedulers never see it.
+
+    ``slot_seconds``: the length of one slot in seconds — :data:`SLOT_SECONDS`
+    for the papers' workloads, the import's choice for peer job lists (60 s
+    by default).  The engine passes it to schedulers in every view, so a
+    scheduler with time-valued parameters (Tiresias' GPU-hour thresholds)
+    reads it from there and is never told twice.
+
+    ``kinds``: job id → the peer's name for what the job trains (a Pollux
+    application such as ``"cifar10"``, a Gavel job type such as
+    ``"ResNet-50 (batch size 64)"``); empty for synthetic jobs.  Exporters and
+    peer speed models read it; the engine and schedulers do not.
     """
 
     jobs: tuple[ClusterJob, ...]
@@ -198,10 +209,15 @@ class ClusterWorkload:
     source: str = "synthetic"
     notes: tuple[str, ...] = ()
     speed: SpeedModel | None = None
+    slot_seconds: float = SLOT_SECONDS
+    kinds: Mapping[int, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         if self.horizon < 1:
             raise InvalidInput("slots", self.horizon, ">= 1")
+        if not (self.slot_seconds > 0 and math.isfinite(self.slot_seconds)):
+            raise InvalidInput("slot_seconds", self.slot_seconds, "a finite number > 0")
+        object.__setattr__(self, "kinds", MappingProxyType(dict(self.kinds)))
         ids = [j.id for j in self.jobs]
         if len(set(ids)) != len(ids):
             raise InvalidInput("job.id", ids, "unique ids")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dmlsched.model.cluster import Cluster, ClusterJob
+from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterJob
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeJob, Slot
 from dmlsched.model.geo import GeoJob, GeoSites
 from dmlsched.model.interval import IntervalJob
@@ -33,7 +33,10 @@ class ClusterView:
     * ``active`` — ids admitted and unfinished, by admission;
     * ``remaining`` — work left (samples or mini-batches) per active job;
     * ``jobs`` — every revealed job by id;
-    * ``finished`` — ids that completed (before this slot).
+    * ``finished`` — ids that completed (before this slot);
+    * ``slot_seconds`` — how long one slot is (the workload's
+      :attr:`~dmlsched.model.cluster.ClusterWorkload.slot_seconds`), for
+      schedulers whose parameters are in seconds or hours.
     """
 
     slot: int
@@ -45,6 +48,7 @@ class ClusterView:
     remaining: Mapping[int, float]
     jobs: Mapping[int, ClusterJob]
     finished: frozenset[int]
+    slot_seconds: float = SLOT_SECONDS
 
     @property
     def capacity(self) -> np.ndarray:

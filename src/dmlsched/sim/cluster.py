@@ -29,8 +29,13 @@ Metrics: ``total_utility``, ``median_training_time``, ``mean_training_time``,
 ``completed_jobs``, ``admitted_jobs``, ``rejected_jobs``, ``mean_jct`` (completed
 jobs only, in slots from the start of the arrival slot to the moment the work
 ran out, progress being linear within a slot; NaN when none completed),
-``mean_utilization`` (over resources) and ``mean_utilization_<resource>``
-(per-slot used ÷ capacity summed over machines, averaged over slots).
+``mean_jct_s`` (the same in seconds: × ``workload.slot_seconds``),
+``mean_progress`` (fraction of its work each admitted job got through by T,
+1 for completed ones, averaged; 0 when none was admitted),
+``mean_workers`` (workers per job per slot it ran, averaged over those
+job-slots; 0 when nothing ran), ``mean_utilization`` (over resources) and
+``mean_utilization_<resource>`` (per-slot used ÷ capacity summed over
+machines, averaged over slots).
 """
 
 from __future__ import annotations
@@ -88,6 +93,7 @@ def simulate_cluster(
     checked: dict[int, tuple] = {}  # job -> (placement, machine idx, demand, rate)
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     last_arrival = max(by_slot, default=-1)
+    worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
 
     for t in range(T):
         if t > last_arrival and not pending and not active:
@@ -108,6 +114,7 @@ def simulate_cluster(
             remaining=MappingProxyType({j: jobs[j].total_work - done[j] for j in active}),
             jobs=jobs_view,
             finished=finished_fs,
+            slot_seconds=workload.slot_seconds,
         )
         decision = scheduler.decide(view)
         if not isinstance(decision, ClusterDecision):
@@ -158,6 +165,8 @@ def simulate_cluster(
             for m in p.machines:
                 owners[m].append(j)
             progress.append((j, rate))
+            worker_slots += p.total_workers
+            job_slots += 1
             if record_events:
                 events.append(
                     Event(
@@ -191,8 +200,9 @@ def simulate_cluster(
         if newly_done:
             finished_fs = frozenset(finished)
 
+    mean_workers = worker_slots / job_slots if job_slots else 0.0
     return RunResult(
-        metrics=_metrics(workload, finished, jct, active, rejected, util),
+        metrics=_metrics(workload, finished, jct, active, rejected, util, done, mean_workers),
         events=tuple(events),
         # per-job JCT (workload order, NaN if unfinished): the testbed compares it with reality
         series={
@@ -209,8 +219,11 @@ def _metrics(
     active: dict[int, None],
     rejected: set[int],
     util: np.ndarray,
+    done: dict[int, float],
+    mean_workers: float,
 ) -> dict[str, float]:
     T = workload.horizon
+    by_id = {j.id: j for j in workload.jobs}
     utility = 0.0
     times = []
     for job in workload.jobs:
@@ -230,6 +243,13 @@ def _metrics(
         "rejected_jobs": float(len(rejected)),
         "mean_utilization": float(util.mean()) if util.size else 0.0,
         "mean_jct": float(np.mean(list(jct.values()))) if jct else float("nan"),
+        "mean_jct_s": (
+            float(np.mean(list(jct.values()))) * workload.slot_seconds if jct else float("nan")
+        ),
+        "mean_progress": (
+            float(np.mean([min(1.0, done[j] / by_id[j].total_work) for j in done])) if done else 0.0
+        ),
+        "mean_workers": mean_workers,
     }
     for r, res in enumerate(workload.cluster.resources):
         out[f"mean_utilization_{res}"] = float(util[:, r].mean())

@@ -161,8 +161,15 @@ def load_profiles(directory: Path | None = None) -> dict[str, AppProfile]:
     modification times, so an edited file is re-read); profiles are read-only.
     """
     d = directory or default_profile_dir()
-    if d is None or not Path(d).is_dir():
-        raise InvalidInput("profiles", str(d), "the pollux-osdi21/profiles folder")
+    if d is None:
+        raise InvalidInput(
+            "profiles",
+            "(none found)",
+            "the Pollux profiles folder: ../shared/peers/pollux-osdi21/profiles is absent, "
+            "pass --profiles PATH",
+        )
+    if not Path(d).is_dir():
+        raise InvalidInput("profiles", str(d), "an existing pollux-osdi21/profiles folder")
     d = Path(d).resolve()
     key = [str(d)]
     for name in APPLICATIONS:

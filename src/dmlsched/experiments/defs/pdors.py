@@ -58,7 +58,7 @@ import math
 
 import numpy as np
 
-from dmlsched.experiments.catalogue import Experiment, Point, register
+from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report
 from dmlsched.model.cluster import ClusterDecision, ClusterWorkload, Placement
 from dmlsched.model.utility import InverseTime
@@ -413,6 +413,15 @@ register(
             Bound("competitive_ratio", "pd-ors", ">=", 1.0, text="OPT/PD-ORS ≥ 1"),
         ),
         reproduces="PD-ORS TNSE 2022 Fig. 10",
+        paper=(
+            PaperValue(
+                "competitive_ratio",
+                "pd-ors",
+                (2, 4, 6, 8, 10),
+                (1.0, 1.4),
+                'Sec. V text: "between 1.0 to 1.4"',
+            ),
+        ),
     )
 )
 register(

@@ -17,10 +17,12 @@ As the Pollux artifact's simulator implements it (``simulator/tiresias.py``):
 * starvation promotion (``starvation`` = STARVELIMIT) is off by default, as in
   the Pollux artifact (``_solve_starvation = 0``).
 
-``slot_seconds`` converts the thresholds from GPU-hours into worker·slots:
-pass the workload's slot length (60 for ``pollux:``/``gavel:`` replays;
-default 3600, the cluster model's slot).  A job whose gang cannot be placed
-even on the empty cluster is rejected when it arrives (it would wait forever).
+The thresholds are converted from GPU-hours into worker·slots with the slot
+length the view carries (``view.slot_seconds``: the workload's, 60 s for
+``pollux:``/``gavel:`` replays, 3600 s for the papers' workloads), so the
+scheduler is never told the slot length separately.  A job whose gang cannot
+be placed even on the empty cluster is rejected when it arrives (it would
+wait forever).
 
 Differences from the peer simulator (documented, not modelled): no 30-s
 restart delay after a (re)allocation, and a worker is a worker — the
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from dmlsched.model.cluster import SLOT_SECONDS, ClusterJob
+from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.gang import GangPolicy
 from dmlsched.schedulers._shared.priority import las_key, las_queue, starving, threshold_slots
@@ -47,17 +49,15 @@ class Tiresias(GangPolicy):
     def __init__(
         self,
         thresholds_gpu_hours: tuple[float, ...] = (16.0,),
-        slot_seconds: float = SLOT_SECONDS,
         starvation: float = 0.0,
         placement: str = "packed",
     ) -> None:
         super().__init__(placement)
         self.thresholds_gpu_hours = tuple(thresholds_gpu_hours)
-        self.slot_seconds = slot_seconds
         self.starvation = starvation
 
     def _reset(self) -> None:
-        self.thresholds_ = threshold_slots(self.thresholds_gpu_hours, self.slot_seconds)
+        self.thresholds_: tuple[float, ...] | None = None  # from the first view's slot length
         self.executed_: dict[int, float] = {}  # worker·slots since (re)entering queue 0
         self.waited_: dict[int, float] = {}  # slots waiting since last run
         self.queue_: dict[int, int] = {}
@@ -76,6 +76,8 @@ class Tiresias(GangPolicy):
         return True
 
     def _order(self, candidates: list[int], view: ClusterView) -> list[int]:
+        if self.thresholds_ is None:
+            self.thresholds_ = threshold_slots(self.thresholds_gpu_hours, view.slot_seconds)
         for j in candidates:
             if j in self.running_:  # ran during the previous slot
                 self.executed_[j] += self.gang_[j][0]

@@ -1,0 +1,181 @@
+"""What each metric and sweep parameter means, in words with units, and its domain.
+
+Also how a cell (one scheduler at one point, over seeds) is printed:
+:func:`cell_stats` and :func:`format_cell`, shared by the report, the plots
+and the CLI's table.
+
+The report and the plots take titles, axis labels and the range an interval
+may cover from here, so no figure shows a raw name (``total_utility``), a
+unit-less axis, an error bar below 0 or a utilization above 1.  A metric not
+listed gets its name in words and no unit (:func:`describe`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlsched.experiments.catalogue import PaperValue
+from dmlsched.experiments.claims import mean_ci
+
+__all__ = ["Cell", "Metric", "cell_stats", "describe", "format_cell", "format_paper", "param_label"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """``label`` (words), ``unit`` ("" when dimensionless counts are obvious), domain."""
+
+    label: str
+    unit: str = ""
+    low: float | None = None  # smallest possible value (intervals are clipped to it)
+    high: float | None = None  # largest possible value
+
+    @property
+    def axis(self) -> str:
+        return f"{self.label} ({self.unit})" if self.unit else self.label
+
+    def clip(self, lo: float, hi: float) -> tuple[float, float]:
+        """An interval [lo, hi] cut to the metric's domain."""
+        if self.low is not None:
+            lo, hi = max(lo, self.low), max(hi, self.low)
+        if self.high is not None:
+            lo, hi = min(lo, self.high), min(hi, self.high)
+        return lo, hi
+
+
+_SHARE = dict(unit="fraction of capacity", low=0.0, high=1.0)
+_METRICS: dict[str, Metric] = {
+    "total_utility": Metric("Total utility", "sum of job utilities", 0.0),
+    "median_training_time": Metric("Median training time", "slots", 0.0),
+    "mean_training_time": Metric("Mean training time", "slots", 0.0),
+    "completed_jobs": Metric("Completed jobs", "jobs", 0.0),
+    "admitted_jobs": Metric("Admitted jobs", "jobs", 0.0),
+    "rejected_jobs": Metric("Rejected jobs", "jobs", 0.0),
+    "mean_jct": Metric("Mean job completion time", "slots", 0.0),
+    "mean_jct_s": Metric("Mean job completion time", "s", 0.0),
+    "alone_mean_jct_s": Metric("Mean time alone on the requested GPUs", "s", 0.0),
+    "total_jct": Metric("Total job completion time", "slots", 0.0),
+    "jct_rate": Metric("Total JCT ÷ SRTF's", "ratio", 0.0),
+    "mean_progress": Metric("Mean share of work done by the horizon", "fraction", 0.0, 1.0),
+    "mean_workers": Metric("Workers per running job", "workers", 0.0),
+    "mean_utilization": Metric("Mean utilization", **_SHARE),
+    "utilization": Metric("Edge utilization", **_SHARE),
+    "preemptions": Metric("Preemptions", "count", 0.0),
+    "makespan": Metric("Makespan", "slots", 0.0),
+    "competitive_ratio": Metric("Competitive ratio", "optimum ÷ ours", 0.0),
+    "approx_ratio": Metric("Approximation ratio", "ours ÷ optimum", 0.0),
+    "performance_ratio": Metric("Performance ratio", "ours ÷ optimum", 0.0),
+    "around_ratio": Metric("Rounding ratio", "A_round ÷ A_fractional", 0.0),
+    "utility_gain": Metric("Utility gain over OASiS", "ratio", 0.0),
+    "used_resource_ratio": Metric("Used ÷ user-specified resources", "ratio", 0.0),
+    "rounding_attempts": Metric("Rounding attempts per rounding", "attempts", 0.0),
+    "rounding_ratio": Metric("Rounded cost ÷ LP cost", "ratio", 0.0),
+    "opt_utility": Metric("Offline optimum's total utility", "sum of job utilities", 0.0),
+    "optimum_utility": Metric("Optimum's total utility", "sum of job utilities", 0.0),
+    "oasis_utility": Metric("OASiS's total utility", "sum of job utilities", 0.0),
+    "opt_gap_open": Metric("MILP stopped before proving optimality", "share of runs", 0.0, 1.0),
+    "probe_failures": Metric("Probes without a feasible rounding", "share of probes", 0.0, 1.0),
+    "rounding_failures": Metric("Failed roundings", "count", 0.0),
+    "roundings": Metric("Roundings probed", "count", 0.0),
+    "lp_bound": Metric("Lower bound on the optimal total JCT", "slots", 0.0),
+    "lp_relaxation": Metric("LP relaxation of ILP (4)", "slots", 0.0),
+    "opt_bound_rate": Metric("Optimum's lower bound ÷ SRTF's total JCT", "ratio", 0.0),
+    "cloud_chunk_share": Metric("Chunks trained in the cloud", "fraction", 0.0, 1.0),
+    "fractional_ratio": Metric("A_online's objective ÷ LP relaxation", "ratio", 0.0),
+    "afrac_ratio": Metric("A_fractional ÷ P_f optimum", "ratio", 0.0),
+    "opt_total_cost": Metric("Optimum's total cost", "USD", 0.0),
+    "total_cost": Metric("Total cost", "USD", 0.0),
+    "cost_transfer": Metric("Data transfer cost", "USD", 0.0),
+    "cost_resource": Metric("Resource cost", "USD", 0.0),
+    "cost_deploy": Metric("Deployment cost", "USD", 0.0),
+    "cost_communication": Metric("Communication cost", "USD", 0.0),
+}
+_PARAMS = {
+    "machines": "Machines H",
+    "jobs": "Jobs I",
+    "servers": "Edge servers",
+    "dcs": "Data centers",
+    "data_gb": "Data per job per slot (GB)",
+    "slots": "Time slots T",
+    "jobs_per_slot": "Jobs arriving per slot",
+    "g_delta": "Pre-rounding gain G_δ",
+    "g": "Pre-rounding gain G",
+    "bandwidth_ratio": "Internal ÷ external bandwidth b^(i)/b^(e)",
+    "units": "Cluster resources (capacity units)",
+    "mode:jobs": "SGD mode : jobs",
+    "workload": "Workload",
+    "setup": "Setup",
+}
+
+
+def describe(metric: str) -> Metric:
+    """The metric's description; per-resource utilizations and unknown names included."""
+    if metric in _METRICS:
+        return _METRICS[metric]
+    base, sep, eps = metric.rpartition("_eps")  # one curve per ε (A_online, mlBroker)
+    if sep and base in _METRICS:
+        d = _METRICS[base]
+        return Metric(f"{d.label}, ε = {eps}", d.unit, d.low, d.high)
+    base, sep, rng = metric.rpartition("_P")  # one curve per P_i range (mlBroker Fig. 6)
+    if sep and base in _METRICS:
+        d = _METRICS[base]
+        return Metric(f"{d.label}, P_i ∈ [{rng.replace('-', ', ')}]", d.unit, d.low, d.high)
+    if metric.startswith("mean_utilization_"):
+        res = metric.removeprefix("mean_utilization_")
+        return Metric(f"Mean {res.upper() if len(res) <= 3 else res} utilization", **_SHARE)
+    words = metric.replace("_", " ")
+    return Metric(words[:1].upper() + words[1:])
+
+
+def param_label(param: str) -> str:
+    """The sweep parameter in words (with its unit where it has one)."""
+    return _PARAMS.get(param, param.replace("_", " ").capitalize())
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Mean, clipped interval and seed counts of one (scheduler, point)."""
+
+    mean: float  # NaN when undefined
+    low: float  # interval, clipped to the metric's domain
+    high: float
+    n: int  # finite seeds
+    total: int  # all seeds
+    half: float = 0.0  # the unclipped half-width
+    clipped: bool = False
+
+    @property
+    def defined(self) -> bool:
+        return self.n > 0
+
+
+def cell_stats(values: np.ndarray, metric: Metric) -> Cell:
+    v = np.asarray(values, dtype=float)
+    m, ci = mean_ci(v)
+    n = int(np.isfinite(v).sum())
+    if n == 0:
+        return Cell(float("nan"), float("nan"), float("nan"), 0, v.size)
+    lo, hi = metric.clip(m - ci, m + ci)
+    return Cell(m, lo, hi, n, v.size, ci, (lo, hi) != (m - ci, m + ci))
+
+
+def format_cell(c: Cell) -> str:
+    """ "mean ± half-width", "mean (1 seed)", or "undefined (…)"; notes left-out seeds."""
+    if not c.defined:
+        return f"undefined (no finite value in {c.total} seed{'s' * (c.total != 1)})"
+    if c.n == 1:
+        text = f"{c.mean:.4g} (1 seed)"
+    elif c.clipped:  # the interval hit the domain's edge: print it, not a ± below 0
+        text = f"{c.mean:.4g} [{c.low:.3g}, {c.high:.3g}]"
+    else:
+        text = f"{c.mean:.4g} ± {c.half:.2g}"
+    if c.n < c.total:
+        text += f" ({c.total - c.n} of {c.total} seeds non-finite)"
+    return text
+
+
+def format_paper(p: PaperValue) -> str:
+    if isinstance(p.value, tuple):
+        return f"{p.value[0]:.4g}–{p.value[1]:.4g} ({p.source})"
+    return f"{p.value:,.6g} ({p.source})"

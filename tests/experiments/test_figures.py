@@ -1,0 +1,120 @@
+"""Figures a researcher can publish: words and units, clipped intervals, tables, paper values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dmlsched.experiments.plots as plots
+from dmlsched.experiments.catalogue import PaperValue, get
+from dmlsched.experiments.diagnose import explain_completions
+from dmlsched.experiments.metrics import cell_stats, describe, format_cell, param_label
+from dmlsched.experiments.results import COLUMNS
+
+
+def frame(metric: str, cells: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
+    rows = [
+        ("e", "cluster", s, "jobs", p, seed, metric, v)
+        for (s, p), vs in cells.items()
+        for seed, v in enumerate(vs)
+    ]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def test_every_catalogue_metric_and_parameter_reads_in_words_with_a_unit() -> None:
+    from dmlsched.experiments.catalogue import all_experiments
+    from dmlsched.experiments.metrics import _PARAMS
+
+    for e in all_experiments():
+        assert e.param in _PARAMS and "_" not in param_label(e.param).replace("G_δ", "")
+        for m in e.metrics:
+            d = describe(m)
+            names = ("P_i", "P_f", "A_online", "A_fractional", "A_round")  # the papers' symbols
+            label = d.label
+            for n in names:
+                label = label.replace(n, "")
+            assert "_" not in label and d.unit, m
+    assert describe("competitive_ratio_eps0.1").label == "Competitive ratio, ε = 0.1"
+    assert describe("mean_utilization_gpu").axis == "Mean GPU utilization (fraction of capacity)"
+
+
+def test_intervals_never_leave_the_metrics_domain() -> None:
+    c = cell_stats(np.array([0.0, 0.0, 30.0]), describe("total_utility"))
+    assert c.low == 0.0 and c.high > c.mean  # the t-interval reaches below 0: clipped
+    assert format_cell(c).startswith("10 [0, ")
+    u = cell_stats(np.array([0.99, 1.0, 0.5]), describe("mean_utilization_gpu"))
+    assert u.high <= 1.0
+
+
+def test_one_seed_says_so_and_never_prints_plus_minus_zero() -> None:
+    text = format_cell(cell_stats(np.array([3.0]), describe("completed_jobs")))
+    assert text == "3 (1 seed)" and "±" not in text
+
+
+def test_an_undefined_mean_is_marked() -> None:
+    text = format_cell(cell_stats(np.array([np.nan, np.nan]), describe("mean_jct")))
+    assert text.startswith("undefined")
+
+
+def test_a_single_point_becomes_a_table_not_one_group_of_bars(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+    real = plots._table
+    monkeypatch.setattr(plots, "_table", lambda *a: (calls.append(a), real(*a)))
+    df = frame("total_cost", {("mlbroker", "3dc"): [1.0, 2.0], ("local", "3dc"): [3.0, 3.5]})
+    paper = (PaperValue("total_cost", "mlbroker", ("3dc",), 1070.1, "Table 4"),)
+    out = plots.plot_metric(df, "total_cost", "setup", "t", tmp_path / "a.png", "bar", paper=paper)
+    assert out is not None and out.stat().st_size > 0 and len(calls) == 1
+
+
+def test_a_sweep_draws_paper_values_and_marks_undefined_means(tmp_path: Path) -> None:
+    df = frame(
+        "competitive_ratio",
+        {("pd-ors", "2"): [1.0, 1.1], ("pd-ors", "4"): [np.nan, np.nan], ("x", "2"): [2.0, 2.0]},
+    )
+    df = pd.concat([df, frame("competitive_ratio", {("x", "4"): [2.0, 2.5]})])
+    paper = (PaperValue("competitive_ratio", "pd-ors", (2, 4), (1.0, 1.4), "Sec. V text"),)
+    out = plots.plot_metric(
+        df, "competitive_ratio", "jobs", "t", tmp_path / "b.png", figure="Fig. 10", paper=paper
+    )
+    assert out is not None and out.stat().st_size > 1000
+
+
+def test_report_prints_the_papers_values_under_the_table(tmp_path: Path) -> None:
+    from dmlsched.experiments.report import render_report
+
+    exp = get("mlbroker-table4")
+    df = frame("total_cost", {(s, "3dc-10slots"): [1.0] for s in exp.schedulers})
+    df["experiment"] = exp.id
+    df["param"] = exp.param
+    df.to_csv(tmp_path / "results.csv", index=False)
+    (tmp_path / "config.json").write_text('{"experiment": "mlbroker-table4"}')
+    text = render_report(tmp_path).read_text()
+    assert "mlbroker at 3dc-10slots: 1,070.1 (Table 4)" in text
+    assert "## Total cost (USD) — `total_cost`" in text
+    assert "one seed, so cells are single runs" in text
+
+
+def test_the_demo_explains_why_few_jobs_complete() -> None:
+    rows = []
+    for s, adm, done, w in (("drf", 60, 0, 12.0), ("pd-ors", 7, 7, 95.0)):
+        for metric, v in (
+            ("admitted_jobs", adm),
+            ("completed_jobs", done),
+            ("mean_workers", w),
+            ("mean_progress", 0.08 if s == "drf" else 1.0),
+            ("workload_jobs", 60),
+            ("workload_horizon", 20),
+            ("workload_finishable_alone", 11),
+            ("workload_alone_median_slots", 28),
+            ("workload_alone_median_workers", 97),
+        ):
+            rows.append(("compare", "cluster", s, "workload", "synthetic", 0, metric, v))
+    lines = explain_completions(pd.DataFrame(rows, columns=COLUMNS))
+    assert "only 11 of the 60 jobs could finish within the horizon of 20 slots" in lines[0]
+    assert len(lines) == 2 and lines[1].startswith("drf admitted 60 and completed 0 jobs")
+    assert "12 workers on average" in lines[1] and "8% of their work" in lines[1]
