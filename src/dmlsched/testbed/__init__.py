@@ -41,7 +41,10 @@ registered scheduler and measured progress), :func:`.run.predict` (the
 simulator's prediction of the same run), :func:`.report.write_run`,
 :func:`.calibrate.calibrate` (probes → ``profile.json`` for ``--speed``),
 :func:`.workload.testbed_workload`.  CLI: ``dmlsched testbed run |
-calibrate | cleanup`` (:mod:`.cli`).  See docs/testbed.md.
+calibrate | cleanup`` (:mod:`.cli`).  For settings whose engine validates
+inline (``edge-cloud``, ``geo``): :func:`.replay.record` (the engine's
+accepted decisions) and :func:`.replay.replay` (execute them, with data
+moves, measuring process-seconds).  See docs/testbed.md.
 """
 
 __all__: list[str] = []

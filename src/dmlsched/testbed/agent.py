@@ -21,6 +21,7 @@ line, which is how ``dmlsched testbed cleanup`` recognises them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -127,10 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                 reply({"ok": False, "error": f"{type(e).__name__}: {e}"})
     finally:
         for pid in children:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     return 0
 
 

@@ -164,7 +164,7 @@ def calibrate(
     state_dir: Path = DEFAULT_STATE_DIR,
     log: Callable[[str], None] = lambda s: None,
 ) -> Path:
-    """Probe, fit, write ``profile.json``, ``probes.csv``, ``calibration.md``; returns the profile."""
+    """Probe, fit, write profile.json, probes.csv and calibration.md; returns the profile."""
     caps = caps or [5.0, 10.0, 20.0]
     out.mkdir(parents=True, exist_ok=True)
     g = 4.0 * n_params(HIDDEN)

@@ -17,9 +17,10 @@ The run stops when every job has arrived and none is pending or active,
 after the horizon, or — to spare wall time — when nothing is pending and
 every active job has been left unallocated for ``stall_slots`` slots (a
 plan-ahead scheduler whose plan ended before the real work did: the job
-*stalls*; it counts as unfinished, and the run's notes say so).  Real JCT of a job = (its completion wall time − the
-start of its arrival slot) ÷ ``slot_seconds``, in slots, as the engine's
-``mean_jct``.
+*stalls*; it counts as unfinished, and the run's notes say so).
+
+Real JCT of a job = (its completion wall time − the start of its arrival
+slot) ÷ ``slot_seconds``, in slots, as the engine's ``mean_jct``.
 
 Predictions with a speed model (the calibrated profile, or Eq. (1) on the
 jobs' own fields when none is given):

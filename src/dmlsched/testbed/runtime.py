@@ -17,6 +17,7 @@ many jobs should be batched (:meth:`Job.request_stop` on all, then
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -285,10 +286,8 @@ class Job:
         if self.current is None:
             return
         for pid in self.current.ps:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     def wait_stopped(self, timeout_s: float = _STOP_TIMEOUT_S) -> None:
         """Wait for the incarnation's processes to exit (SIGKILL after ``timeout_s``)."""
@@ -300,10 +299,8 @@ class Job:
         while any(_alive(p) for p in pids):
             if time.monotonic() > deadline:
                 for p in pids:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
                 break
             time.sleep(0.02)
         inc.ended = time.time()

@@ -55,12 +55,12 @@ from dmlsched.testbed.transport import Channel, Kind, connect
 
 __all__ = [
     "FLAG_DONE",
-    "mover_recv_main",
-    "mover_send_main",
     "FLAG_STOP",
     "Dataset",
     "TaskConfig",
     "load_digits_split",
+    "mover_recv_main",
+    "mover_send_main",
     "n_params",
     "ps_main",
     "worker_main",

@@ -21,6 +21,7 @@ path: this machine has no ``netem``).
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import time
@@ -134,10 +135,8 @@ class Channel:
         return Frame(kind, flags, shard, nsamples, step, loss, payload)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass
 
 
 def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
