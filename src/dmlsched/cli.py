@@ -32,6 +32,7 @@ from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
 from dmlsched.service import cli as _service_cli
+from dmlsched.testbed.cli import testbed_app
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 
 __all__ = ["app", "main"]
@@ -42,9 +43,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Online schedulers for parameter-server distributed ML training.",
 )
-# the testbed's commands live in their own module (real processes, PyTorch: imported lazily)
-from dmlsched.testbed.cli import testbed_app  # noqa: E402
-
+# the testbed's commands live in their own module (real processes; PyTorch imported lazily)
 app.add_typer(testbed_app, name="testbed")
 
 console = Console()
@@ -66,7 +65,10 @@ SlotSecondsOpt = Annotated[
 ]
 SpeedOpt = Annotated[
     str | None,
-    typer.Option(help="pollux:/gavel: speed model: eq1 (PD-ORS Eq. (1)) | measured (the peer's)."),
+    typer.Option(
+        help="Speed model: eq1 (PD-ORS Eq. (1)) | measured (pollux:/gavel: peers') | PATH of a "
+        "testbed calibration profile.json (cluster)."
+    ),
 ]
 ProfilesOpt = Annotated[
     Path | None,
@@ -90,9 +92,15 @@ def _peer_extra(
             raise InvalidInput("slot-seconds", slot_seconds, "> 0")
         extra["slot_seconds"] = slot_seconds
     if speed is not None:
-        if speed not in ("eq1", "measured"):
-            raise InvalidInput("speed", speed, "eq1 | measured")
-        extra["speed"] = speed
+        if speed in ("eq1", "measured"):
+            extra["speed"] = speed
+        elif Path(speed).is_file():  # a testbed calibration profile (dmlsched testbed calibrate)
+            from dmlsched.workloads.speed_profile import load_speed_profile
+
+            load_speed_profile(speed)  # validates: bad files exit 2 naming the field
+            extra["speed_profile"] = speed
+        else:
+            raise InvalidInput("speed", speed, "eq1 | measured | PATH of a testbed profile.json")
     if profiles is not None:
         extra["profiles"] = str(profiles)
     if gpu is not None:
@@ -116,7 +124,17 @@ def _build(
     setting: str, workload: str, params: WorkloadParams, point: Any, seed: int, quick: bool
 ) -> Any:
     wl_rng, _ = spawn(make_rng(seed), 2)
-    return build_workload(setting, workload, params, wl_rng)
+    wl = build_workload(setting, workload, params, wl_rng)
+    profile = params.extra.get("speed_profile") if params.extra else None
+    if profile:
+        import dataclasses
+
+        from dmlsched.workloads.speed_profile import load_speed_profile
+
+        if setting != "cluster":
+            raise InvalidInput("speed", profile, "a profile only with --setting cluster")
+        wl = dataclasses.replace(wl, speed=load_speed_profile(profile))
+    return wl
 
 
 def _progress() -> Progress:
@@ -327,10 +345,10 @@ def reproduce(
 
 
 def _select(only: str | None) -> list[Experiment]:
-    """The catalogue, or the experiments whose ID matches one of ``only``'s globs."""
+    """The catalogue without opt-in experiments, or the IDs matching one of ``only``'s globs."""
     exps = list(all_experiments())
-    if only is None:
-        return exps
+    if only is None:  # testbed experiments (real processes) only when named
+        return [e for e in exps if not e.opt_in]
     pats = [p.strip() for p in only.split(",") if p.strip()]
     chosen = [e for e in exps if any(fnmatch.fnmatchcase(e.id, p) for p in pats)]
     if not chosen:

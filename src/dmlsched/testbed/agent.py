@@ -21,6 +21,7 @@ line, which is how ``dmlsched testbed cleanup`` recognises them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -43,7 +44,13 @@ def _die_with_parent() -> None:
 
 
 def _child(cfg_json: dict, data: object) -> int:
-    from dmlsched.testbed.training import TaskConfig, ps_main, worker_main
+    from dmlsched.testbed.training import (
+        TaskConfig,
+        mover_recv_main,
+        mover_send_main,
+        ps_main,
+        worker_main,
+    )
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -55,7 +62,13 @@ def _child(cfg_json: dict, data: object) -> int:
         import torch
 
         torch.set_num_threads(1)
-        (ps_main if cfg.role == "ps" else worker_main)(cfg, data)  # type: ignore[arg-type]
+        mains = {
+            "ps": ps_main,
+            "worker": worker_main,
+            "recv": mover_recv_main,
+            "send": mover_send_main,
+        }
+        mains[cfg.role](cfg, data)  # type: ignore[arg-type]
         return 0
     except BaseException:
         log.write_text(traceback.format_exc())
@@ -115,10 +128,8 @@ def main(argv: list[str] | None = None) -> int:
                 reply({"ok": False, "error": f"{type(e).__name__}: {e}"})
     finally:
         for pid in children:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     return 0
 
 

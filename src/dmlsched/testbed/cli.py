@@ -40,6 +40,19 @@ def _pair(text: str, field: str) -> tuple[int, int]:
     return a, b
 
 
+def _params(items: list[str]) -> dict:
+    out: dict = {}
+    for it in items:
+        key, sep, val = it.partition("=")
+        if not sep or not key:
+            raise InvalidInput("param", it, "KEY=VALUE")
+        try:
+            out[key] = json.loads(val)
+        except ValueError:
+            out[key] = val
+    return out
+
+
 def _load_profile(path: Path | None) -> dict | None:
     if path is None:
         return None
@@ -47,6 +60,13 @@ def _load_profile(path: Path | None) -> dict | None:
 
     load_speed_profile(path)  # validates
     return json.loads(path.read_text())
+
+
+def _check_emulation(emulation: str, allowed: tuple[str, ...], why_not) -> None:  # type: ignore[no-untyped-def]
+    if emulation not in allowed:
+        raise InvalidInput("emulation", emulation, " | ".join(allowed))
+    if emulation == "netns" and (why := why_not()):
+        raise InvalidInput("emulation", emulation, f"local ({why})")
 
 
 @testbed_app.command("run")
@@ -61,9 +81,9 @@ def run_cmd(
     slots: Annotated[int, typer.Option(help="Horizon T (slots).")] = 30,
     emulation: Annotated[str, typer.Option(help="local | netns.")] = "local",
     seed: Annotated[int, typer.Option(help="Workload and scheduler seed.")] = 0,
-    ext_mbit: Annotated[float, typer.Option(help="External link cap per machine.")] = 20.0,
-    int_mbit: Annotated[float, typer.Option(help="Loopback cap per machine (0 = none).")] = 200.0,
-    epochs: Annotated[str, typer.Option(help="Epoch range LO,HI per job.")] = "20,60",
+    ext_mbit: Annotated[float, typer.Option(help="External link cap per machine.")] = 10.0,
+    int_mbit: Annotated[float, typer.Option(help="Loopback cap per machine (0 = none).")] = 50.0,
+    epochs: Annotated[str, typer.Option(help="Epoch range LO,HI per job.")] = "10,30",
     mode: Annotated[str, typer.Option(help="sync | async.")] = "sync",
     profile: Annotated[
         Path | None, typer.Option(help="Calibration profile (testbed calibrate's profile.json).")
@@ -71,11 +91,18 @@ def run_cmd(
     cpu_share: Annotated[
         float | None, typer.Option(help="CPU cores per machine (cgroup), default none.")
     ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Scheduler constructor argument KEY=VALUE (repeatable), e.g. max_workers=3."
+        ),
+    ] = None,
     state_dir: Annotated[Path | None, typer.Option(help=_STATE_HELP)] = None,
 ) -> None:
     """Run a scheduler's decisions for real; writes results.csv, slots.csv, summary.md, PNGs."""
     from dmlsched.rng import make_rng, spawn
     from dmlsched.schedulers.protocols import make_scheduler
+    from dmlsched.testbed.emulation import EMULATIONS, netns_available
     from dmlsched.testbed.report import run_metrics, write_run
     from dmlsched.testbed.run import predict, run_cluster
     from dmlsched.testbed.runtime import Testbed
@@ -83,7 +110,9 @@ def run_cmd(
     from dmlsched.testbed.workload import testbed_workload
     from dmlsched.workloads.speed_profile import profile_speed
 
-    make_scheduler("cluster", scheduler)  # fail fast on a bad name
+    params = _params(param or [])
+    make_scheduler("cluster", scheduler, **params)  # fail fast on a bad name or argument
+    _check_emulation(emulation, EMULATIONS, netns_available)
     for name, v in (("jobs", jobs), ("machines", machines), ("slots", slots)):
         if v < 1:
             raise InvalidInput(name, v, ">= 1")
@@ -121,6 +150,7 @@ def run_cmd(
             scheduler,
             tb,
             seed,
+            scheduler_params=params,
             on_slot=lambda t, a: typer.echo(
                 f"slot {t}: " + (", ".join(f"j{j} {x}" for j, x in sorted(a.items())) or "idle")
             ),
@@ -130,7 +160,7 @@ def run_cmd(
         if prof
         else None
     )
-    pred = predict(tw, run, speed)
+    pred = predict(tw, run, speed, params)
     write_run(out, tw, run, pred, title=f"testbed run: {scheduler} ({emulation})")
     m = run_metrics(tw, run, pred)
     typer.echo(
@@ -146,17 +176,19 @@ def calibrate_cmd(
     out: Annotated[Path, typer.Option(help="Output folder (profile.json, calibration.md).")],
     emulation: Annotated[str, typer.Option(help="local | netns.")] = "local",
     caps: Annotated[str, typer.Option(help="External caps (Mbit/s) to probe, comma-separated.")] = (
-        "10,20,40"
+        "5,10,20"
     ),
-    int_mbit: Annotated[float, typer.Option(help="Loopback cap per machine (0 = none).")] = 200.0,
+    int_mbit: Annotated[float, typer.Option(help="Loopback cap per machine (0 = none).")] = 50.0,
     probe_seconds: Annotated[float, typer.Option(help="Measured seconds per probe.")] = 3.0,
     slot_seconds: Annotated[float, typer.Option(help="Slot length the profile assumes.")] = 20.0,
     state_dir: Annotated[Path | None, typer.Option(help=_STATE_HELP)] = None,
 ) -> None:
     """Fit Eq. (1)'s τ, g/b (and the link model) to measured step times; write a profile."""
     from dmlsched.testbed.calibrate import calibrate
+    from dmlsched.testbed.emulation import EMULATIONS, netns_available
     from dmlsched.testbed.state import DEFAULT_STATE_DIR
 
+    _check_emulation(emulation, EMULATIONS, netns_available)
     try:
         cap_list = [float(x) for x in caps.split(",") if x.strip()]
     except ValueError:

@@ -67,6 +67,12 @@ def _sh(cmd: list[str]) -> None:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
 
 
+def _tbf(ns: str, dev: str, mbit: float, burst: int) -> None:
+    """Cap ``dev``'s egress in namespace ``ns`` (a token bucket filter)."""
+    tc = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf"]
+    _sh([*tc, "rate", f"{mbit}mbit", "burst", str(burst), "latency", "200ms"])
+
+
 class Emulation:
     """H machines of one run (see module docstring); ``start`` then ``stop``."""
 
@@ -158,10 +164,8 @@ class Emulation:
             self.state.add("namespaces", ns)
             _sh(["ip", "netns", "add", ns])
             peer = f"p{h}"
-            _sh(
-                ["ip", "link", "add", "eth0", "netns", ns, "type", "veth"]
-                + ["peer", "name", peer, "netns", sw]
-            )
+            link = ["ip", "link", "add", "eth0", "netns", ns, "type", "veth"]
+            _sh([*link, "peer", "name", peer, "netns", sw])
             _sh(["ip", "-n", ns, "addr", "add", f"{_SUBNET}.{h + 1}/24", "dev", "eth0"])
             _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
             _sh(["ip", "-n", ns, "link", "set", "eth0", "up"])
@@ -170,22 +174,14 @@ class Emulation:
             if self.int_mbit:
                 lo_burst = max(256 * 1024, int(self.int_mbit * 1e6 / 8 / 100))
                 self.state.add("qdiscs", f"{ns}/lo tbf {self.int_mbit:g}mbit")
-                _sh(
-                    ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", "lo", "root"]
-                    + ["tbf", "rate", f"{self.int_mbit}mbit", "burst", str(lo_burst)]
-                    + ["latency", "200ms"]
-                )
+                _tbf(ns, "lo", self.int_mbit, lo_burst)
             mbit = self.ext_mbit[h]
             if mbit:
                 # burst: at least one 64 KB GSO segment and 10 ms at the rate
                 burst = max(64 * 1024, int(mbit * 1e6 / 8 / 100))
                 for where, dev in ((ns, "eth0"), (sw, peer)):
                     self.state.add("qdiscs", f"{where}/{dev} tbf {mbit:g}mbit")
-                    _sh(
-                        ["ip", "netns", "exec", where, "tc", "qdisc", "add", "dev", dev]
-                        + ["root", "tbf", "rate", f"{mbit}mbit", "burst", str(burst)]
-                        + ["latency", "200ms"]
-                    )
+                    _tbf(where, dev, mbit, burst)
 
     def _start_cgroups(self) -> None:
         v2 = (_V2 / "cgroup.controllers").exists() and "cpu" in (

@@ -211,7 +211,8 @@ def _loss(path: Path, run: TestbedRun) -> None:
     ax.set_xlabel("slot (wall time)")
     ax.set_ylabel("training loss (mean per sample)")
     ax.set_yscale("log")
-    ax.legend(fontsize=7, ncol=2)
+    if any(run.loss_curves.values()):
+        ax.legend(fontsize=7, ncol=2)
     ax.set_title(f"{run.scheduler}: loss curves")
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -13,10 +13,14 @@ Per slot t (``slot_seconds`` of wall time from the run's start):
    raises :class:`~dmlsched.errors.InvalidDecision` as in the simulator;
 4. the executor makes it so (:mod:`.executor`), then the slot runs.
 
-The run stops when every job has arrived and none is pending or active, or
-after the horizon.  Real JCT of a job = (its completion wall time − the
-start of its arrival slot) ÷ ``slot_seconds``, in slots, as the engine's
-``mean_jct``.
+The run stops when every job has arrived and none is pending or active,
+after the horizon, or — to spare wall time — when nothing is pending and
+every active job has been left unallocated for ``stall_slots`` slots (a
+plan-ahead scheduler whose plan ended before the real work did: the job
+*stalls*; it counts as unfinished, and the run's notes say so).
+
+Real JCT of a job = (its completion wall time − the start of its arrival
+slot) ÷ ``slot_seconds``, in slots, as the engine's ``mean_jct``.
 
 Predictions with a speed model (the calibrated profile, or Eq. (1) on the
 jobs' own fields when none is given):
@@ -71,6 +75,7 @@ class SlotRow:
 
 @dataclass
 class TestbedRun:
+    __test__ = False  # not a pytest test class
     scheduler: str
     seed: int
     slot_seconds: float
@@ -99,6 +104,7 @@ def run_cluster(
     *,
     scheduler_params: dict[str, Any] | None = None,
     on_slot: Callable[[int, dict[int, str]], None] | None = None,
+    stall_slots: int = 3,
 ) -> TestbedRun:
     """Drive ``scheduler`` on a started ``testbed`` (module docstring)."""
     wl = tw.workload
@@ -122,6 +128,7 @@ def run_cluster(
     prev = {j: JobStatus() for j in tw.specs}
     placed: dict[int, tuple] = {}
     acts: dict[int, str] = {}
+    idle: dict[int, int] = {}  # consecutive slots an active job got nothing
     start = time.time()
     out.start_time = start
     try:
@@ -156,6 +163,17 @@ def run_cluster(
                         out.real_jct[j] = (st.done_time - start) / S - jobs[j].arrival
                 out.slots_run = t
             if t == T or (t > last_arrival and not pending and not active):
+                break
+            if (
+                t > last_arrival
+                and not pending
+                and stall_slots
+                and all(idle.get(j, 0) >= stall_slots for j in active)
+            ):
+                out.notes.append(
+                    f"stopped at slot {t}: jobs {sorted(active)} unallocated for "
+                    f"{stall_slots} slots (stalled; counted unfinished)"
+                )
                 break
             arrivals = tuple(by_slot.get(t, ()))
             for job in arrivals:
@@ -211,6 +229,8 @@ def run_cluster(
             out.apply_s.append(res.seconds)
             acts = res.actions
             placed = {j: canonical(p) for j, p in allocs.items()}
+            for j in active:
+                idle[j] = 0 if j in allocs else idle.get(j, 0) + 1
             if on_slot:
                 on_slot(t, acts)
     finally:

@@ -17,6 +17,7 @@ many jobs should be batched (:meth:`Job.request_stop` on all, then
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -66,6 +67,7 @@ class JobStatus:
 
 
 class Testbed:
+    __test__ = False  # not a pytest test class
     """H emulated machines with one agent each (module docstring)."""
 
     def __init__(
@@ -115,6 +117,7 @@ class Testbed:
             )
             self.emu.start()
             self.run_dir.mkdir(parents=True, exist_ok=True)
+            self.job_root.mkdir()
             env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
             for h in range(self.machines):
                 p = subprocess.Popen(
@@ -156,6 +159,11 @@ class Testbed:
             self.state = None
 
     # ---- API used by jobs --------------------------------------------------------------
+    @property
+    def job_root(self) -> Path:
+        """This run's folder for job files (``run_dir/<run id>``: never a stale file)."""
+        return self.run_dir / self.run_id
+
     @property
     def run_id(self) -> str:
         assert self.state is not None, "testbed not started"
@@ -208,6 +216,7 @@ class _Incarnation:
     workers: list[int] = field(default_factory=list)
     dir: Path = Path()
     started: float = 0.0
+    ended: float | None = None  # wall time its processes were gone (None: running)
 
 
 class Job:
@@ -216,7 +225,7 @@ class Job:
     def __init__(self, testbed: Testbed, spec: TrainSpec) -> None:
         self.tb = testbed
         self.spec = spec
-        self.dir = testbed.run_dir / f"job-{spec.job}"
+        self.dir = testbed.job_root / f"job-{spec.job}"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.incs: list[_Incarnation] = []
         self.current: _Incarnation | None = None
@@ -277,10 +286,8 @@ class Job:
         if self.current is None:
             return
         for pid in self.current.ps:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
 
     def wait_stopped(self, timeout_s: float = _STOP_TIMEOUT_S) -> None:
         """Wait for the incarnation's processes to exit (SIGKILL after ``timeout_s``)."""
@@ -292,12 +299,11 @@ class Job:
         while any(_alive(p) for p in pids):
             if time.monotonic() > deadline:
                 for p in pids:
-                    try:
+                    with contextlib.suppress(ProcessLookupError):
                         os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
                 break
             time.sleep(0.02)
+        inc.ended = time.time()
         self._closed = self._sum(self._closed, self._inc_status(inc))
         self.current = None
 
@@ -352,6 +358,20 @@ class Job:
         if self.current is None:
             return self._closed
         return self._sum(self._closed, self._inc_status(self.current))
+
+    def process_seconds(self, t0: float, t1: float) -> dict[int, tuple[float, float]]:
+        """Machine → (worker-seconds, PS-seconds) its incarnations ran within [t0, t1)."""
+        out: dict[int, tuple[float, float]] = {}
+        now = time.time()
+        for inc in self.incs:
+            lo, hi = max(t0, inc.started), min(t1, inc.ended if inc.ended is not None else now)
+            if hi <= lo:
+                continue
+            p = inc.placement
+            for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
+                a, b = out.get(m, (0.0, 0.0))
+                out[m] = (a + w * (hi - lo), b + s * (hi - lo))
+        return out
 
     def loss_curve(self) -> list[tuple[float, float, float]]:
         """(wall time, work, mean loss) rows PS 0 logged, over all incarnations."""

@@ -59,6 +59,8 @@ __all__ = [
     "Dataset",
     "TaskConfig",
     "load_digits_split",
+    "mover_recv_main",
+    "mover_send_main",
     "n_params",
     "ps_main",
     "worker_main",
@@ -465,3 +467,54 @@ def worker_main(cfg: TaskConfig, data: Dataset) -> None:
     status(final=True, acc=acc)
     for c in chans:
         c.close()
+
+
+def mover_recv_main(cfg: TaskConfig, data: Dataset) -> None:
+    """Receive one bulk transfer (a data move between machines) and report its bytes.
+
+    ``cfg.index`` names the transfer; the sender's machine is
+    ``cfg.worker_machines[0]``, this one ``cfg.ps_machines[0]``.
+    """
+    del data
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind((cfg.bind, 0))
+    srv.listen(1)
+    srv.settimeout(60.0)
+    inc = cfg.inc_dir
+    _write_json(inc / f"recv-{cfg.index}.addr", {"port": srv.getsockname()[1]})
+    sock, _ = srv.accept()
+    srv.close()
+    t0 = time.time()
+    got = 0
+    buf = bytearray(1 << 16)
+    while True:
+        n = sock.recv_into(buf)
+        if n == 0:
+            break
+        got += n
+    sock.close()
+    _write_json(inc / f"recv-{cfg.index}.json", {"bytes": got, "seconds": time.time() - t0})
+
+
+def mover_send_main(cfg: TaskConfig, data: Dataset) -> None:
+    """Send ``cfg.extra["nbytes"]`` to the matching receiver over the shaped link."""
+    del data
+    inc = cfg.inc_dir
+    addr = inc / f"recv-{cfg.index}.addr"
+    deadline = time.monotonic() + 60.0
+    while not addr.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {addr}")
+        time.sleep(0.02)
+    dst = cfg.ps_machines[0]
+    src = cfg.worker_machines[0]
+    host = "127.0.0.1" if dst == src else cfg.hosts[dst]
+    sock = connect(host, json.loads(addr.read_text())["port"])
+    ch = _channel(cfg, sock, src, dst)
+    left = int(cfg.extra["nbytes"])
+    chunk = np.zeros(16384, dtype=np.float32)  # 64 KB
+    while left > 0:
+        part = chunk[: max(1, min(len(chunk), left // 4))]
+        ch.send(Kind.PUSH, payload=part)
+        left -= part.nbytes
+    ch.close()

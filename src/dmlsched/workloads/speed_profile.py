@@ -36,6 +36,8 @@ def profile_speed(
     if form not in FORMS or form not in profile["forms"]:
         raise InvalidInput("speed profile form", form, " | ".join(sorted(profile["forms"])))
     consts = {k: float(v) for k, v in profile["forms"][form].items()}
+    if form == "eq1":
+        consts["ref_mbit"] = float(profile["ext_mbit"][0])
     return CalibratedSpeed(
         form=form,
         slot_seconds=float(slot_seconds or profile["slot_seconds"]),

@@ -41,6 +41,7 @@ from dmlsched.model.cluster import ClusterJob
 __all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step"]
 
 FORMS = ("eq1", "links")
+_MIN_STEP_S = 1e-6  # a fit with τ = c = 0 must not promise infinite speed
 
 
 def eq1_step(
@@ -118,6 +119,7 @@ class CalibratedSpeed:
     overhead_s: float = 0.0  # links
     ext_mbit: tuple[float, ...] = (20.0,)
     int_mbit: tuple[float, ...] = (0.0,)  # 0 = uncapped loopback
+    ref_mbit: float = 0.0  # eq1: the cap g_over_b_ext was fitted at (0 = this run's)
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
@@ -137,25 +139,23 @@ class CalibratedSpeed:
         W, S = sum(workers), sum(ps)
         if self.form == "eq1":
             used = {m for m, w, s in zip(machines, workers, ps, strict=True) if w or s}
+            g_b_ext = self.g_over_b_ext
+            if self.ref_mbit > 0:  # b^(e) scales with the slowest used machine's cap
+                slowest = min(self._cap(self.ext_mbit, m) for m in used) * 8 / 1e6
+                g_b_ext *= self.ref_mbit / slowest
             return eq1_step(
-                batch,
-                W,
-                S,
-                len(used) == 1,
-                self.batch_tau_s,
-                self.g_over_b_int,
-                self.g_over_b_ext,
+                batch, W, S, len(used) == 1, self.batch_tau_s, self.g_over_b_int, g_b_ext
             )
-        caps = [self._cap(m) for m in machines]
         return links_step(
             batch,
             workers,
             ps,
-            caps,
+            [self._cap(self.ext_mbit, m) for m in machines],
+            [self._cap(self.int_mbit, m) for m in machines],
             self.grad_bytes,
             self.batch_tau_s,
-            self.inv_eta,
-            self.rho,
+            self.inv_eta_ext,
+            self.inv_eta_int,
             self.overhead_s,
         )
 
@@ -172,7 +172,7 @@ class CalibratedSpeed:
         if job.mode == "sync":
             return (
                 job.batch
-                / self.step_seconds(job.batch, machines, workers, ps)
+                / max(self.step_seconds(job.batch, machines, workers, ps), _MIN_STEP_S)
                 * (self.slot_seconds)
             )
         total = 0.0
@@ -181,6 +181,6 @@ class CalibratedSpeed:
                 continue
             # one worker of machine m against all PSs: its own links (W = 1 per worker)
             one = [1 if q == m else 0 for q in machines]
-            step = self.step_seconds(job.batch, machines, one, list(ps))
+            step = max(self.step_seconds(job.batch, machines, one, list(ps)), _MIN_STEP_S)
             total += w / step * self.slot_seconds
         return total
