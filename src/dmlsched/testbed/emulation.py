@@ -15,7 +15,11 @@ default it is the loopback's own speed).
 
 A machine's egress is capped by ``tbf`` on its ``eth0``, its ingress by
 ``tbf`` on the switch-side ``p<h>``; traffic between two processes of one
-machine uses its own loopback.  Nothing is created in the host's namespace:
+machine uses its own loopback.  Segmentation offload is limited to one
+1,500-byte packet (``gso_max_size``; loopback MTU 1,500) so the buckets can
+be a few packets deep: a deep bucket would let most of a step's gradient
+(77 KB) pass at once and make the cap depend on the message size.
+Nothing is created in the host's namespace:
 deleting the run's namespaces removes every veth, the bridge and every
 qdisc.  This machine has no ``netem``: latency is added by the transport
 (``delay_ms``).
@@ -45,6 +49,8 @@ __all__ = ["EMULATIONS", "Emulation", "netns_available"]
 
 EMULATIONS = ("local", "netns")
 _SUBNET = "10.77.0"
+_MTU = 1500
+BUCKET_BYTES = 4096  # local mode's bucket depth: a step's messages are paced, not burst
 _V2 = Path("/sys/fs/cgroup")
 _V1 = Path("/sys/fs/cgroup/cpu")
 
@@ -65,6 +71,11 @@ def _sh(cmd: list[str]) -> None:
     r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+
+
+def _burst(mbit: float) -> int:
+    """tbf bucket depth: four packets, or 4 ms at the rate (a 250 Hz timer tick) if more."""
+    return max(4 * (_MTU + 14), int(mbit * 1e6 / 8 * 0.004))
 
 
 def _tbf(ns: str, dev: str, mbit: float, burst: int) -> None:
@@ -145,7 +156,7 @@ class Emulation:
             self.state.add("files", str(tb))
             rates = [(m or 0.0) * 1e6 for m in self.ext_mbit]
             lo = [(self.int_mbit or 0.0) * 1e6] * self.machines
-            TokenBuckets.create(tb, rates, burst_bytes=32 * 1024, loopback_bps=lo).close()
+            TokenBuckets.create(tb, rates, burst_bytes=BUCKET_BYTES, loopback_bps=lo).close()
             self.buckets_path = str(tb)
         else:
             self._start_netns()
@@ -166,19 +177,23 @@ class Emulation:
             peer = f"p{h}"
             link = ["ip", "link", "add", "eth0", "netns", ns, "type", "veth"]
             _sh([*link, "peer", "name", peer, "netns", sw])
+            # segments of one packet: tbf can then run with a burst of a few packets, so a
+            # step's gradient (tens of KB) is paced at the cap instead of passing in one burst
+            for where, dev in ((ns, "eth0"), (sw, peer), (ns, "lo")):
+                _sh(["ip", "-n", where, "link", "set", dev, "gso_max_size", str(_MTU)])
+            _sh(["ip", "-n", ns, "link", "set", "lo", "mtu", str(_MTU)])
             _sh(["ip", "-n", ns, "addr", "add", f"{_SUBNET}.{h + 1}/24", "dev", "eth0"])
             _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
             _sh(["ip", "-n", ns, "link", "set", "eth0", "up"])
             _sh(["ip", "-n", sw, "link", "set", peer, "master", "br0"])
             _sh(["ip", "-n", sw, "link", "set", peer, "up"])
             if self.int_mbit:
-                lo_burst = max(256 * 1024, int(self.int_mbit * 1e6 / 8 / 100))
+                lo_burst = _burst(self.int_mbit)
                 self.state.add("qdiscs", f"{ns}/lo tbf {self.int_mbit:g}mbit")
                 _tbf(ns, "lo", self.int_mbit, lo_burst)
             mbit = self.ext_mbit[h]
             if mbit:
-                # burst: at least one 64 KB GSO segment and 10 ms at the rate
-                burst = max(64 * 1024, int(mbit * 1e6 / 8 / 100))
+                burst = _burst(mbit)
                 for where, dev in ((ns, "eth0"), (sw, peer)):
                     self.state.add("qdiscs", f"{where}/{dev} tbf {mbit:g}mbit")
                     _tbf(where, dev, mbit, burst)

@@ -97,9 +97,9 @@ def _start_moves(tb: Testbed, slot: int, moves: tuple[Move, ...]) -> list[tuple[
     base = tb.task_base()
     out = []
     for k, mv in enumerate(moves):
-        d = tb.job_root / "moves" / f"slot-{slot}"
+        d = tb.job_root / "moves"
         common = dict(
-            job_dir=str(d.parent),
+            job_dir=str(d),
             job=mv.job,
             inc=slot,
             mode="sync",
@@ -115,7 +115,7 @@ def _start_moves(tb: Testbed, slot: int, moves: tuple[Move, ...]) -> list[tuple[
         )
         tb.spawn(mv.dst, TaskConfig(role="recv", index=k, **common))  # type: ignore[arg-type]
         tb.spawn(mv.src, TaskConfig(role="send", index=k, **common))  # type: ignore[arg-type]
-        out.append((mv, d / f"recv-{k}.json"))
+        out.append((mv, d / f"inc-{slot}" / f"recv-{k}.json"))
     return out
 
 

@@ -192,6 +192,7 @@ def run_cluster(
                 ),
                 jobs=MappingProxyType(dict(jobs)),
                 finished=frozenset(finished),
+                slot_seconds=wl.slot_seconds,
             )
             t0 = time.monotonic()
             decision = sched.decide(view)

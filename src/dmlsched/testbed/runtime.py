@@ -120,10 +120,12 @@ class Testbed:
             self.job_root.mkdir()
             env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
             for h in range(self.machines):
+                log = (self.job_root / f"agent-{h}.log").open("w")
                 p = subprocess.Popen(
                     self.emu.agent_argv(h, self.data_seed),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
+                    stderr=log,
                     text=True,
                     env=env,
                     start_new_session=True,  # Ctrl-C reaches the controller only
@@ -134,7 +136,8 @@ class Testbed:
             for h, p in enumerate(self._agents):
                 line = p.stdout.readline() if p.stdout else ""
                 if not line or not json.loads(line).get("ready"):
-                    raise RuntimeError(f"agent of machine {h} did not start")
+                    err = (self.job_root / f"agent-{h}.log").read_text().strip()
+                    raise RuntimeError(f"agent of machine {h} did not start: {err[-500:]}")
             self.notes = list(self.emu.notes)
         except BaseException:
             self.close()

@@ -137,6 +137,7 @@ def testbed_workload(
         Cluster.uniform(machines, MACHINE),
         slots,
         source="testbed",
+        slot_seconds=slot_seconds,
         notes=(
             f"testbed: {jobs} MLP-{hidden} jobs on digits, F={batch}, E in {list(epochs)}, "
             f"{machines} machines, {slot_seconds:g}-s slots, ext {ext_mbit:g} Mbit/s, "
