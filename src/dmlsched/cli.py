@@ -472,7 +472,10 @@ _service_cli.mount(app)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dmlsched`` console script."""
     try:
-        app(args=argv, standalone_mode=False, prog_name="dmlsched")
+        # without standalone mode, click returns (not raises) a typer.Exit's status
+        status = app(args=argv, standalone_mode=False, prog_name="dmlsched")
+        if isinstance(status, int) and status:
+            return status
     except typer.Exit as e:
         return int(e.exit_code or 0)
     except typer.TyperException as e:  # usage errors: bad flag, bad value, missing option

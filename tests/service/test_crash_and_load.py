@@ -104,3 +104,18 @@ def test_serve_refuses_bad_flags_with_one_line(tmp_path: Path) -> None:
         )
         == 2
     )
+
+
+def test_ctrl_c_stops_the_service_gracefully_with_status_130(tmp_path: Path) -> None:
+    import signal
+
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"], tmp_path
+    )
+    svc.start()
+    try:
+        assert svc.proc is not None
+        svc.proc.send_signal(signal.SIGINT)
+        assert svc.proc.wait(timeout=30) == 130
+    finally:
+        svc.stop()

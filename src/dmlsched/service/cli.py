@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -83,10 +84,23 @@ def serve(
         f"log seq {core.seq}, {store.url if '://' not in store.url else 'postgresql'})",
         err=True,
     )
+
+    class _Server(uvicorn.Server):
+        interrupted = False
+
+        def handle_exit(self, sig: int, frame: object) -> None:
+            self.interrupted = self.interrupted or sig == signal.SIGINT
+            super().handle_exit(sig, frame)  # type: ignore[arg-type]
+
+    server = _Server(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    )
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        server.run()  # until SIGINT/SIGTERM, then a graceful shutdown
     finally:
         store.close()
+    if server.interrupted:  # Ctrl-C: the project's exit status for it
+        raise typer.Exit(130)
 
 
 def agent(
