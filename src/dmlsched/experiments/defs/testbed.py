@@ -50,6 +50,9 @@ INT_MBIT = 50.0
 def _profile(emulation: str, quick: bool) -> dict:
     from dmlsched.testbed.calibrate import calibrate
 
+    full = CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}" / "profile.json"
+    if full.exists():  # a full calibration serves quick runs too
+        return json.loads(full.read_text())
     d = CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}{'-quick' if quick else ''}"
     path = d / "profile.json"
     if not path.exists():
