@@ -20,8 +20,9 @@ placement up to 10 more slots (overrun).  Fig. 4 ``total_jct`` (÷ SRTF's
 gives the JCT rate; Σ c_j − r_j with c_j the slot the job finished in, the
 engine's convention — ``total_jct_fractional`` counts the part slot too),
 Fig. 5 ``preemptions`` (testbed: stops and resizes of an unfinished job;
-engine: its chunk-level count), Fig. 6 ``comm_seconds`` (testbed: workers' seconds in send/receive; engine: the
-2q/b share of every trained chunk-slot).  J ∈ {3, 5} jobs (quick: 3).
+engine: its chunk-level count), Fig. 6 ``comm_seconds`` (testbed:
+workers' seconds in send/receive; engine: the 2q/b share of every trained
+chunk-slot).  J ∈ {3, 5} jobs (quick: 3).
 
 **testbed-mlbroker-table4** — three zones as three emulated machines joined
 by the capped inter-zone link (10 Mbit/s); Sec. 6.4's three DCs, Table 3
