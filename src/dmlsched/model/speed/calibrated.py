@@ -189,10 +189,11 @@ class CalibratedSpeed:
         """Rates of jobs running together: ``links`` shares every machine's links.
 
         Each job's step is its solo ``links`` step with every link time
-        stretched by that link's load factor max(1, L), L = Σ_jobs (time the
-        job keeps the link busy per step ÷ its step time) — fair sharing of a
-        saturated link among the jobs that use it, found by a damped fixed
-        point (30 rounds).  Async jobs and the ``eq1`` form: solo rates.
+        stretched by that link's offered load max(1, ρ), ρ = Σ_jobs (the time
+        the job keeps the link busy per step ÷ its solo step time): a
+        saturated link is shared in proportion, so two jobs that each need a
+        link all the time get half of it each.  Async jobs and the ``eq1``
+        form: solo rates.
         """
         solo = [self.rate(j, p.machines, p.workers, p.ps) for j, p in items]
         if self.form != "links" or any(j.mode != "sync" for j, _ in items):
@@ -224,21 +225,15 @@ class CalibratedSpeed:
             )
             for k in range(len(items))
         ]
-        for _ in range(30):
-            load: dict[tuple[int, str], float] = {}
-            for k, b in enumerate(busy):
-                for link, v in b.items():
-                    load[link] = load.get(link, 0.0) + v / step[k]
-            new = []
-            for k, b in enumerate(busy):
-                te = max(
-                    (v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "e"), default=0.0
-                )
-                ti = max(
-                    (v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "i"), default=0.0
-                )
-                new.append(max(base[k] + te + ti, _MIN_STEP_S))
-            step = [0.5 * a + 0.5 * b for a, b in zip(step, new, strict=True)]
+        # offered load of each link: the share of its solo step a job keeps the link busy
+        load: dict[tuple[int, str], float] = {}
+        for k, b in enumerate(busy):
+            for link, v in b.items():
+                load[link] = load.get(link, 0.0) + v / step[k]
+        for k, b in enumerate(busy):
+            te = max((v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "e"), default=0.0)
+            ti = max((v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "i"), default=0.0)
+            step[k] = max(base[k] + te + ti, _MIN_STEP_S)
         return [
             job.batch / st * self.slot_seconds if sum(p.workers) and sum(p.ps) else 0.0
             for (job, p), st in zip(items, step, strict=True)
