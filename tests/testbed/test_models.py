@@ -127,8 +127,15 @@ def test_jobs_sharing_a_saturated_link_slow_each_other_down():
     from dmlsched.model.cluster import Placement
 
     sp = CalibratedSpeed(
-        "links", 10.0, 0.0, 1e5, inv_eta_ext=1.0, inv_eta_int=1.0, overhead_s=0.0,
-        ext_mbit=(8.0,), int_mbit=(0.0,),
+        "links",
+        10.0,
+        0.0,
+        1e5,
+        inv_eta_ext=1.0,
+        inv_eta_int=1.0,
+        overhead_s=0.0,
+        ext_mbit=(8.0,),
+        int_mbit=(0.0,),
     )
     split = Placement((0, 1), (1, 0), (0, 1))  # 0.2 s a step alone (1e5 B each way at 1 MB/s)
     alone = sp.rate(_job(), split.machines, split.workers, split.ps)
