@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $@
 
 demo: $(STAMP)
-	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,oasis,dorm,drf,fifo \
+	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,pd-ors+,oasis,dorm,drf,fifo \
 	  --workload synthetic --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
 
 # the live service + 3 agents on emulated machines; submits 4 jobs, waits for real training
@@ -56,7 +56,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 
 reproduce-all: $(STAMP)
-	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)")
+	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

@@ -21,11 +21,26 @@ def test_every_pdors_and_thesis_figure_is_in_the_catalogue() -> None:
         assert exp.claims and exp.metrics and exp.quick_points
 
 
-def test_fig10_cell_reports_a_ratio_of_at_least_one() -> None:
+def test_fig10_cell_ratio_comes_from_the_milp_alone() -> None:
     exp = get("pdors-fig10")
-    m = exp.run_cell("pd-ors", 2, 2, True)
-    assert m["opt_utility"] >= m["total_utility"] - 1e-9
-    assert m["competitive_ratio"] >= 1.0 - 1e-9 or math.isinf(m["competitive_ratio"])
+    for point, seed in ((2, 2), (4, 0)):
+        m = exp.run_cell("pd-ors", point, seed, True)
+        assert m["opt_gap_open"] == 0.0
+        assert m["opt_utility"] >= m["total_utility"] - 1e-9  # a true bound
+        assert m["opt_replay_utility"] == pytest.approx(m["opt_utility"], abs=1e-9)
+        if m["opt_utility"] == 0 and m["total_utility"] == 0:
+            assert m["excluded"] == 1.0 and math.isnan(m["competitive_ratio"])  # never 1
+        elif m["total_utility"] == 0:
+            assert math.isinf(m["competitive_ratio"])
+        else:
+            assert m["competitive_ratio"] == pytest.approx(m["opt_utility"] / m["total_utility"])
+
+
+def test_fig10_has_cells_with_opt_and_alg_zero_and_they_are_excluded() -> None:
+    exp = get("pdors-fig10")
+    m = exp.run_cell("pd-ors", 6, 0, True)  # no job of this instance can finish in T = 10
+    assert m["opt_utility"] == 0.0 and m["excluded"] == 1.0
+    assert math.isnan(m["competitive_ratio"])
 
 
 @pytest.mark.slow

@@ -122,4 +122,4 @@ def test_summary_table_says_how_many_non_finite_seeds_it_left_out() -> None:
         }
     )
     cell = summary_table(df, "competitive_ratio").loc[6, "pd-ors"]
-    assert cell == "1 ± 0 (1 of 3 seeds non-finite)"
+    assert cell == "1 ± 0 (+1 of 3 seeds infinite)"

@@ -80,3 +80,16 @@ def test_total_work_is_epochs_times_samples_or_minibatches() -> None:
     assert make_job(epochs=3, samples=1000).total_work == 3000
     assert make_job(mode="async", epochs=3, samples=10, minibatches=4).total_work == 120
     assert math.isclose(make_job(gamma=3.0).min_ps(7), 3)
+
+
+def test_pss_beyond_w_over_gamma_do_not_speed_a_sync_job_up() -> None:
+    # γ fixed by the job (Eq. (2)); the engine credits min(S, W/γ) PSs
+    job = make_job(gamma=1.5, grad_mb=450.0)
+    for internal in (True, False):
+        gamma_form = 2 * worker_rate(job, internal)
+        # ⌈2/1.5⌉ = 2 PSs (W/S = 1 < γ) and 5 PSs train exactly at the γ-form rate
+        assert sync_rate(job, 2, 2, internal) == gamma_form
+        assert sync_rate(job, 2, 5, internal) == gamma_form
+    assert job_rate(job, [0, 1], [2, 0], [1, 4]) == 2 * worker_rate(job, False)
+    # fewer PSs than W/γ (the engine never accepts it for sync jobs): Eq. (1) slows down
+    assert sync_rate(job, 3, 1, False) < 3 * worker_rate(job, False)

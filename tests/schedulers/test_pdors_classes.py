@@ -23,7 +23,7 @@ def _instance(seed: int, mode: str):  # type: ignore[no-untyped-def]
     rng = make_rng(seed)
     H = int(rng.integers(10, 40))
     wl = synthetic_cluster(4, H, 10, rng, mode=mode)
-    sched = make_scheduler("cluster", "pd-ors")
+    sched = make_scheduler("cluster", "pd-ors", safe_packing=True)  # both LPs
     sched.reset(wl.cluster, wl.horizon, make_rng(seed))
     job = wl.jobs[int(rng.integers(len(wl.jobs)))]
     sched.estimator_.observe(job)

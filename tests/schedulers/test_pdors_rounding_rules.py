@@ -52,23 +52,51 @@ def test_external_lp_is_tight_and_cheapest_even_at_prices_near_l() -> None:
     assert obj == pytest.approx(float(cost @ x), rel=1e-9)
 
 
-def test_failed_roundings_fall_back_to_the_heuristic_unless_discarding() -> None:
+def test_failed_roundings_discard_the_job_as_printed_and_fall_back_in_plus() -> None:
     wl = _one_spread_job()
-    m_fb, s_fb = _run(wl, g_delta=0.5)
-    m_no, s_no = _run(wl, g_delta=0.5, fallback=False)
+    m_fb, s_fb = _run(wl, g_delta=0.5, safe_packing=True, milp_fallback=True, greedy_fill=True)
+    m_no, s_no = _run(wl, g_delta=0.5)
     # G = 0.5 halves x̄: the workload (cover) row fails, so S draws are exhausted
     assert s_fb.stats["rounding_failures"] > 0 and s_no.stats["rounding_failures"] > 0
-    assert m_fb["admitted_jobs"] == 1 and m_fb["completed_jobs"] == 1  # Step-12 heuristic
+    assert m_fb["admitted_jobs"] == 1 and m_fb["completed_jobs"] == 1  # integer (23) / greedy
     assert m_no["admitted_jobs"] == 0  # journal Sec. V: discarded
-    m_one, s_one = _run(wl, g_delta=1.0, fallback=False)
+    m_one, s_one = _run(wl, g_delta=1.0, safe_packing=True)
     assert m_one["completed_jobs"] == 1 and s_one.stats["rounding_failures"] == 0
+
+
+def test_as_printed_a_vertex_at_fractional_capacity_cannot_be_rounded() -> None:
+    """The LP fills the cheapest machines to capacity; at fractional capacity no outcome
+    of Eq. (27)–(28) meets both (24) and (26) (docs/pdors-rounding.md)."""
+    from dmlsched.experiments.rounding_diagnosis import DiagnosingPdors, summarize
+
+    # 2.5 workers fit per machine (5 CPUs ÷ 2): the LP puts 2.5 + 2.5 on two machines
+    # for 5 workers; rounding gives 2 or 3 each, and 3 breaks the CPU row
+    job = make_job(0, epochs=12, batch=6, gamma=6.0, ps_demand=(0.0, 0.5, 0.0, 0.0))
+    cluster = Cluster.uniform(3, (4.0, 5.5, 64.0, 64.0))
+    wl = ClusterWorkload(jobs=(job,), cluster=cluster, horizon=3)
+    sched = DiagnosingPdors(diag_seed=0, extra_draws=2000)
+    _, rng = spawn(make_rng(0), 2)
+    printed = simulate("cluster", wl, sched, rng).metrics
+    failed = [r for r in sched.records_ if r.failed]
+    assert failed and all(r.box_feasible is False and r.capped > 0 for r in failed)
+    assert all(r.integer_feasible for r in failed)  # Problem (23) itself is feasible
+    summary = summarize(sched.records_)
+    assert summary["failed_box_infeasible"] == 1.0 and summary["failed_integer_feasible"] == 1.0
+    assert summary["failed_draws_packing"] > 0 and summary["failed_spread_ok"] == 1.0
+    assert printed["admitted_jobs"] == 0  # discarded after S failed roundings
+    for fix in ({"spread": True}, {"milp_fallback": True}):
+        m, _ = _run(wl, **fix)
+        assert m["completed_jobs"] == 1, fix
+    # the packing margin alone does not: with a worker less per machine the margin LP
+    # cannot reach the workload, and the plain LP above it is the same vertex
+    assert _run(wl, safe_packing=True)[0]["completed_jobs"] == 0
 
 
 def test_rounding_probe_measures_without_changing_the_run() -> None:
     wl_rng, _ = spawn(make_rng(4), 2)
     wl = synthetic_cluster(6, 5, 12, wl_rng, mode="async")
-    plain, _ = _run(wl, g_delta=1.0, safe_packing=False)
-    probe = ProbingPdors(probe_gain=1.0, probe_attempts=50, probe_seed=4, safe_packing=False)
+    plain, _ = _run(wl, g_delta=1.0)
+    probe = ProbingPdors(probe_gain=1.0, probe_attempts=50, probe_seed=4)
     _, rng = spawn(make_rng(0), 2)
     res = simulate("cluster", wl, probe, rng).metrics
     assert res["total_utility"] == pytest.approx(plain["total_utility"])

@@ -121,3 +121,28 @@ def test_links_profile_predicts_the_shared_link():
     # pull the same back: a step of 0.4 s, 64 samples → 160 samples/s, 1,600 per 10-s slot
     assert sp.rate(_job(), (0, 1), (2, 0), (0, 1)) == pytest.approx(1600.0)
     assert sp.step_seconds(64, (0,), (2,), (1,)) == 0.0 + 0.0  # uncapped loopback, τ = 0
+
+
+def test_jobs_sharing_a_saturated_link_slow_each_other_down():
+    from dmlsched.model.cluster import Placement
+
+    sp = CalibratedSpeed(
+        "links",
+        10.0,
+        0.0,
+        1e5,
+        inv_eta_ext=1.0,
+        inv_eta_int=1.0,
+        overhead_s=0.0,
+        ext_mbit=(8.0,),
+        int_mbit=(0.0,),
+    )
+    split = Placement((0, 1), (1, 0), (0, 1))  # 0.2 s a step alone (1e5 B each way at 1 MB/s)
+    alone = sp.rate(_job(), split.machines, split.workers, split.ps)
+    a, b = sp.slot_rates([(_job(), split), (_job(), split)])
+    # two jobs on the same two links: each gets half of them
+    assert a == pytest.approx(alone / 2, rel=1e-3) and b == pytest.approx(a)
+    # a job on other machines is not slowed
+    other = Placement((2, 3), (1, 0), (0, 1))
+    _, c = sp.slot_rates([(_job(), split), (_job(), other)])
+    assert c == pytest.approx(alone)

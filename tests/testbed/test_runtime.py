@@ -192,3 +192,21 @@ def test_bad_testbed_input_exits_2_with_one_line(tmp_path):
         _, err = p.communicate(timeout=60)
         assert p.returncode == 2, (args, err)
         assert field in err and len(err.strip().splitlines()) == 1
+
+
+@needs_netns
+def test_cleanup_from_another_state_folder_spares_a_live_runs_namespaces(tmp_path):
+    # concurrent runs (pytest -n 2) keep their state in different folders; the orphan
+    # sweep of one must not delete the other's namespaces while its owner lives
+    with Testbed(1, tmp_path / "run", emulation="netns", state_dir=tmp_path / "a") as tb:
+        mine = [ns for ns in _netns() if ns.startswith(f"dmlt-{tb.run_id}")]
+        assert mine
+        cleanup(tmp_path / "b")
+        assert [ns for ns in _netns() if ns.startswith(f"dmlt-{tb.run_id}")] == mine
+        run_id = tb.run_id
+    assert live_resources(run_id) == []
+
+
+def _netns() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [ln.split()[0] for ln in out.splitlines() if ln.strip()]

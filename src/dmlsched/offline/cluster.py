@@ -15,8 +15,21 @@ internal rate); per job and slot a binary y (job i completes in slot t).
 
 with r = :func:`~dmlsched.model.speed.pdors.worker_rate` (Eq. (1) in the γ
 form) and t̃ − a_i the training time (0 when done in the arrival slot).
-The engine's Eq. (1) with ⌈W/γ⌉ PSs is never slower than the γ form, so
-replaying this schedule in the engine earns at least the MILP value.
+
+**A true bound on the engine.**  The engine credits every allocation it
+accepts exactly this γ-form rate (PSs beyond W/γ do nothing,
+:mod:`dmlsched.model.speed.pdors`), accepts exactly (2) as ⌈W/γ⌉ ≤ S, (4),
+(5) and Fact 1, and pays u(t̃ − a) for the first slot the work is done — so
+every schedule the engine can run is a feasible point of this MILP (its
+work row only loosens by the solver's feasibility tolerance, which can only
+raise the optimum), and the optimum bounds the total utility of *any*
+scheduler (checked by brute force over the engine on random tiny instances
+in ``tests/offline/test_cluster_bounds.py``).  Replaying the MILP's schedule
+in the engine earns the MILP value (a job may finish earlier, never later).
+
+Limits are deterministic: a branch-and-bound node cap (``max_nodes``) and a
+relative gap, never wall-clock time.  ``utility`` is the incumbent (= OPT
+when ``status`` is Optimal), ``bound`` HiGHS's dual bound (≥ OPT ≥ utility).
 Only ``sync`` jobs (the journal model; PD-ORS Fig. 10): async locality
 enters (3.4) per PS machine, which this linearization does not cover.
 """
@@ -30,25 +43,35 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import ClusterWorkload, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.solvers.highs import INF, LinearModel
 
-__all__ = ["OfflineSolution", "solve_offline"]
+__all__ = ["OfflineSolution", "Replay", "solve_offline"]
 
 
 @dataclass(frozen=True)
 class OfflineSolution:
-    """MILP value, status, completion slot per admitted job and the schedule."""
+    """Incumbent value, dual bound, status, completion slot per job and the schedule."""
 
     utility: float
     status: str
     completion: dict[int, int]
     schedule: dict[int, dict[int, Placement]]  # job → slot → placement
+    bound: float  # upper bound on OPT (HiGHS's dual bound; = utility when solved)
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "Optimal"
 
 
-def solve_offline(workload: ClusterWorkload, time_limit: float | None = 60.0) -> OfflineSolution:
-    """Solve DMLRS exactly (or to the time limit, then the best incumbent)."""
+MAX_NODES = 20_000  # default branch-and-bound cap (deterministic; Fig. 10 sizes solve below it)
+
+
+def solve_offline(
+    workload: ClusterWorkload, max_nodes: int = MAX_NODES, mip_rel_gap: float = 1e-7
+) -> OfflineSolution:
+    """Solve DMLRS exactly (or to ``max_nodes`` nodes, then the best incumbent and bound)."""
     jobs = list(workload.jobs)
     for j in jobs:
         if j.mode != "sync":
@@ -151,8 +174,8 @@ def solve_offline(workload: ClusterWorkload, time_limit: float | None = 60.0) ->
         integrality=np.asarray(integ),
         maximize=True,
         name="dmlrs-offline",
-        time_limit=time_limit,
-        mip_rel_gap=1e-7,
+        mip_rel_gap=mip_rel_gap,
+        max_nodes=max_nodes,
     )
     sol = model.solve(accept_feasible=True)
     x = sol.x
@@ -171,4 +194,30 @@ def solve_offline(workload: ClusterWorkload, time_limit: float | None = 60.0) ->
                 plan[t] = Placement.from_counts(w, s)
         schedule[j.id] = plan
     utility = sum(j.utility(completion[j.id] - j.arrival) for j in jobs if j.id in completion)
-    return OfflineSolution(float(utility), sol.status, completion, schedule)
+    dual = sol.dual_bound if sol.dual_bound is not None else math.inf
+    bound = max(float(utility), dual if math.isfinite(dual) else math.inf)
+    return OfflineSolution(float(utility), sol.status, completion, schedule, float(bound))
+
+
+class Replay:
+    """A fixed schedule (job → slot → placement) as a cluster scheduler for the engine.
+
+    It allocates each slot's placements to jobs the engine has not reported
+    finished (the engine refuses allocations to finished jobs) and decides
+    nothing else; the engine judges validity, progress and utility.
+    """
+
+    name = "offline-replay"
+    setting = "cluster"
+
+    def __init__(self, schedule: dict[int, dict[int, Placement]]) -> None:
+        self.schedule = schedule
+
+    def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
+        pass
+
+    def decide(self, view: object) -> ClusterDecision:
+        t = view.slot  # type: ignore[attr-defined]
+        fin = view.finished  # type: ignore[attr-defined]
+        alloc = {j: p[t] for j, p in self.schedule.items() if t in p and j not in fin}
+        return ClusterDecision(allocations=alloc)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from dmlsched.errors import InvalidInput
+from dmlsched.errors import Interrupted, InvalidInput
 
 __all__ = ["mount"]
 
@@ -99,8 +99,8 @@ def serve(
         server.run()  # until SIGINT/SIGTERM, then a graceful shutdown
     finally:
         store.close()
-    if server.interrupted:  # Ctrl-C: the project's exit status for it
-        raise typer.Exit(130)
+    if server.interrupted:  # Ctrl-C: exit 130 (dmlsched.cli.main) with one line
+        raise Interrupted("interrupted; every acknowledged request is kept in the store")
 
 
 def agent(

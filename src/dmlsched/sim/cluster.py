@@ -92,6 +92,7 @@ def simulate_cluster(
     jct: dict[int, float] = {}
     checked: dict[int, tuple] = {}  # job -> (placement, machine idx, demand, rate)
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
+    rate_model = workload.speed
     last_arrival = max(by_slot, default=-1)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
 
@@ -181,6 +182,12 @@ def simulate_cluster(
         util[t] = np.divide(
             usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
         )
+
+        joint = getattr(rate_model, "slot_rates", None)
+        if joint is not None and len(progress) > 1:
+            # a speed model that knows what jobs running at once do to each other (shared links)
+            rates = joint([(jobs[j], checked[j][0]) for j, _ in progress])
+            progress = [(j, float(r)) for (j, _), r in zip(progress, rates, strict=True)]
 
         newly_done = False
         for j, rate in progress:

@@ -38,6 +38,7 @@ class Solution:
     objective: float
     row_duals: np.ndarray | None
     row_activity: np.ndarray
+    dual_bound: float | None = None  # MILP: best bound on the optimum (≥ objective if max)
 
 
 class LinearModel:
@@ -58,6 +59,8 @@ class LinearModel:
         time_limit: float | None = None,
         mip_rel_gap: float = 1e-6,
         threads: int = 1,
+        mip_abs_gap: float | None = None,
+        max_nodes: int | None = None,
     ) -> None:
         self.name = name
         self._h = highspy.Highs()
@@ -65,8 +68,12 @@ class LinearModel:
         self._h.setOptionValue("random_seed", 0)
         self._h.setOptionValue("threads", threads)
         self._h.setOptionValue("mip_rel_gap", mip_rel_gap)
+        if mip_abs_gap is not None:
+            self._h.setOptionValue("mip_abs_gap", float(mip_abs_gap))
         if time_limit is not None:
             self._h.setOptionValue("time_limit", float(time_limit))
+        if max_nodes is not None:  # a deterministic MILP limit (same result on every machine)
+            self._h.setOptionValue("mip_max_nodes", int(max_nodes))
         a_csc = sp.csc_matrix(a, dtype=float)
         n_row, n_col = a_csc.shape
         lp = highspy.HighsLp()
@@ -113,8 +120,9 @@ class LinearModel:
     def solve(self, *, accept_feasible: bool = False) -> Solution:
         """Solve; return the solution or raise ``SolverFailed``.
 
-        ``accept_feasible`` lets a MILP that hit its time limit return its best
-        incumbent (the status string then says so).
+        ``accept_feasible`` lets a MILP that hit a limit (nodes, time) return its
+        best incumbent (the status string then says so; ``dual_bound`` bounds
+        the optimum).
         """
         self._h.run()
         status = self._h.getModelStatus()
@@ -136,6 +144,7 @@ class LinearModel:
             objective=float(info.objective_function_value),
             row_duals=duals,
             row_activity=np.asarray(sol.row_value, dtype=float),
+            dual_bound=float(info.mip_dual_bound) if self.is_mip else None,
         )
 
 

@@ -187,6 +187,9 @@ def replay(
                 time.sleep(0.1)
         run.moved.append((slot, mv.job, mv.src, mv.dst, got))
     run.status = ex.measure()
+    for j, st in run.status.items():  # jobs that finished in the last slot
+        if st.done and st.done_time is not None and j not in run.jct:
+            run.jct[j] = (st.done_time - start) / slot_seconds - arrivals[j]
     run.slots_run = t
     run.preemptions = dict(ex.preemptions)
     run.resizes = dict(ex.resizes)

@@ -270,13 +270,23 @@ def predict(
     jobs = {j.id: j for j in wl.jobs}
     rows: list[SlotRow] = []
     by_job: dict[int, list[SlotRow]] = defaultdict(list)
+    by_slot: dict[int, list[SlotRow]] = defaultdict(list)
     for r in run.rows:
-        job = jobs[r.job]
-        ms, ws, ss = zip(*r.placement, strict=True) if r.placement else ((), (), ())
-        rate = rate_of(job, ms, ws, ss) if r.placement else 0.0
-        r2 = dataclasses.replace(r, pred_work=rate)
-        rows.append(r2)
-        by_job[r.job].append(r2)
+        by_slot[r.slot].append(r)
+    joint = getattr(speed, "slot_rates", None)
+    for _, group in sorted(by_slot.items()):
+        items = []
+        for r in group:
+            ms, ws, ss = zip(*r.placement, strict=True) if r.placement else ((), (), ())
+            items.append((jobs[r.job], Placement(tuple(ms), tuple(ws), tuple(ss))))
+        if joint is not None and len(items) > 1:
+            rates = list(joint(items))
+        else:
+            rates = [rate_of(j, p.machines, p.workers, p.ps) for j, p in items]
+        for r, rate in zip(group, rates, strict=True):
+            r2 = dataclasses.replace(r, pred_work=float(rate))
+            rows.append(r2)
+            by_job[r.job].append(r2)
     replay: dict[int, float] = {}
     for j, job in jobs.items():
         done = 0.0

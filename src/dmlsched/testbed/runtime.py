@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -109,6 +110,13 @@ class Testbed:
         self.close()
 
     def start(self) -> None:
+        # SIGTERM unwinds through close() like Ctrl-C (a caller's own handler is kept)
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        ):
+            signal.signal(signal.SIGTERM, _raise_exit)
+            self._restore_term = True
         cleanup(self.state_dir)  # what earlier, killed runs left behind
         self.state = RunState.new(self.state_dir, self.mode)
         try:
@@ -160,6 +168,9 @@ class Testbed:
         if self.state is not None:
             cleanup(self.state_dir, run_id=self.state.run_id, force=True)
             self.state = None
+        if getattr(self, "_restore_term", False):
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            self._restore_term = False
 
     # ---- API used by jobs --------------------------------------------------------------
     @property
@@ -191,6 +202,10 @@ class Testbed:
             "delay_ms": self.delay_ms,
             "bind": self.emu.bind,
         }
+
+
+def _raise_exit(*_: object) -> None:
+    raise SystemExit(143)
 
 
 def _alive(pid: int) -> bool:

@@ -12,7 +12,10 @@ processes they fork.
 (or for one run id, or all with ``force``): processes whose command line
 names the run, processes inside its namespaces, the namespaces, cgroups and
 files, then the state file.  It also removes namespaces named ``dmlt-*``
-that no live run owns (a state file lost with its disk, say).  A run calls it
+that no live run owns (a state file lost with its disk, say).  Ownership is
+decided by a marker every run writes to ``/dev/shm/dmlt-<id>-owner`` (owner
+pid and start time) whatever its state folder, so runs with different state
+folders — concurrent tests, say — never delete each other's namespaces.  A run calls it
 for stale runs when it starts, and for itself when it ends — normally, on
 an exception or on Ctrl-C; after SIGKILL, ``dmlsched testbed cleanup`` (or
 the next run) does it.
@@ -35,6 +38,20 @@ __all__ = ["DEFAULT_STATE_DIR", "PREFIX", "RunState", "cleanup", "live_resources
 
 PREFIX = "dmlt-"
 DEFAULT_STATE_DIR = Path("/tmp/dmlsched-testbed")
+_OWNERS = Path("/dev/shm")
+
+
+def _owner_marker(run_id: str) -> Path:
+    return _OWNERS / f"{PREFIX}{run_id}-owner"
+
+
+def _marked_owner_alive(run_id: str) -> bool:
+    """True when the run's global owner marker names a live process (see module docstring)."""
+    try:
+        pid, start = _owner_marker(run_id).read_text().split()
+    except (OSError, ValueError):
+        return False
+    return _proc_start(int(pid)) == start
 
 
 def _proc_start(pid: int) -> str | None:
@@ -65,7 +82,11 @@ class RunState:
         rid = secrets.token_hex(3)  # an identifier, not a modelling choice
         st = RunState(rid, state_dir / f"{rid}.json", emulation=emulation)
         st.owner_start = _proc_start(st.owner_pid)
+        marker = _owner_marker(rid)
+        st.files.append(str(marker))
         st.save()
+        with contextlib.suppress(OSError):  # no /dev/shm: orphan sweeps then skip nothing
+            marker.write_text(f"{st.owner_pid} {st.owner_start}")
         return st
 
     @property
@@ -201,7 +222,8 @@ def cleanup(
             removed += _remove(st)
     if run_id is None:
         for ns in _netns_list():
-            if ns.startswith(PREFIX) and ns not in owned:
+            rid = ns[len(PREFIX) :].split("-", 1)[0]
+            if ns.startswith(PREFIX) and ns not in owned and not _marked_owner_alive(rid):
                 out = _run(["ip", "netns", "pids", ns]).stdout
                 pids = [int(x) for x in out.split() if x.isdigit()]
                 _kill_all(pids)

@@ -24,6 +24,10 @@ and predicts it with the simulator:
 * real and simulated mean JCT, utility and completed jobs, bytes moved,
   preemptions, wall seconds.
 
+Each cell also writes the run's own report (per-job ``results.csv``,
+``slots.csv``, ``summary.md``, Gantt chart, loss curves) to
+``/tmp/dmlsched-testbed-calibration/runs/<id>-<scheduler>-<emulation>-<seed>/report``.
+
 Not built (see docs/testbed.md): ``testbed-aonline-fig4``–``fig6`` and
 ``testbed-mlbroker-table4`` need executors for the ``edge-cloud`` and
 ``geo`` decisions.
@@ -50,6 +54,9 @@ INT_MBIT = 50.0
 def _profile(emulation: str, quick: bool) -> dict:
     from dmlsched.testbed.calibrate import calibrate
 
+    full = CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}" / "profile.json"
+    if full.exists():  # a full calibration serves quick runs too
+        return json.loads(full.read_text())
     d = CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}{'-quick' if quick else ''}"
     path = d / "profile.json"
     if not path.exists():
@@ -66,7 +73,7 @@ def _profile(emulation: str, quick: bool) -> dict:
 def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool) -> dict:
     """One testbed run of ``scheduler`` (emulation ``point``) and its predictions."""
     from dmlsched.rng import make_rng, spawn
-    from dmlsched.testbed.report import job_metrics, run_metrics
+    from dmlsched.testbed.report import job_metrics, run_metrics, write_run
     from dmlsched.testbed.run import predict, run_cluster
     from dmlsched.testbed.runtime import Testbed
     from dmlsched.testbed.workload import testbed_workload
@@ -81,9 +88,10 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
         jobs, slot_s, epochs = (4, 10.0, (4, 10)) if quick else (6, 20.0, (10, 30))
         kw = dict(slot_seconds=slot_s, ext_mbit=EXT_MBIT, int_mbit=INT_MBIT, epochs=epochs)
         tw = testbed_workload(jobs, 3, 30, spawn(make_rng(seed), 2)[0], profile=prof, **kw)
+        run_dir = CAL_DIR / "runs" / f"{exp.id}-{scheduler}-{emulation}-{seed}"
         with Testbed(
             3,
-            CAL_DIR / "runs" / f"{exp.id}-{scheduler}-{seed}",
+            run_dir,
             emulation=emulation,
             ext_mbit=EXT_MBIT,
             int_mbit=INT_MBIT,
@@ -92,6 +100,15 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
     caps = dict(slot_seconds=slot_s, ext_mbit=(EXT_MBIT,), int_mbit=(INT_MBIT,))
     pred = predict(tw, run, profile_speed(prof, **caps), params)
     m = run_metrics(tw, run, pred)
+    # the run's own report (per-job rows, slots.csv, Gantt, loss) beside its job folders
+    write_run(
+        run_dir / "report",
+        tw,
+        run,
+        pred,
+        experiment=exp.id,
+        title=f"{exp.id}: {scheduler} ({emulation}, seed {seed})",
+    )
     pred_eq1 = predict(tw, run, profile_speed(prof, form="eq1", **caps), params)
     m["median_sim_error_eq1"] = run_metrics(tw, run, pred_eq1)["median_sim_error"]
     nominal = testbed_workload(jobs, 3, 30, spawn(make_rng(seed), 2)[0], **kw)

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import ClusterJob
+from dmlsched.model.cluster import ClusterJob, Placement
 
 __all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step"]
 
@@ -184,3 +184,57 @@ class CalibratedSpeed:
             step = max(self.step_seconds(job.batch, machines, one, list(ps)), _MIN_STEP_S)
             total += w / step * self.slot_seconds
         return total
+
+    def slot_rates(self, items: Sequence[tuple[ClusterJob, Placement]]) -> list[float]:
+        """Rates of jobs running together: ``links`` shares every machine's links.
+
+        Each job's step is its solo ``links`` step with every link time
+        stretched by that link's offered load max(1, ρ), ρ = Σ_jobs (the time
+        the job keeps the link busy per step ÷ its solo step time): a
+        saturated link is shared in proportion, so two jobs that each need a
+        link all the time get half of it each.  Async jobs and the ``eq1``
+        form: solo rates.
+        """
+        solo = [self.rate(j, p.machines, p.workers, p.ps) for j, p in items]
+        if self.form != "links" or any(j.mode != "sync" for j, _ in items):
+            return solo
+        # per job: compute part, and per (machine, kind) the busy time per step at full cap
+        base: list[float] = []
+        busy: list[dict[tuple[int, str], float]] = []
+        for job, p in items:
+            W, S = p.total_workers, p.total_ps
+            base.append(job.batch / max(W, 1) * self.batch_tau_s + self.overhead_s)
+            b: dict[tuple[int, str], float] = {}
+            if W and S:
+                g = self.grad_bytes / S
+                for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
+                    ext = max(w * (S - s), s * (W - w)) * g
+                    loc = w * s * g
+                    ce, ci = self._cap(self.ext_mbit, m), self._cap(self.int_mbit, m)
+                    if ext and ce < float("inf"):
+                        b[(m, "e")] = 2.0 * ext / ce * self.inv_eta_ext
+                    if loc and ci < float("inf"):
+                        b[(m, "i")] = 2.0 * loc / ci * self.inv_eta_int
+            busy.append(b)
+        step = [
+            max(
+                base[k]
+                + max((v for (m, kd), v in busy[k].items() if kd == "e"), default=0.0)
+                + max((v for (m, kd), v in busy[k].items() if kd == "i"), default=0.0),
+                _MIN_STEP_S,
+            )
+            for k in range(len(items))
+        ]
+        # offered load of each link: the share of its solo step a job keeps the link busy
+        load: dict[tuple[int, str], float] = {}
+        for k, b in enumerate(busy):
+            for link, v in b.items():
+                load[link] = load.get(link, 0.0) + v / step[k]
+        for k, b in enumerate(busy):
+            te = max((v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "e"), default=0.0)
+            ti = max((v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "i"), default=0.0)
+            step[k] = max(base[k] + te + ti, _MIN_STEP_S)
+        return [
+            job.batch / st * self.slot_seconds if sum(p.workers) and sum(p.ps) else 0.0
+            for (job, p), st in zip(items, step, strict=True)
+        ]

@@ -5,11 +5,25 @@ pace, so a job trains at the internal rate b^(i) only when *all* of its
 workers and PSs sit on one machine; any spread makes the bottleneck b^(e).
 The four cases of Fig. 4 (a–d) reduce to that single test.
 
-Sync, Eq. (1) with the actual counts W = Σ_h w_h, S = Σ_h s_h:
+Sync, Eq. (1) with W = Σ_h w_h workers and S = Σ_h s_h PSs:
 
     samples/slot = W / (τ + (2g/S)/b · W/F)
 
-(the γ-form after Eq. (2) is the same expression with W/S = γ).
+**PSs beyond W/γ do nothing** (a model decision, following the paper): the
+journal fixes the job's worker:PS ratio γ_i (Eq. (2) and the text before it:
+users "specify a fixed ratio") and rewrites Eq. (1) with it as
+W / (τ + γ_i/F · 2g/b) — the form used by Eq. (3), Problem (19), (26),
+Alg. 4 and the price constants (13)–(14).  With integer counts the engine
+requires S ≥ ⌈W/γ⌉ (Eq. (2) in integers) and credits the PSs Eq. (1) would
+see at the job's ratio, S_eff = min(S, W/γ): the parameters are sharded over
+W/γ PSs' worth of servers, and a further PS (or the ceiling's fraction of
+one) holds no shard and carries no traffic.  So every allocation the engine
+accepts trains at exactly the γ-form rate, the rate the offline MILP
+(:mod:`dmlsched.offline.cluster`) and every planner credit; fewer PSs than
+W/γ (never accepted for sync jobs, but callable) slow the job as Eq. (1)
+says.  (Before this decision the engine credited the integer S given, so
+⌈W/γ⌉ > W/γ or extra PSs trained faster than any planner or the MILP
+assumed, and a schedule could beat "OPT".)
 
 Async, (3.1): each worker on machine h trains
 1 / (τ + 2g / min_{p∈P} b(h, p)) mini-batches per slot, so a worker is
@@ -52,9 +66,12 @@ def is_internal(worker_machines: Sequence[int], ps_machines: Sequence[int]) -> b
 
 
 def sync_rate(job: ClusterJob, workers: int, ps: int, internal: bool) -> float:
-    """Eq. (1) summed over machines: samples per slot for W workers and S PSs."""
+    """Eq. (1) summed over machines: samples per slot for W workers and S PSs,
+    crediting at most W/γ PSs (module docstring): the γ-form whenever S ≥ W/γ."""
     if workers <= 0 or ps <= 0:
         return 0.0
+    if ps * job.gamma >= workers:  # Eq. (2) met: the γ-form, bit for bit
+        return workers * worker_rate(job, internal)
     b = job.b_int if internal else job.b_ext
     comm = comm_slots(2.0 * job.grad_mb / ps, b) * workers / job.batch
     per_sample = job.tau * job.straggler + comm

@@ -6,8 +6,9 @@ from the resources already reserved (ρ), find the schedule maximizing
 for every slot of the schedule.  The scheduler then returns, each slot, the
 current slot's part of every committed schedule, and releases the rest of a
 job's reservation when the engine reports it finished (it can finish early:
-the engine's Eq. (1) with ⌈W/γ⌉ PSs is never slower than the γ-form used for
-planning).
+worker counts are rounded up and the last quantum may overshoot V; the
+engine credits exactly the γ-form rate the plan uses,
+:mod:`dmlsched.model.speed.pdors`).
 
 Alg. 2–3 with workload quanta (DESIGN.md "Where the papers leave gaps"): the
 job's work V is cut into Q quanta (:class:`Quanta`); a subclass's *slot oracle* gives
@@ -97,16 +98,19 @@ def quanta_for(
     horizon: int,
     per_slot: int = 8,
     capacity: np.ndarray | None = None,
+    aligned: bool = True,
 ) -> Quanta:
     """The job's quanta (see module docstring).
 
     The peak per-slot work is that of min(max_workers, the workers — with
     their share of PSs — that fit in the whole cluster's ``capacity``), in
-    whole workers at the external rate.  The quantum divides it exactly, so a
-    job that needs the whole cluster in every slot loses nothing to the
-    discretization (a quantum of V/Q would lose up to one per slot: measured on
-    ``pdors-fig10`` jobs=6 seed 7, a job OPT finishes with 0.3 % to spare was
-    rejected); the last quantum may overshoot V.
+    whole workers at the external rate.  ``aligned``: the quantum divides it
+    exactly, so a job that needs the whole cluster in every slot loses
+    nothing to the discretization (a quantum of V/Q would lose up to one per
+    slot: measured on ``pdors-fig10`` jobs=6 seed 7, a job OPT finishes with
+    0.3 % to spare was rejected); the last quantum may overshoot V.  Not
+    aligned: Q = max(``quanta``, min(8T, ⌈per_slot · V / peak work⌉)) quanta
+    of exactly V/Q (the plain discretization of Alg. 3's v ∈ [0, V]).
     """
     peak = float(job.max_workers)
     if capacity is not None:
@@ -115,6 +119,11 @@ def quanta_for(
         total = np.asarray(capacity, dtype=float).sum(axis=0)
         pos = per > 0
         peak = min(peak, float(np.min(total[pos] / per[pos])))
+    if not aligned:
+        rate = max(1.0, peak) * worker_rate(job, internal=False)
+        need = math.ceil(per_slot * job.total_work / rate - _TOL)
+        count = int(max(quanta, min(per_slot * horizon, need)))
+        return Quanta(count, job.total_work / count)
     slot_work = max(1, math.floor(peak + _TOL)) * worker_rate(job, internal=False)
     peak_slots = job.total_work / slot_work
     if peak_slots > horizon:  # cannot finish in the horizon even at peak: bound the DP
@@ -180,7 +189,12 @@ class PrimalDualScheduler:
 
     Parameters: ``quanta`` (minimum Q), ``price_estimate`` ("online": U^r and
     L from the jobs seen so far; "oracle": from ``history``, e.g. the whole
-    workload), ``history`` (jobs for the oracle estimate), ``max_repairs``.
+    workload), ``history`` (jobs for the oracle estimate), ``max_repairs``,
+    ``quanta_per_slot``, ``payoff_floor``, ``aligned_quanta``
+    (:func:`quanta_for`) and ``reroute``: when a cell on the DP's chosen path
+    cannot be realized (S failed roundings and nothing else), True re-plans
+    around it (the cell costs ∞, as Alg. 3 over Alg. 4's results would) and
+    False rejects the job (the journal's Sec. V rule, "discard the job").
     """
 
     name: ClassVar[str]
@@ -194,9 +208,13 @@ class PrimalDualScheduler:
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
         payoff_floor: float = 1e-9,
+        aligned_quanta: bool = True,
+        reroute: bool = True,
     ) -> None:
         self.quanta = quanta
         self.payoff_floor = payoff_floor
+        self.aligned_quanta = aligned_quanta
+        self.reroute = reroute
         self.quanta_per_slot = quanta_per_slot
         self.price_estimate = price_estimate
         self.history = history
@@ -294,7 +312,9 @@ class PrimalDualScheduler:
         slots = list(range(max(now, job.arrival), T))
         if not slots:
             return None
-        quanta = quanta_for(job, self.quanta, T, self.quanta_per_slot, self.capacity_)
+        quanta = quanta_for(
+            job, self.quanta, T, self.quanta_per_slot, self.capacity_, self.aligned_quanta
+        )
         q = quanta.count
         bounds = self.estimator_.bounds()
         oracle = self._oracle(job, quanta, bounds)
@@ -338,6 +358,8 @@ class PrimalDualScheduler:
                 if (s, k) in realized:
                     continue
                 res = oracle.realize(slots[s], k)
+                if res is None and not self.reroute:
+                    return None  # journal Sec. V: discard the job after S failed roundings
                 realized[(s, k)] = res
                 if res is not None and res[2] > 0:
                     self.attempts_.append(res[2])

@@ -27,8 +27,10 @@ current jobs i, on HiGHS:
 If the MILP is infeasible the adjustment constraint and then the fairness
 constraint are dropped (in that order).  Every arrived job is admitted (it
 runs once it gets workers); a job the round-robin cannot place at its size
-is shrunk one worker at a time.  The MILP has a time limit (``time_limit``
-seconds) and its best incumbent is used.
+is shrunk one worker at a time.  The MILP stops on deterministic limits —
+a relative gap (``mip_gap``, 1e-3) or a branch-and-bound node cap
+(``max_nodes``, 10,000), never wall-clock time, so a run's partitions are
+the same on every machine — and its best incumbent is used.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def dorm_partition(
     fairness: float,
     adjust: float,
     fill: float,
-    time_limit: float,
+    max_nodes: int,
+    mip_gap: float = 1e-3,
 ) -> dict[int, int]:
     """Workers per job from Dorm's MILP (see module docstring)."""
     n = len(jobs)
@@ -142,8 +145,8 @@ def dorm_partition(
             integrality=np.ones(nv, dtype=bool),
             maximize=True,
             name="dorm",
-            time_limit=time_limit,
-            mip_rel_gap=1e-3,
+            max_nodes=max_nodes,
+            mip_rel_gap=mip_gap,
         )
         try:
             sol = model.solve(accept_feasible=True)
@@ -171,12 +174,14 @@ class Dorm:
         fairness: float = 0.5,
         adjust: float = 0.5,
         fill: float = 0.9,
-        time_limit: float = 5.0,
+        max_nodes: int = 10_000,
+        mip_gap: float = 1e-3,
     ) -> None:
         self.fairness = fairness
         self.adjust = adjust
         self.fill = fill
-        self.time_limit = time_limit
+        self.max_nodes = max_nodes
+        self.mip_gap = mip_gap
 
     def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
         self.cluster_ = cluster
@@ -199,7 +204,8 @@ class Dorm:
                 fairness=self.fairness,
                 adjust=self.adjust,
                 fill=self.fill,
-                time_limit=self.time_limit,
+                max_nodes=self.max_nodes,
+                mip_gap=self.mip_gap,
             )
             self._place(view, current)
         return ClusterDecision(

@@ -5,6 +5,15 @@ live in :mod:`dmlsched.schedulers._shared.primal_dual`; this module is Alg. 4,
 θ(t, v): the cheapest way to train v samples (sync) or mini-batches (async)
 in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
 
+Two entries (issue 15): ``pd-ors`` is the journal's algorithm as printed,
+its gaps filled minimally (below); ``pd-ors+`` (:class:`PdorsPlus`) is our
+best version, every departure a named constructor option that ``pd-ors+``
+turns on (:data:`PLUS`) and ``pd-ors`` leaves off (:data:`PRINTED`).
+``ablation-pdors-*`` measures what each option adds; why roundings fail as
+printed is measured in ``docs/pdors-rounding.md``.
+
+**As printed** (both entries):
+
 * **Internal case** (Fact 1: everything on one machine, rate r^(i)): for
   every quantum count k at once, w = ⌈v / r^(i)⌉ workers and the fewest PSs
   the engine accepts — sync ⌈w/γ⌉ (Eq. (2)); async ⌈w·b^(i)/B⌉ ≥ 1 (3.4, the
@@ -12,86 +21,109 @@ in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
   where they fit (Steps 2–7; sorting by Σ_r p(αγ + β) and taking the first
   that fits is the same as taking the cheapest that fits).
 * **External case**: the LP relaxation of Problem (23) (journal) / (3.22)
-  (thesis) on HiGHS: min Σ_h p_h^w w_h + p_h^s s_h subject to the packing rows
-  (24), Σ_h w_h ∈ [⌈v / r^(e)⌉, max_workers] (25)–(26) and the PS row that
-  Problem (23) lacks (DESIGN.md): Σ s ≥ Σ w / γ (sync) or Σ s ≥ Σ w · b^(e)/B
-  with 1 ≤ Σ s ≤ Σ w (async, (3.4)–(3.5) for one PS machine), solved over
-  machine classes (below); per slot state the (small) model is loaded once
-  into the run's one HiGHS instance, per quantum only the workload row's
-  bound changes.  The LP value is convex and
-  piecewise linear in the workload bound, so it is traced with few solves:
-  bisection over the quanta, skipping a range when the cover row's dual
-  predicts the far end of the LP's own objective (the conditioned one below,
-  whose slope the dual is) to a relative ``lp_tol`` (1e-2; then the range is
-  linear up to that tolerance and the interpolated solutions are feasible,
-  optimal up to it); the largest feasible workload comes from one
-  max-workers LP.  The LP sees the slot's prices divided by their maximum
-  and floored at 1e-6 (:func:`conditioned_costs`): Eq. (12) prices near L are
-  ~1e-40 with sigmoid utilities, below HiGHS's absolute tolerances, and an
-  LP whose costs all look like zero stops at an arbitrary vertex that
-  over-provisions PSs and workers (a gap decision: it changes the LP only
-  where prices differ by less than a millionth of the slot's dearest one;
-  on the fig. 12 instance at H = 50 it took PD-ORS from 339 to 775 total
-  utility).  Then the scaled randomized rounding of
-  Eq. (27)–(28) (:func:`dmlsched.solvers.rounding.scaled_round`) with G_δ fixed
-  or from Eq. (29)/(30), up to S attempts, accepting a rounding that meets the
-  packing rows, the workload row and the engine's exact PS rules (⌈W/γ⌉;
-  async: the exact (3.4) load and (3.5)); a rounding with more than
-  max_workers workers first drops its costliest surplus workers (the paper
-  assumes (25) never binds; our engine enforces Eq. (4)).
-* **Packing margin** (``safe_packing``, default on; a gap decision): the LP's
-  packing bounds are Ĉ_h^r − (α^r + β^r) instead of Ĉ_h^r.  Rounding moves
-  each w_h and s_h up by at most one, so every rounding then meets (24) and
-  only the cover and PS rows are left to chance.  Without it, idle machines
-  all cost L, the LP saturates machines with fractional counts (e.g. 22.5
-  workers), and with G_δ = 1 a rounding is packing-feasible only if every
-  such machine rounds down (probability 2^-n): we measured jobs rejected or
-  finishing later after S = 100 failed attempts.  ``safe_packing=False``
-  gives the paper's plain LP.
-* **Failed roundings** (``fallback``): after S infeasible draws the thesis's
-  Step-12 "heuristic search" builds the external schedule (default): first the
-  integer Problem (23) itself, per machine, by HiGHS's branch and bound capped
-  at ``MILP_NODES`` nodes (:meth:`PdorsOracle._exact`; a node cap, not a time
-  limit, so runs stay reproducible), then, if that finds nothing, a greedy
-  fill (:meth:`PdorsOracle._heuristic`).  ``fallback=False`` is the journal's
-  Sec. V rule instead — the cell is unrealizable (the DP then routes around
-  it, so the job is discarded only when no other schedule is left).  With the
-  fallback, G_δ ≠ 1 is never punished (measured on ``pdors-fig11``, 3 seeds,
-  S = 5000: 57–186 failed roundings per run at G_δ ∈ {0.2, 0.6, 1.2}, none at
-  1; utility 358.80 at every G_δ).
+  (thesis) on HiGHS (Step 8), then the scaled randomized rounding of
+  Eq. (27)–(28) (Steps 9–11, :func:`dmlsched.solvers.rounding.scaled_round`)
+  with G_δ fixed or from Eq. (29)/(30), up to S attempts, keeping the first
+  draw that meets the packing rows (24), the workload row (26) and the
+  engine's exact PS rules.
+* **Final step** (Step 12): the cheaper of the two cases.
+* **After S failed roundings** with no internal solution for the cell, the
+  job is discarded (Sec. V: "if the total rounds of randomized rounding
+  before we find an integer feasible solution exceeds a preset threshold
+  (e.g., 5000), we will discard the corresponding job").
+
+Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
+
+* **PS row.**  Problem (23) has no PS constraint; as printed its LP puts no
+  PS anywhere and no rounding could ever run.  The LP gets the job's ratio:
+  Σ s ≥ Σ w / γ (sync, Eq. (2)); Σ s ≥ Σ w · b^(e)/B with 1 ≤ Σ s ≤ Σ w
+  (async, (3.4)–(3.5) for one PS machine) (DESIGN.md).
+* **Engine rules at rounding.**  A draw is accepted only if the engine would
+  accept it: ⌈W/γ⌉ ≤ S (sync); the exact (3.4) load and (3.5) (async).  A
+  draw with more than F workers first drops its costliest surplus workers
+  (the paper assumes (25) never binds; our engine enforces Eq. (4)).
+* **Quanta** (Alg. 3 enumerates v ∈ [0, E·K], 10^6–10^8 values): Q ≥
+  ``quanta`` quanta of V/Q, at least ``quanta_per_slot`` per slot of the
+  job's peak work (:func:`~dmlsched.schedulers._shared.primal_dual.quanta_for`).
+* **Lazy realization.**  The DP sees G_δ × the LP value (the rounding's
+  expected cost) and rounds only the cells on its chosen path, re-running
+  with the realized costs until the path is realized — the values the
+  eager Alg. 3 over Alg. 4 would see on that path.
+* **LP solved exactly.**  The LP value is convex and piecewise linear in the
+  workload bound, so it is traced with few solves: bisection over the quanta,
+  interpolating a range only when the cover row's dual predicts its far end
+  to a relative ``lp_tol`` (1e-6: i.e. on a linear piece, up to solver
+  precision); the largest feasible workload comes from one max-workers LP.
+  The LP's costs are divided by the slot's largest one (the same optimum;
+  Eq. (12) prices can be 1e-40 and HiGHS's tolerances are absolute).
+* **Which optimum is rounded.**  The LP optimum is rarely unique (idle
+  machines all cost L).  ``pd-ors`` rounds a vertex, as a simplex solver
+  returns: machine classes (below) are split back onto their machines by
+  :func:`~dmlsched.schedulers._shared.machine_classes.fill_classes`, which
+  fills machines one after another in id order, workers first, each as
+  full as its room allows (for async jobs PSs go to machines without
+  workers first: a PS sharing a machine with workers costs b^(i) per worker
+  in (3.4), which the LP does not see).  The paper does not say which
+  optimum; its complexity bound cites an interior-point solver, whose
+  optimum would be the even split of ``spread`` below.
+* **Admission** λ > 0 exactly (``payoff_floor`` = 0).
 * **Machine classes** (an implementation decision, exact): machines with the
   same residual capacity and price on the resources the job uses are
   interchangeable in Problem (23) — its rows and costs are per machine and
-  identical for them, the other rows only see sums.  The LP therefore has one
-  pair (W_c, S_c) per class c of n_c machines with packing rows
-  α^r W_c + β^r S_c ≤ n_c Ĉ_c^r.  Same optimum value: a per-machine solution
-  summed per class is feasible for the class LP at the same cost, and a class
-  solution split over the class's machines is feasible for the per-machine LP
-  at the same cost (every machine of a class has the same prices).  The split
-  (:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes`) fills
-  machines one after another in id order, workers first, each as full as its
-  room allows, so x̄ sits on few machines, most of them full in some
-  resource — like the vertex a per-machine simplex returns — and the
-  randomized rounding sees as few fractional coordinates.  For sync jobs the
-  PSs then use the workers' machines' leftover room first; for async jobs
-  machines without workers first (a PS sharing a machine with workers costs
-  b^(i) per worker in (3.4), which the LP does not see).  In a 1,000-machine
-  cluster most machines are idle and identical, so the LP shrinks from
-  R·H + 2 rows to R·C + 2 with C in the tens (tests check equal LP values
-  against a per-machine LP and every per-machine row of the split); classes
-  without room for a worker's or a PS's every resource are left out (their
-  W_c = S_c = 0 in every feasible point).  The internal case scans classes
-  too; classes are numbered by their lowest machine id, so "the first
-  cheapest machine that fits" is unchanged.  Rounding draws only for
-  machines with x̄ > 0 (the others always round to 0, and their rows hold
-  trivially).  What can change is *which* optimal x̄ is rounded (the LP
-  optimum is rarely unique: idle machines all cost the same): the split
-  puts it on few machines with few fractional coordinates.
-* **Final step**: the cheaper of the two cases.
+  identical for them, the other rows only see sums.  The LP therefore has
+  one pair (W_c, S_c) per class c of n_c machines with packing rows
+  α^r W_c + β^r S_c ≤ n_c Ĉ_c^r: same optimum value (a per-machine solution
+  summed per class is feasible at the same cost, and a class solution split
+  over the class's machines is feasible for the per-machine LP at the same
+  cost); tests check equal values against a per-machine LP and every
+  per-machine row of the split.  In a 1,000-machine cluster the LP shrinks
+  from R·H + 2 rows to R·C + 2 with C in the tens; classes without room for
+  a worker's or a PS's every resource are left out (their W_c = S_c = 0 in
+  every feasible point).  The internal case scans classes too (numbered by
+  their lowest machine id, so "the first cheapest machine that fits" is
+  unchanged), and rounding draws only for machines with x̄ > 0 (the others
+  always round to 0).
+
+**Departures** (``pd-ors+``; each a constructor option, off in ``pd-ors``):
+
+* ``spread``: round the optimum that splits each class's total evenly over
+  its machines (sync jobs) instead of the vertex.  Same LP value and
+  expected cost; a vertex puts its fractional coordinates on machines it
+  filled to capacity, where rounding up breaks (24) and rounding down
+  breaks (26), so often *no* outcome of the rounding is feasible
+  (measured: docs/pdors-rounding.md); the even split leaves each machine
+  slack.
+* ``safe_packing``: the LP's packing bounds are Ĉ_h^r − (α^r + β^r), so every
+  rounding meets (24) (it moves each coordinate up by at most one) and only
+  the cover and PS rows are left to chance; above the margin LP's largest
+  workload the plain LP is used.
+* ``milp_fallback``: after S failed roundings, the integer Problem (23)
+  itself, per machine with plain capacities, by HiGHS's branch and bound
+  capped at ``MILP_NODES`` nodes (:meth:`PdorsOracle._exact`; a node cap,
+  not a time limit, so runs stay reproducible) — the thesis's Step-12
+  "heuristic search".
+* ``greedy_fill``: if that finds nothing, a greedy fill from ⌊G_δ x̄⌋
+  (:meth:`PdorsOracle._heuristic`).
+* ``reroute``: if a cell still has no solution, the DP re-plans around it
+  (the cell costs ∞) instead of discarding the job.
+* ``aligned_quanta``: a quantum divides the job's peak slot exactly, so a job
+  that needs the whole cluster in every slot loses nothing to the
+  discretization (measured on ``pdors-fig10`` jobs=6 seed 7).
+* ``cost_floor`` (1e-6): the LP's normalized costs are floored, so every unit
+  costs something and the LP keeps Σ w and Σ s at their minimum where prices
+  differ by less than HiGHS's tolerance; without it an LP whose costs all
+  look like zero stops at an arbitrary vertex that over-provisions
+  (normalizing and flooring together took the fig. 12 instance at H = 50
+  from 339 to 775 utility; the floor's own share: ``ablation-pdors-*``).
+* ``payoff_floor`` (1e-9): a payoff below 1e-9 × the job's best utility
+  counts as 0 (sigmoid utilities reach 1e-40; admitting for such a payoff
+  only blocks resources).
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
-(29)/(30)), ``attempts`` (S), ``fallback``, ``quanta``, ``price_estimate`` / ``history``
-(see :class:`~dmlsched.schedulers._shared.primal_dual.PrimalDualScheduler`).
+(29)/(30)), ``attempts`` (S), ``quanta``, ``quanta_per_slot``, ``lp_tol``,
+``price_estimate`` / ``history`` (see
+:class:`~dmlsched.schedulers._shared.primal_dual.PrimalDualScheduler`) and
+the departures above.
 """
 
 from __future__ import annotations
@@ -117,8 +149,11 @@ from dmlsched.solvers.highs import INF, LinearModel, make_integer, pass_columns
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
 
 __all__ = [
+    "PLUS",
+    "PRINTED",
     "Pdors",
     "PdorsOracle",
+    "PdorsPlus",
     "conditioned_costs",
     "internal_ps",
     "per_machine_lp",
@@ -288,7 +323,9 @@ class _ExternalLp:
         return float(self.cost @ x), full, dual * self.scale, sol.objective * self.scale
 
 
-def per_machine_lp(job: ClusterJob, free: np.ndarray, cost: np.ndarray) -> _ExternalLp:
+def per_machine_lp(
+    job: ClusterJob, free: np.ndarray, cost: np.ndarray, floor: float = _COST_FLOOR
+) -> _ExternalLp:
     """The external LP with every machine its own class (no margin), on its own HiGHS
     instance: the per-machine Problem (23) of the paper, for tests and probes.
 
@@ -299,7 +336,7 @@ def per_machine_lp(job: ClusterJob, free: np.ndarray, cost: np.ndarray) -> _Exte
     H = free.shape[0]
     z = np.zeros(1)
     model = LinearModel(z, np.zeros((1, 1)), z, z, z, z, name=f"pdors-ext-job{job.id}")
-    scale, lp_cost = conditioned_costs(np.asarray(cost, dtype=float))
+    scale, lp_cost = conditioned_costs(np.asarray(cost, dtype=float), floor)
     keep = np.arange(H)
     structure = _lp_structure(job, res, H)
     return _ExternalLp(
@@ -394,7 +431,7 @@ class PdorsOracle:
         first = d.classes.first
         cost = np.concatenate([d.price[first] @ self.alpha, d.price[first] @ self.beta])
         # conditioned over all classes, as the per-machine LP over all machines
-        scale, lp_cost = conditioned_costs(cost)
+        scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
         cols = np.concatenate([keep, d.classes.n + keep])
         C = keep.size
         if C not in self._structures:
@@ -548,6 +585,10 @@ class PdorsOracle:
         """Per-machine x̄ (w_1..w_H, s_1..s_H) of the class LP solution at bound m."""
         x = d.lp[m][1]
         C = d.classes.n
+        if self.sched.spread and self.job.mode == "sync":
+            # the optimum with every class's total split evenly over its machines
+            n_c = d.classes.count
+            return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
         demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
         room = self._lp_room(d, margin=m in d.lp_margin)
         # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
@@ -592,13 +633,14 @@ class PdorsOracle:
         )
         if not res.success:
             self.sched.failed_ += 1
-            if not self.sched.fallback:  # journal Sec. V: discard after S failed roundings
-                return None
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-            exact = self._exact(d, m, full_cost, res.attempts)
-            if exact is not None:
-                return exact
-            return self._heuristic(d, m, x_full, full_cost, res.attempts)
+            if self.sched.milp_fallback:
+                exact = self._exact(d, m, full_cost, res.attempts)
+                if exact is not None:
+                    return exact
+            if self.sched.greedy_fill:
+                return self._heuristic(d, m, x_full, full_cost, res.attempts)
+            return None  # no external solution: the DP reroutes or the job is discarded
         lp_cost = d.lp[m][0]
         if lp_cost > 0:
             self.sched.ratios_.append(res.cost / lp_cost)
@@ -630,7 +672,12 @@ class PdorsOracle:
         )
         if room.size == 0:
             return None
-        lp = per_machine_lp(self.job, d.free[room], np.concatenate([cost[room], cost[H + room]]))
+        lp = per_machine_lp(
+            self.job,
+            d.free[room],
+            np.concatenate([cost[room], cost[H + room]]),
+            self.sched.cost_floor,
+        )
         make_integer(lp.model, MILP_NODES)
         lp.model.set_row_bounds(np.array([lp.cover_row]), np.array([float(m)]), np.array([lp.wmax]))
         try:
@@ -727,9 +774,37 @@ class PdorsOracle:
         return ok & (S >= 1) & (S <= W) & (load <= S * job.ps_bandwidth * (1 + 1e-9))
 
 
+#: pd-ors as printed: every departure below off (module docstring, "Two entries")
+PRINTED: dict[str, Any] = {
+    "spread": False,
+    "safe_packing": False,
+    "milp_fallback": False,
+    "greedy_fill": False,
+    "reroute": False,
+    "aligned_quanta": False,
+    "cost_floor": 0.0,
+    "payoff_floor": 0.0,
+}
+#: pd-ors+: our best version, every departure on (each a named option)
+PLUS: dict[str, Any] = {
+    "spread": True,
+    "safe_packing": True,
+    "milp_fallback": True,
+    "greedy_fill": True,
+    "reroute": True,
+    "aligned_quanta": True,
+    "cost_floor": _COST_FLOOR,
+    "payoff_floor": 1e-9,
+}
+
+
 @register
 class Pdors(PrimalDualScheduler):
-    """PD-ORS (journal Alg. 1–4; thesis variant for async jobs)."""
+    """PD-ORS as printed (journal Alg. 1–4; thesis variant for async jobs).
+
+    The options of :data:`PLUS` (all off here) are our departures; ``pd-ors+``
+    (:class:`PdorsPlus`) turns them all on.
+    """
 
     name: ClassVar[str] = "pd-ors"
 
@@ -743,17 +818,33 @@ class Pdors(PrimalDualScheduler):
         history: tuple[ClusterJob, ...] | None = None,
         max_repairs: int = 200,
         quanta_per_slot: int = 8,
-        payoff_floor: float = 1e-9,
-        safe_packing: bool = True,
-        lp_tol: float = 1e-2,
-        fallback: bool = True,
+        lp_tol: float = 1e-6,
+        *,
+        spread: bool = PRINTED["spread"],
+        safe_packing: bool = PRINTED["safe_packing"],
+        milp_fallback: bool = PRINTED["milp_fallback"],
+        greedy_fill: bool = PRINTED["greedy_fill"],
+        reroute: bool = PRINTED["reroute"],
+        aligned_quanta: bool = PRINTED["aligned_quanta"],
+        cost_floor: float = PRINTED["cost_floor"],
+        payoff_floor: float = PRINTED["payoff_floor"],
     ) -> None:
         self.lp_tol = lp_tol
         super().__init__(
-            quanta, price_estimate, history, max_repairs, quanta_per_slot, payoff_floor
+            quanta,
+            price_estimate,
+            history,
+            max_repairs,
+            quanta_per_slot,
+            payoff_floor,
+            aligned_quanta=aligned_quanta,
+            reroute=reroute,
         )
+        self.spread = spread
         self.safe_packing = safe_packing
-        self.fallback = fallback
+        self.milp_fallback = milp_fallback
+        self.greedy_fill = greedy_fill
+        self.cost_floor = cost_floor
         self.g_delta = g_delta
         self.delta = delta
         self.attempts = attempts
@@ -767,6 +858,10 @@ class Pdors(PrimalDualScheduler):
                 raise InvalidInput("g_delta", g, "a number > 0 | eq29 | eq30")
         elif not (float(g) > 0):
             raise InvalidInput("g_delta", g, "> 0")
+        if not (0 <= self.cost_floor < 1):
+            raise InvalidInput("cost_floor", self.cost_floor, "in [0, 1)")
+        if not (self.payoff_floor >= 0):
+            raise InvalidInput("payoff_floor", self.payoff_floor, ">= 0")
         if not (0 < self.delta <= 1):
             raise InvalidInput("delta", self.delta, "in (0, 1]")
         if int(self.attempts) != self.attempts or self.attempts < 1:
@@ -791,3 +886,13 @@ class Pdors(PrimalDualScheduler):
 
     def _oracle(self, job: ClusterJob, quanta: Quanta, bounds: PriceBounds) -> PdorsOracle:
         return PdorsOracle(self, job, quanta, bounds)
+
+
+@register
+class PdorsPlus(Pdors):
+    """PD-ORS with every departure of :data:`PLUS` on (each can be turned off by name)."""
+
+    name: ClassVar[str] = "pd-ors+"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**{**PLUS, **kw})
