@@ -53,6 +53,8 @@ from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
+from dmlsched.service import cli as _service_cli
+from dmlsched.testbed.cli import testbed_app
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 
 __all__ = ["app", "main"]
@@ -63,6 +65,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Online schedulers for parameter-server distributed ML training.",
 )
+# the testbed's commands live in their own module (real processes; PyTorch imported lazily)
+app.add_typer(testbed_app, name="testbed")
+
 console = Console()
 if not console.is_terminal:  # logs and pipes: do not squeeze tables into 80 columns
     console = Console(width=160)
@@ -85,7 +90,10 @@ SlotSecondsOpt = Annotated[
 ]
 SpeedOpt = Annotated[
     str | None,
-    typer.Option(help="pollux:/gavel: speed model: eq1 (PD-ORS Eq. (1)) | measured (the peer's)."),
+    typer.Option(
+        help="Speed model: eq1 (PD-ORS Eq. (1)) | measured (pollux:/gavel: peers') | PATH of a "
+        "testbed calibration profile.json (cluster)."
+    ),
 ]
 ProfilesOpt = Annotated[
     Path | None,
@@ -109,9 +117,15 @@ def _peer_extra(
             raise InvalidInput("slot-seconds", slot_seconds, "> 0")
         extra["slot_seconds"] = slot_seconds
     if speed is not None:
-        if speed not in ("eq1", "measured"):
-            raise InvalidInput("speed", speed, "eq1 | measured")
-        extra["speed"] = speed
+        if speed in ("eq1", "measured"):
+            extra["speed"] = speed
+        elif Path(speed).is_file():  # a testbed calibration profile (dmlsched testbed calibrate)
+            from dmlsched.workloads.speed_profile import load_speed_profile
+
+            load_speed_profile(speed)  # validates: bad files exit 2 naming the field
+            extra["speed_profile"] = speed
+        else:
+            raise InvalidInput("speed", speed, "eq1 | measured | PATH of a testbed profile.json")
     if profiles is not None:
         extra["profiles"] = str(profiles)
     if gpu is not None:
@@ -146,6 +160,15 @@ def _build(
     if hit is None:
         wl_rng, _ = spawn(make_rng(seed), 2)
         hit = build_workload(setting, workload, params, wl_rng)
+        profile = params.extra.get("speed_profile") if params.extra else None
+        if profile:
+            import dataclasses
+
+            from dmlsched.workloads.speed_profile import load_speed_profile
+
+            if setting != "cluster":
+                raise InvalidInput("speed", profile, "a profile only with --setting cluster")
+            hit = dataclasses.replace(hit, speed=load_speed_profile(profile))
         if len(_BUILT) >= 4:  # a few seeds' worth; large traces stay bounded
             _BUILT.clear()
         _BUILT[key] = hit
@@ -404,10 +427,10 @@ def _commit() -> str:
 
 
 def _select(only: str | None) -> list[Experiment]:
-    """The catalogue, or the experiments whose ID matches one of ``only``'s globs."""
+    """The catalogue without opt-in experiments, or the IDs matching one of ``only``'s globs."""
     exps = list(all_experiments())
-    if only is None:
-        return exps
+    if only is None:  # testbed experiments (real processes) only when named
+        return [e for e in exps if not e.opt_in]
     pats = [p.strip() for p in only.split(",") if p.strip()]
     chosen = [e for e in exps if any(fnmatch.fnmatchcase(e.id, p) for p in pats)]
     if not chosen:
@@ -564,6 +587,10 @@ def _check_nodes(wl: Any, nodes: Path | None) -> None:
 def _os_error(e: OSError) -> str:
     path = e.filename if e.filename is not None else "?"
     return f"cannot use {path}: {e.strerror or e}"
+
+
+# the live service's commands: serve, agent, k8s export (dmlsched.service.cli)
+_service_cli.mount(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,7 +79,9 @@ class Experiment:
       that are not registry names (module docstring);
     * ``cell`` — optional replacement of :func:`default_cell`;
     * ``plot`` — "line" (metric vs param per scheduler) or "bar";
-    * ``paper`` — the values the paper prints (:class:`PaperValue`).
+    * ``paper`` — the values the paper prints (:class:`PaperValue`);
+    * ``opt_in`` — runs real processes (the testbed): left out of
+      ``reproduce --all`` unless ``--only`` names it.
     """
 
     id: str
@@ -99,6 +101,7 @@ class Experiment:
     plot: str = "line"
     reproduces: str = ""
     paper: tuple[PaperValue, ...] = ()
+    opt_in: bool = False
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
         fn = self.cell or default_cell

@@ -301,6 +301,8 @@ def simulate_cluster(
     # job -> (3 source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its checked placement
     checked: dict[int, tuple] = {}
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
+    rate_model = workload.speed
+    rate_model = workload.speed
     last_arrival = max(by_slot, default=-1)
     arrival_slots = sorted(by_slot)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
@@ -406,6 +408,12 @@ def simulate_cluster(
         util[t] = np.divide(
             usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
         )
+        joint = getattr(rate_model, "slot_rates", None)
+        if joint is not None and len(running) > 1:
+            # a speed model that knows what jobs running at once do to each other (shared
+            # links): the same set runs in every held slot, so the rates hold with it
+            rates = joint([(jobs[j], Placement(*checked[j][3])) for j, _, _, _ in running])
+            running = [(r[0], float(x), r[2], r[3]) for r, x in zip(running, rates, strict=True)]
         # event-driven time: the same allocations stand until ``until``, the next
         # arrival or the first completion, whichever comes first
         end = min(until, T) if event_driven else t + 1
@@ -455,7 +463,11 @@ def simulate_cluster(
             mean_workers,
         ),
         events=tuple(events),
-        series={"utilization": util},
+        # per-job JCT (workload order, NaN if unfinished): the testbed compares it with reality
+        series={
+            "utilization": util,
+            "jct": np.array([jct.get(j.id, np.nan) for j in workload.jobs], dtype=float),
+        },
     )
 
 
