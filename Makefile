@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | cksum | cut -d' ' -f1)
 SEEDS ?= 10
 
-.PHONY: install demo test test-slow bench lint reproduce-all clean
+.PHONY: install demo quickstart test test-deps test-slow bench bench-service lint reproduce-all clean
 
 install: $(STAMP)
 
@@ -21,14 +21,35 @@ demo: $(STAMP)
 	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,pd-ors+,oasis,dorm,drf,fifo \
 	  --workload synthetic --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
 
-test: $(STAMP)
+# the live service + 3 agents on emulated machines; submits 4 jobs, waits for real training
+quickstart: $(STAMP)
+	$(BIN)/python -m dmlsched.service.quickstart --jobs 4
+
+test: $(STAMP) test-deps
 	$(BIN)/python -m pytest -n 2
 
-test-slow: $(STAMP)
+# Debian packages that the service's tests drive: headless Chromium for the dashboard,
+# a PostgreSQL server for the shared-log option.  Installed as root where missing (about
+# 50 s on a fresh machine, nothing when present); elsewhere those tests skip with a reason.
+TEST_DEBS := chromium chromium-driver postgresql
+test-deps:
+	@missing=$$(for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "test-deps: installing" $$missing "from Debian"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+	    >/dev/null) || echo "test-deps: could not install" $$missing "- those tests skip"; \
+	else echo "test-deps:" $$missing "missing and not root - those tests skip"; fi
+
+test-slow: $(STAMP) test-deps
 	$(BIN)/python -m pytest -n 2 -m slow
 
 bench: $(STAMP)
 	$(BIN)/dmlsched bench --json
+
+# the service under load: 16 clients, 2,000 jobs, a SIGKILL half-way (JSON on stdout)
+bench-service: $(STAMP)
+	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

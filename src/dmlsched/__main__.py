@@ -1,5 +1,5 @@
 import sys
 
-from dmlsched.cli import main
+from dmlsched.console import main
 
 sys.exit(main())

@@ -1,15 +1,18 @@
 """The ``dmlsched`` command line: thin — parse, call, map errors to exit status.
 
 Bad input of any kind exits with status 2 and one line on stderr naming the
-field and the value; an invalid scheduler decision or a failed solve exits
-with status 1 (a bug, not bad input); Ctrl-C exits 130 with every finished
-cell kept in ``results.csv``.
+field and the value — a flag outside its domain, a malformed file, a file
+that cannot be read or written (the line names the path); an invalid
+scheduler decision or a failed solve exits with status 1 (a bug, not bad
+input); Ctrl-C exits 130 with one line saying what was kept (every finished
+cell stays in ``results.csv``; rerunning the command resumes).  Flag domains
+and output checks live in :mod:`dmlsched.cli_options`.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
-import json
 import os
 import platform
 import shutil
@@ -25,7 +28,23 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dmlsched.errors import DmlschedError, InvalidInput
+from dmlsched.cli_options import (
+    MAX_SEEDS,
+    Jobs,
+    Machines,
+    Nodes,
+    Seed,
+    Seeds,
+    SkipBadRows,
+    Slots,
+    Wait,
+    Workers,
+    finite_positive,
+    int_range,
+    json_text,
+    writable_file,
+)
+from dmlsched.errors import DmlschedError, Interrupted, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, all_experiments, get
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
@@ -35,6 +54,8 @@ from dmlsched.experiments.results import read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
+from dmlsched.service import cli as _service_cli
+from dmlsched.testbed.cli import testbed_app
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 
 __all__ = ["app", "main"]
@@ -45,6 +66,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Online schedulers for parameter-server distributed ML training.",
 )
+# the testbed's commands live in their own module (real processes; PyTorch imported lazily)
+app.add_typer(testbed_app, name="testbed")
+
 console = Console()
 if not console.is_terminal:  # logs and pipes: do not squeeze tables into 80 columns
     console = Console(width=160)
@@ -60,11 +84,17 @@ MAIN_METRIC = {
 # Peer-workload options, declared once for every command that builds a workload.
 SlotSecondsOpt = Annotated[
     float | None,
-    typer.Option(help="Slot length in seconds of pollux:/gavel: workloads (default 60)."),
+    typer.Option(
+        parser=finite_positive,
+        help="Slot length in seconds of pollux:/gavel: workloads (default 60).",
+    ),
 ]
 SpeedOpt = Annotated[
     str | None,
-    typer.Option(help="pollux:/gavel: speed model: eq1 (PD-ORS Eq. (1)) | measured (the peer's)."),
+    typer.Option(
+        help="Speed model: eq1 (PD-ORS Eq. (1)) | measured (pollux:/gavel: peers') | PATH of a "
+        "testbed calibration profile.json (cluster)."
+    ),
 ]
 ProfilesOpt = Annotated[
     Path | None,
@@ -88,9 +118,15 @@ def _peer_extra(
             raise InvalidInput("slot-seconds", slot_seconds, "> 0")
         extra["slot_seconds"] = slot_seconds
     if speed is not None:
-        if speed not in ("eq1", "measured"):
-            raise InvalidInput("speed", speed, "eq1 | measured")
-        extra["speed"] = speed
+        if speed in ("eq1", "measured"):
+            extra["speed"] = speed
+        elif Path(speed).is_file():  # a testbed calibration profile (dmlsched testbed calibrate)
+            from dmlsched.workloads.speed_profile import load_speed_profile
+
+            load_speed_profile(speed)  # validates: bad files exit 2 naming the field
+            extra["speed_profile"] = speed
+        else:
+            raise InvalidInput("speed", speed, "eq1 | measured | PATH of a testbed profile.json")
     if profiles is not None:
         extra["profiles"] = str(profiles)
     if gpu is not None:
@@ -114,7 +150,17 @@ def _build(
     setting: str, workload: str, params: WorkloadParams, point: Any, seed: int, quick: bool
 ) -> Any:
     wl_rng, _ = spawn(make_rng(seed), 2)
-    return build_workload(setting, workload, params, wl_rng)
+    wl = build_workload(setting, workload, params, wl_rng)
+    profile = params.extra.get("speed_profile") if params.extra else None
+    if profile:
+        import dataclasses
+
+        from dmlsched.workloads.speed_profile import load_speed_profile
+
+        if setting != "cluster":
+            raise InvalidInput("speed", profile, "a profile only with --setting cluster")
+        wl = dataclasses.replace(wl, speed=load_speed_profile(profile))
+    return wl
 
 
 def _progress() -> Progress:
@@ -128,15 +174,37 @@ def _progress() -> Progress:
     )
 
 
+def _warn(text: str) -> None:
+    print(f"dmlsched: {text}", file=sys.stderr, flush=True)
+
+
 def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
-    with _progress() as prog:
+    from dmlsched.experiments.lock import hold
+    from dmlsched.experiments.runner import workload_notes
+
+    notes = workload_notes(exp, cfg.quick, cfg.traces)  # bad input fails before OUT is made
+    # one lock around the sweep and its report (the runner re-enters it)
+    with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
+        prog = _progress()
         task = prog.add_task(label, total=None)
 
         def cb(done: int, total: int) -> None:
+            if not prog.live.is_started:  # the first call comes after every input check
+                prog.start()
             prog.update(task, completed=done, total=total)
 
-        path = run_experiment(exp, out, cfg, on_progress=cb)
-    render_report(out)
+        try:
+            path = run_experiment(exp, out, cfg, on_progress=cb, on_warning=_warn, notes=notes)
+        finally:
+            if prog.live.is_started:
+                prog.stop()
+        try:
+            render_report(out, on_warning=_warn)
+        except KeyboardInterrupt:
+            raise Interrupted(
+                f"interrupted: every cell is kept in {path}; "
+                f"`dmlsched report {out}` writes the summary"
+            ) from None
     return path
 
 
@@ -189,22 +257,17 @@ def compare(
     workload: Annotated[
         str, typer.Option(help="synthetic | trace name | PATH to a job-spec file.")
     ] = "synthetic",
-    jobs: Annotated[int | None, typer.Option(help="Number of jobs.")] = None,
-    machines: Annotated[
-        int | None, typer.Option(help="Machines / servers / DCs / capacity units.")
-    ] = None,
-    slots: Annotated[int | None, typer.Option(help="Time slots T.")] = None,
-    seeds: Annotated[int, typer.Option(help="Number of seeds (0..N-1).")] = 3,
+    jobs: Jobs = None,
+    machines: Machines = None,
+    slots: Slots = None,
+    seeds: Seeds = 3,
     trace: Annotated[
         Path | None, typer.Option(help="Trace folder or file (default: ../shared/traces).")
     ] = None,
-    skip_bad_rows: Annotated[
-        bool, typer.Option(help="Skip malformed trace rows and count them.")
-    ] = False,
+    skip_bad_rows: SkipBadRows = False,
+    nodes: Nodes = None,
     mode: Annotated[str | None, typer.Option(help="cluster job model: sync | async.")] = None,
-    workers: Annotated[
-        int | None, typer.Option(help="Process-pool size (default: all cores).")
-    ] = None,
+    workers: Workers = None,
     ray: Annotated[
         str | None, typer.Option(help="Ray address, or 'local' to start one here.")
     ] = None,
@@ -212,6 +275,7 @@ def compare(
     speed: SpeedOpt = None,
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
+    wait: Wait = False,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
     if setting not in SETTINGS:
@@ -219,19 +283,15 @@ def compare(
     names = _split(schedulers, "schedulers")
     for n in names:  # fail fast, before any work
         make_scheduler(setting, n)
-    for name, v in (("jobs", jobs), ("machines", machines), ("slots", slots)):
-        if v is not None and v < 1:
-            raise InvalidInput(name, v, ">= 1")
-    if seeds < 1:
-        raise InvalidInput("seeds", seeds, ">= 1")
     peer = _peer_extra(slot_seconds, speed, profiles, gpu)
-    extra: dict[str, Any] = {"skip_bad_rows": skip_bad_rows, **peer}
+    extra: dict[str, Any] = {**_workload_extra(skip_bad_rows, nodes), **peer}
     if mode is not None:
         extra["mode"] = mode
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     first = _build(setting, workload, params, workload, 0, False)  # validates input up front
     _check_taken(first, peer)  # the workload carries the slot length to every scheduler
-    notes = list(getattr(first, "notes", ()))
+    _check_nodes(first, nodes)
+    # its notes go to config.json and summary.md through the runner (workload_notes)
     exp = Experiment(
         id="compare",
         setting=setting,
@@ -248,6 +308,7 @@ def compare(
         seeds=seeds,
         workers=workers,
         ray=ray,
+        wait=wait,
         extra={
             "title": f"{setting}: {', '.join(names)} on {workload}",
             "jobs": jobs,
@@ -255,9 +316,9 @@ def compare(
             "slots": slots,
             "trace": str(trace) if trace else None,
             "skip_bad_rows": skip_bad_rows,
+            "nodes": str(nodes) if nodes else None,
             "mode": mode,
             **peer,
-            "notes": notes,
         },
     )
     results = _run(exp, out, cfg, f"compare {setting}")
@@ -270,15 +331,16 @@ def compare(
 def reproduce(
     experiment: Annotated[str | None, typer.Argument(help="Experiment ID (see --list).")] = None,
     out: Annotated[Path | None, typer.Option(help="Output folder (default results/<ID>).")] = None,
-    seeds: Annotated[int | None, typer.Option(help="Seeds (default: the experiment's).")] = None,
+    seeds: Annotated[
+        int | None,
+        typer.Option(parser=int_range(1, MAX_SEEDS), help="Seeds (default: the experiment's)."),
+    ] = None,
     quick: Annotated[bool, typer.Option(help="Small sizes (about a minute).")] = False,
     list_: Annotated[bool, typer.Option("--list", help="Print the catalogue.")] = False,
     all_: Annotated[
         bool, typer.Option("--all", help="Run the whole catalogue into OUT/<ID>.")
     ] = False,
-    workers: Annotated[
-        int | None, typer.Option(help="Process-pool size (default: all cores).")
-    ] = None,
+    workers: Workers = None,
     ray: Annotated[str | None, typer.Option(help="Ray address, or 'local'.")] = None,
     only: Annotated[
         str | None,
@@ -288,6 +350,13 @@ def reproduce(
         Path | None,
         typer.Option(help="With --all: also write the reproduction report here."),
     ] = None,
+    traces: Annotated[
+        Path | None,
+        typer.Option(
+            help="Trace folder laid out like ../shared/traces (philly-pollux/, google-2011/, ...)."
+        ),
+    ] = None,
+    wait: Wait = False,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue."""
     if list_:
@@ -297,17 +366,22 @@ def reproduce(
                 f"{', '.join(map(str, e.points))}; {', '.join(e.schedulers)}]"
             )
         return
+    if traces is not None and not traces.is_dir():
+        raise InvalidInput("traces", str(traces), "an existing folder like ../shared/traces")
+    traces = traces.resolve() if traces is not None else None
+
+    def config(e: Experiment) -> RunConfig:
+        n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
+        return RunConfig(n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces)
+
     if all_:
+        if report is not None:
+            writable_file(report, "report")  # before hours of work, not after
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
         for e in chosen:
-            _run(
-                e,
-                base / e.id,
-                RunConfig(seeds=seeds or e.default_seeds, quick=quick, workers=workers, ray=ray),
-                e.id,
-            )
+            _run(e, base / e.id, config(e), e.id)
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")
@@ -329,8 +403,7 @@ def reproduce(
         raise InvalidInput("experiment", None, "an ID, --list or --all")
     exp = get(experiment)
     out = out or Path("results") / exp.id
-    cfg = RunConfig(seeds=seeds or exp.default_seeds, quick=quick, workers=workers, ray=ray)
-    _run(exp, out, cfg, exp.id)
+    _run(exp, out, config(exp), exp.id)
     console.print((out / "summary.md").read_text(), markup=False)
 
 
@@ -352,10 +425,10 @@ def _commit() -> str:
 
 
 def _select(only: str | None) -> list[Experiment]:
-    """The catalogue, or the experiments whose ID matches one of ``only``'s globs."""
+    """The catalogue without opt-in experiments, or the IDs matching one of ``only``'s globs."""
     exps = list(all_experiments())
-    if only is None:
-        return exps
+    if only is None:  # testbed experiments (real processes) only when named
+        return [e for e in exps if not e.opt_in]
     pats = [p.strip() for p in only.split(",") if p.strip()]
     chosen = [e for e in exps if any(fnmatch.fnmatchcase(e.id, p) for p in pats)]
     if not chosen:
@@ -366,7 +439,9 @@ def _select(only: str | None) -> list[Experiment]:
 @app.command()
 def report(directory: Annotated[Path, typer.Argument(help="A folder with results.csv.")]) -> None:
     """Re-render summary.md and the plots from results.csv alone."""
-    path = render_report(directory)
+    if not (directory / "results.csv").is_file():
+        raise InvalidInput("directory", str(directory), "a folder holding a results.csv")
+    path = render_report(directory, on_warning=_warn)
     console.print(f"wrote {path}")
 
 
@@ -375,31 +450,42 @@ def run(
     scheduler: Annotated[str, typer.Option(help="Scheduler name.")],
     setting: Annotated[str, typer.Option(help=" | ".join(SETTINGS))] = "cluster",
     workload: Annotated[str, typer.Option(help="synthetic | trace name | PATH.")] = "synthetic",
-    jobs: Annotated[int | None, typer.Option()] = None,
-    machines: Annotated[int | None, typer.Option()] = None,
-    slots: Annotated[int | None, typer.Option()] = None,
-    seed: Annotated[int, typer.Option()] = 0,
-    trace: Annotated[Path | None, typer.Option()] = None,
+    jobs: Jobs = None,
+    machines: Machines = None,
+    slots: Slots = None,
+    seed: Seed = 0,
+    trace: Annotated[Path | None, typer.Option(help="Trace folder or file.")] = None,
+    skip_bad_rows: SkipBadRows = False,
+    nodes: Nodes = None,
     events: Annotated[Path | None, typer.Option(help="Write the event log here as CSV.")] = None,
     slot_seconds: SlotSecondsOpt = None,
     speed: SpeedOpt = None,
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
 ) -> None:
-    """Run one scheduler once; print its metrics (JSON) and optionally the event log."""
+    """Run one scheduler once; print its metrics (JSON; undefined values are null)."""
     from dmlsched.sim.engine import simulate
     from dmlsched.sim.events import write_events_csv
+    from dmlsched.workloads.registry import warning_notes
 
+    if setting not in SETTINGS:
+        raise InvalidInput("setting", setting, " | ".join(SETTINGS))
+    if events:
+        writable_file(events, "events")  # before the run, not after it
     peer = _peer_extra(slot_seconds, speed, profiles, gpu)
-    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=peer)
+    extra = {**_workload_extra(skip_bad_rows, nodes), **peer}
+    params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     sched = make_scheduler(setting, scheduler)
     wl = _build(setting, workload, params, None, seed, False)
     _check_taken(wl, peer)
+    _check_nodes(wl, nodes)
+    for w in warning_notes(getattr(wl, "notes", ())):
+        _warn(w)
     _, rng = spawn(make_rng(seed), 2)
     result = simulate(setting, wl, sched, rng)
     if events:
         write_events_csv(result.events, events)
-    print(json.dumps(result.metrics, indent=2, sort_keys=True))
+    print(json_text(result.metrics, indent=2, sort_keys=True))
 
 
 @app.command()
@@ -407,10 +493,10 @@ def export(
     workload: Annotated[str, typer.Option(help="synthetic | pollux:PATH | gavel:PATH | PATH.")],
     format: Annotated[str, typer.Option("--format", help="pollux | gavel.")],
     out: Annotated[Path, typer.Option(help="File to write.")],
-    jobs: Annotated[int | None, typer.Option()] = None,
-    machines: Annotated[int | None, typer.Option()] = None,
-    slots: Annotated[int | None, typer.Option()] = None,
-    seed: Annotated[int, typer.Option()] = 0,
+    jobs: Jobs = None,
+    machines: Machines = None,
+    slots: Slots = None,
+    seed: Seed = 0,
     slot_seconds: SlotSecondsOpt = None,
     profiles: Annotated[
         Path | None,
@@ -423,6 +509,7 @@ def export(
     from dmlsched.workloads.export import export_workload
     from dmlsched.workloads.profiles import load_profiles
 
+    writable_file(out, "out")
     peer = _peer_extra(slot_seconds, None, None, None)
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, extra=peer)
     wl = _build("cluster", workload, params, None, seed, False)
@@ -466,16 +553,43 @@ def bench(
         f"{os.cpu_count()} cores, {platform.platform()}, load {os.getloadavg()[0]:.2f}"
     )
     if json_:
-        print(json.dumps(figures, sort_keys=True))
+        print(json_text(figures, sort_keys=True))
     else:
         for k, v in sorted(figures.items()):
             console.print(f"{k}: {v}")
 
 
+def _workload_extra(skip_bad_rows: bool, nodes: Path | None) -> dict[str, Any]:
+    """The trace options every setting's workloads read (``--skip-bad-rows``, ``--nodes``)."""
+    extra: dict[str, Any] = {"skip_bad_rows": skip_bad_rows}
+    if nodes is not None:
+        extra["nodes"] = nodes
+    return extra
+
+
+def _check_nodes(wl: Any, nodes: Path | None) -> None:
+    """Refuse ``--nodes`` when the workload read no node list (never ignore a flag silently)."""
+    if nodes is None:
+        return
+    where = str(nodes.expanduser().resolve())
+    if not any(where in n for n in getattr(wl, "notes", ())):
+        raise InvalidInput("nodes", str(nodes), "only with alibaba or edge-cloud workloads")
+
+
+def _os_error(e: OSError) -> str:
+    path = e.filename if e.filename is not None else "?"
+    return f"cannot use {path}: {e.strerror or e}"
+
+
+# the live service's commands: serve, agent, k8s export (dmlsched.service.cli)
+_service_cli.mount(app)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``dmlsched`` console script."""
+    """Entry point of the ``dmlsched`` console script: the exit status (module docstring)."""
     try:
-        app(args=argv, standalone_mode=False, prog_name="dmlsched")
+        # standalone_mode=False: click returns an exit code (Ctrl-C -> 130) instead of exiting
+        rc = app(args=argv, standalone_mode=False, prog_name="dmlsched")
     except typer.Exit as e:
         return int(e.exit_code or 0)
     except typer.TyperException as e:  # usage errors: bad flag, bad value, missing option
@@ -484,13 +598,32 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidInput as e:
         print(f"dmlsched: {e}", file=sys.stderr)
         return 2
-    except (typer.Abort, KeyboardInterrupt):
-        print("dmlsched: interrupted; finished cells are kept in results.csv", file=sys.stderr)
+    except Interrupted as e:
+        print(f"dmlsched: {e}", file=sys.stderr)
         return 130
+    except (typer.Abort, KeyboardInterrupt):
+        print("dmlsched: interrupted before any result was kept", file=sys.stderr)
+        return 130
+    except UnicodeDecodeError as e:  # a reader without its own check: still one line
+        print(f"dmlsched: undecodable input ({e.reason} at byte {e.start})", file=sys.stderr)
+        return 2
+    except MemoryError:  # e.g. a horizon computed from a file's far-off arrival times
+        print(
+            "dmlsched: out of memory for this workload; give smaller --jobs, --machines or --slots",
+            file=sys.stderr,
+        )
+        return 2
+    except OSError as e:
+        if e.errno == errno.EPIPE:  # reader of our output went away (| head)
+            return 1
+        print(f"dmlsched: {_os_error(e)}", file=sys.stderr)
+        return 2
     except DmlschedError as e:
         print(f"dmlsched: {e}", file=sys.stderr)
         return 1
-    return 0
+    if rc == 130:  # typer turned a Ctrl-C outside any sweep into Exit(130)
+        print("dmlsched: interrupted before any result was kept", file=sys.stderr)
+    return rc if isinstance(rc, int) else 0
 
 
 if __name__ == "__main__":

@@ -17,7 +17,12 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import RESOURCES, ClusterJob
 from dmlsched.model.utility import utility_from_dict
 
-__all__ = ["ClusterSpec", "JobFile", "JobSpec", "raise_first"]
+__all__ = ["MAX_SIZE", "ClusterSpec", "JobFile", "JobSpec", "raise_first"]
+
+# Largest jobs / machines / slots count accepted anywhere a user gives one (a
+# flag, a job file, a computed horizon): far beyond any experiment here, small
+# enough that a typo (an extra run of zeros) is refused instead of exhausting memory.
+MAX_SIZE = 1_000_000
 
 
 class _Strict(BaseModel):
@@ -75,13 +80,13 @@ class JobSpec(_Strict):
 
 
 class ClusterSpec(_Strict):
-    machines: int = Field(ge=1)
+    machines: int = Field(ge=1, le=MAX_SIZE)
     capacity: tuple[float, ...] = Field(default=tuple(18.0 * x for x in (4, 10, 32, 10)))
     resources: tuple[str, ...] = RESOURCES
 
 
 class JobFile(_Strict):
-    slots: int = Field(ge=1)
+    slots: int = Field(ge=1, le=MAX_SIZE)
     cluster: ClusterSpec
     jobs: tuple[JobSpec, ...] = Field(min_length=1)
 
@@ -90,4 +95,6 @@ def raise_first(err: ValidationError, where: str) -> None:
     """Turn pydantic's first error into one InvalidInput line."""
     e = err.errors()[0]
     field = ".".join(str(x) for x in e["loc"]) or "document"
+    if e["type"] == "missing":  # the input is then the whole enclosing object: not a value
+        raise InvalidInput(field, None, "a value; the field is missing", where) from None
     raise InvalidInput(field, e.get("input"), e["msg"], where) from None

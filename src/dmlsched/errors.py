@@ -8,7 +8,26 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DmlschedError", "InvalidDecision", "InvalidInput", "SolverFailed"]
+__all__ = [
+    "DmlschedError",
+    "Interrupted",
+    "InvalidDecision",
+    "InvalidInput",
+    "SolverFailed",
+    "short",
+]
+
+# characters of a value shown in a message: enough to recognise it.  Text (a
+# path, a field) may be longer than a list or a record, whose head suffices.
+_SHORT_TEXT = 240
+_SHORT = 60
+
+
+def short(value: Any) -> str:
+    """``repr(value)`` cut to a readable length (a whole row or job is not a value)."""
+    text = repr(value)
+    limit = _SHORT_TEXT if isinstance(value, str) else _SHORT
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class DmlschedError(Exception):
@@ -23,10 +42,17 @@ class InvalidInput(DmlschedError, ValueError):
         self.value = value
         self.allowed = allowed
         self.where = where
-        msg = f"{where + ': ' if where else ''}invalid {field}={value!r}"
+        msg = f"{where + ': ' if where else ''}invalid {field}={short(value)}"
         if allowed:
             msg += f" (expected {allowed})"
         super().__init__(msg)
+
+
+class Interrupted(DmlschedError):
+    """The user stopped a run (Ctrl-C); the message says what was kept.
+
+    The CLI exits with status 130 and prints the message as its one line.
+    """
 
 
 class InvalidDecision(DmlschedError):

@@ -88,13 +88,13 @@ def test_report_prints_the_papers_values_under_the_table(tmp_path: Path) -> None
     from dmlsched.experiments.report import render_report
 
     exp = get("mlbroker-table4")
-    df = frame("total_cost", {(s, "3dc-10slots"): [1.0] for s in exp.schedulers})
+    df = frame("total_cost", {(s, "testbed"): [1.0] for s in exp.schedulers})
     df["experiment"] = exp.id
     df["param"] = exp.param
     df.to_csv(tmp_path / "results.csv", index=False)
     (tmp_path / "config.json").write_text('{"experiment": "mlbroker-table4"}')
     text = render_report(tmp_path).read_text()
-    assert "mlbroker at 3dc-10slots: 1,070.1 (Table 4)" in text
+    assert "mlbroker at testbed: 1,070.1 (Table 4)" in text
     assert "## Total cost (USD) — `total_cost`" in text
     assert "one seed, so cells are single runs" in text
 

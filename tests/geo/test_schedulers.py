@@ -48,7 +48,7 @@ def test_mlbroker_rounding_variants_are_feasible_and_no_cheaper_than_p_f(roundin
 def test_optima_are_ordered_p_f_below_milp_below_every_scheduler() -> None:
     wl = synthetic_geo(4, 2, 3, make_rng(5))
     lp = relaxed_optimum(wl)
-    milp = integer_optimum(wl, time_limit=30)
+    milp = integer_optimum(wl)
     assert milp.status == "Optimal"
     assert lp.total_cost <= milp.total_cost + 1e-6
     for name in GEO:
@@ -167,3 +167,124 @@ def test_offline_optima_on_a_hand_worked_one_dc_instance() -> None:
     wl = GeoWorkload(sites, (job,), horizon=1)
     assert integer_optimum(wl).total_cost == pytest.approx(6.5)
     assert relaxed_optimum(wl).total_cost == pytest.approx(5.0)
+
+
+def test_a_failed_clarabel_solve_falls_back_to_scs(monkeypatch) -> None:
+    import dmlsched.solvers.convex as convex
+
+    # Clarabel capped at one iteration cannot reach "optimal"; SCS then solves it
+    monkeypatch.setattr(
+        convex,
+        "_ATTEMPTS",
+        (("CLARABEL", {"max_iter": 1}), *(a for a in convex._ATTEMPTS if a[0] == "SCS")),
+    )
+    eps, p, w, c = 0.1, 1.0, 2.0, 0.3
+    sol = convex.regularized_lp(
+        np.array([c]),
+        None,
+        None,
+        None,
+        None,
+        np.zeros(1),
+        np.array([np.inf]),
+        np.array([0]),
+        np.array([w]),
+        np.array([p]),
+        eps,
+    )
+    assert sol.solver == "SCS" and sol.status == "optimal"
+    assert sol.x[0] == pytest.approx((p + eps) * np.exp(-c * sigma(eps) / w) - eps, rel=1e-3)
+
+
+def test_every_attempt_failing_names_each_status(monkeypatch) -> None:
+    import dmlsched.solvers.convex as convex
+
+    monkeypatch.setattr(
+        convex, "_ATTEMPTS", (("CLARABEL", {"max_iter": 1}), ("SCS", {"max_iters": 1}))
+    )
+    with pytest.raises(SolverFailed, match=r"CLARABEL.*SCS"):
+        convex.regularized_lp(
+            np.array([0.3]),
+            None,
+            None,
+            None,
+            None,
+            np.zeros(1),
+            np.array([np.inf]),
+            np.array([0]),
+            np.array([2.0]),
+            np.array([1.0]),
+            0.1,
+        )
+
+
+@pytest.mark.parametrize("name", ["mlbroker", "mlbroker+"])
+def test_tied_prices_solve_the_testbed_and_a_tied_synthetic_instance(name: str) -> None:
+    from dmlsched.model.geo import GeoSites, GeoWorkload
+    from dmlsched.workloads.geo import on_testbed
+
+    wl = small(7, models=True)
+    s = wl.sites
+    R = s.dcs
+    tied = GeoSites(
+        a=np.repeat(s.a[:1], R, 0),
+        b=np.repeat(s.b[:1], R, 0),
+        l=np.repeat(s.l[:1], R, 0),
+        d=np.where(np.eye(R) > 0, 0.0, 0.015),
+    )
+    for w in (on_testbed(wl), GeoWorkload(sites=tied, jobs=wl.jobs, horizon=wl.horizon)):
+        sched = make_scheduler("geo", name)
+        res = simulate("geo", w, sched, make_rng(0))
+        assert res.metrics["total_cost"] >= relaxed_optimum(w).total_cost - 1e-6
+
+
+def test_testbed_sites_carry_the_papers_uniform_price() -> None:
+    from dmlsched.workloads.geo import TESTBED_PRICE, on_testbed, testbed_sites
+
+    s = testbed_sites()
+    assert TESTBED_PRICE == 3.06 and s.dcs == 3 and s.resources == ("instance",)
+    assert np.all(s.a == 3.06) and np.all(s.b < s.a)
+    assert np.all(s.d[~np.eye(3, dtype=bool)] == 0.02) and np.all(np.diag(s.d) == 0)
+    wl = on_testbed(small(1))
+    assert all(j.worker_demand == (1.0,) and j.ps_demand == (1.0,) for j in wl.jobs)
+
+
+def test_the_fractional_solution_costs_at_least_its_p_f_objective_at_eq_2_prices() -> None:
+    sched = make_scheduler("geo", "mlbroker")
+    simulate("geo", small(3), sched, make_rng(0))
+    assert len(sched.fractional_true_costs_) == len(sched.fractional_costs_)
+    for pf, true in zip(sched.fractional_costs_, sched.fractional_true_costs_, strict=True):
+        assert true >= pf - 1e-6
+
+
+def test_ps_near_the_workers_takes_the_cheapest_site_given_the_workers() -> None:
+    from dmlsched.model.geo import GeoSites
+    from dmlsched.schedulers._shared.geo_problem import SlotData
+    from dmlsched.schedulers.geo.mlbroker import ps_near_workers
+
+    sites = GeoSites(
+        a=[[1.0], [1.0], [5.0]],
+        b=[[0.5], [0.5], [2.5]],
+        l=[[10.0]] * 3,
+        d=[[0, 1, 1], [1, 0, 1], [1, 1, 0]],
+        resources=("gpu",),
+    )
+    data = SlotData(
+        D=np.zeros((2, 3)),
+        P=np.ones(2),
+        n=np.ones((2, 1)),
+        m=np.ones((2, 1)),
+        B=np.array([1.0, 1.0]),
+        c=np.array([0.0, 0.0]),
+    )
+    # job 0: 3 workers in DC 1, 1 in DC 0 -> PS in DC 1 (1·1 + 1 vs 3 + 1);
+    # job 1: 1 worker in DC 2 -> DC 2 costs 5 for the PS, DC 0/1 cost 1 + 1: tie -> DC 0
+    y = np.array([[1.0, 3.0, 0.0], [0.0, 0.0, 1.0]])
+    assert ps_near_workers(y, data, sites).tolist() == [1, 0]
+
+
+def test_mlbroker_plus_options_are_named_and_checked() -> None:
+    sched = make_scheduler("geo", "mlbroker+")
+    assert sched.rounding == "job" and sched.ps_site == "workers"
+    with pytest.raises(InvalidInput, match="ps_site"):
+        simulate("geo", small(), make_scheduler("geo", "mlbroker", ps_site="x"), make_rng(0))

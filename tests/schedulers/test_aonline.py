@@ -128,3 +128,69 @@ def test_no_chunk_ever_changes_worker(params, name) -> None:
     sched.decide = decide
     res = simulate("edge-cloud", wl, sched, rng)
     assert res.metrics["completed_jobs"] == jobs
+
+
+# A job of two chunks, one edge worker at Δ = 0, the cloud at Δ = 1; 2q/b = 1 slot per
+# mini-batch, so p = 2 at ζ = 0 (edge, or cloud when mixed) and p = 1 at ζ = 1.
+MIXED = ec_job(0, chunks=2, minibatches=1, q_mb=225.0, b_mbps=1.0, delay=(0, 1))
+
+
+def test_paper_a_online_splits_the_job_and_pays_the_slower_mixed_rate() -> None:
+    # Eq. (5): chunk 0 edge Q = p/D = 1 ties the cloud's (Δ + p¹)/D = 1 (edge first);
+    # chunk 1 edge Q = (wait 2 + p 2)/2 = 2 > cloud at ζ = 0 (1 + 2)/2 = 1.5: mixed,
+    # both chunks at ζ = 0: edge 0–1, cloud 1–2 -> JCT 2
+    m = simulate("edge-cloud", workload((MIXED,)), AOnline(), np.random.default_rng(0)).metrics
+    assert m["cloud_chunk_share"] == 0.5 and m["total_jct"] == 2.0
+
+
+def test_last_chunk_pricing_alone_still_splits_but_the_cloud_check_sends_the_whole_job() -> None:
+    # job-level prices: chunk 0 edge end 2 vs cloud (ζ=1) end 2 -> edge; chunk 1 edge end 4
+    # (+2) vs cloud (ζ=0) end 3 (+1) -> cloud: plan price 3 ≥ all-cloud 1 + 1 = 2 -> all cloud
+    lc = AOnline(last_chunk=True)
+    m = simulate("edge-cloud", workload((MIXED,)), lc, np.random.default_rng(0)).metrics
+    assert m["cloud_chunk_share"] == 0.5 and m["total_jct"] == 2.0
+    plus = make_scheduler("edge-cloud", "a-online+")
+    m = simulate("edge-cloud", workload((MIXED,)), plus, np.random.default_rng(0)).metrics
+    assert m["cloud_chunk_share"] == 1.0 and m["total_jct"] == 1.0
+    # the trial placement was undone: no queue, no stray β or α on the edge
+    assert plus.queues_ == {} and plus.alpha_ == {(0, 0): 2.0, (0, 1): 2.0}
+
+
+def test_postponing_a_chunk_that_is_not_its_jobs_last_costs_nothing() -> None:
+    from dmlsched.schedulers.edge_cloud.aonline import QResult
+
+    sched = AOnline(last_chunk=True)
+    sched.beta_ = {(7, 0): [0.0, 5.0, 0.5], (7, 1): [0.0, 9.0, 0.5], (8, 0): [0.0, 6.0, 1.0]}
+    sched.job_end_ = {7: 9.0, 8: 6.0}
+    e70 = Queued(haprf_key(1.0, 8.0, 0), 7, 0, 0, 1.0, 0.5, 4.0)
+    e80 = Queued(haprf_key(1.0, 4.0, 1), 8, 0, 0, 1.0, 1.0, 4.0)
+    # job 7's chunk 0 ends at 5 + 3 = 8 < its last chunk's 9: free; job 8's only chunk: +3
+    assert sched._others_cost(QResult(0.0, 0, (e70,), 0), 3) == 0.0
+    assert sched._others_cost(QResult(0.0, 0, (e70, e80), 0), 3) == 3.0
+    # postponed past the job's end: only the excess counts (5 + 6 = 11 > 9)
+    assert sched._others_cost(QResult(0.0, 0, (e70,), 0), 6) == 2.0
+
+
+def test_the_cloud_check_also_overrules_the_papers_eq_5_plan() -> None:
+    sched = AOnline(cloud_check=True)
+    m = simulate("edge-cloud", workload((MIXED,)), sched, np.random.default_rng(0)).metrics
+    assert m["cloud_chunk_share"] == 1.0 and m["total_jct"] == 1.0
+    assert sched.queues_ == {}
+
+
+def test_options_are_booleans_checked_at_reset() -> None:
+    from dmlsched.errors import InvalidInput
+
+    for kw, field in (({"cloud_check": 1}, "cloud_check"), ({"last_chunk": 1}, "last_chunk")):
+        with pytest.raises(InvalidInput, match=field):
+            AOnline(**kw).reset(EdgeCloud(((0,),), ((0,),), 1), 10, np.random.default_rng(0))
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_workloads())
+def test_a_online_plus_completes_every_job_with_fixed_placements(params) -> None:
+    jobs, servers, span, seed = params
+    wl_rng, rng = spawn(make_rng(seed), 2)
+    wl = edge_cloud_workload(jobs, servers, span, wl_rng)
+    res = simulate("edge-cloud", wl, make_scheduler("edge-cloud", "a-online+"), rng)
+    assert res.metrics["completed_jobs"] == jobs

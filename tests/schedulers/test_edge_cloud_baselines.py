@@ -72,3 +72,33 @@ def test_batchsche_waits_for_the_batch_boundary_and_prefers_an_idle_cheap_edge()
     assert m["total_jct"] == 7 - 1 and m["cloud_chunk_share"] == 0.0
     m = _run("batchsche", workload((job,)), interval=4, edge_price=(2.0, 4.0)).metrics
     assert m["cloud_chunk_share"] == 1.0
+
+
+def test_edge_only_gangs_are_capped_by_the_workers_of_the_type_and_never_use_the_cloud() -> None:
+    # D_j = 3 chunks, 2 qualified workers: a gang of 2, chunk 2 on the first worker after
+    # chunk 0; data lands at slot 1; chunks 0/1 train 1–2, chunk 2 trains 3–4: c = 4
+    job = ec_job(0, chunks=3, minibatches=2, delay=(1, 5))
+    wl = workload((job,), EdgeCloud(((0, 0),), ((0,),), 2))
+    for name in ("srtf", "tiresias-l"):
+        m = _run(name, wl, cloud_overflow=False).metrics
+        assert m["cloud_chunk_share"] == 0.0 and m["total_jct"] == 4.0, name
+
+
+def test_edge_only_job_waits_for_its_whole_gang() -> None:
+    # one worker: A (4 slots) holds it; B (1 slot, arrives at 1) preempts A whole-job under
+    # SRTF at slot 2 (its data lands then), A resumes: with the cloud B would not wait for A
+    a = ec_job(0, chunks=1, minibatches=4, delay=(1, 100))
+    b = ec_job(1, arrival=1, chunks=1, minibatches=1, delay=(1, 2))
+    wl = workload((a, b))
+    edge = _run("srtf", wl, cloud_overflow=False).metrics
+    assert edge["cloud_chunk_share"] == 0.0 and edge["completed_jobs"] == 2.0
+    # A: slot 1, then B's data at 2: B trains 2 (JCT 1), A 3–5 (JCT 5)
+    assert edge["total_jct"] == 6.0
+
+
+def test_edge_only_reading_is_a_named_parameter_checked_at_reset() -> None:
+    from dmlsched.errors import InvalidInput
+
+    sched = make_scheduler("edge-cloud", "srtf", cloud_overflow="no")
+    with pytest.raises(InvalidInput, match="cloud_overflow"):
+        sched.reset(EdgeCloud(((0,),), ((0,),), 1), 10, np.random.default_rng(0))

@@ -44,10 +44,20 @@ def test_bad_sizes_name_the_field() -> None:
         )
 
 
-def test_synthetic_server_ranges_when_the_node_list_is_absent(tmp_path) -> None:
-    w, p, note = server_shapes(50, np.random.default_rng(0), tmp_path / "none.csv")
+def test_synthetic_server_ranges_when_the_trace_folder_is_absent_with_a_warning(
+    tmp_path,
+) -> None:
+    from dmlsched.workloads.traces import trace_root
+
+    with trace_root(tmp_path):  # an empty trace set: no alibaba-gpu-v2023/ folder
+        w, p, note = server_shapes(50, np.random.default_rng(0))
     assert set(w.tolist()) <= {1, 2, 4, 8} and set(p.tolist()) <= {8, 16, 32, 64, 96, 104, 128}
-    assert "synthetic" in note
+    assert note.startswith("WARNING: ") and "synthetic" in note
+
+
+def test_a_named_node_list_that_is_missing_is_an_error_not_a_fallback(tmp_path) -> None:
+    with pytest.raises(InvalidInput, match=r"none\.csv"):
+        server_shapes(50, np.random.default_rng(0), tmp_path / "none.csv")
 
 
 @pytest.mark.skipif(node_list_path() is None, reason="../shared/traces absent")

@@ -9,7 +9,16 @@ A cell, by default (:func:`default_cell`): ``build(point, seed, quick)`` makes
 the workload (must depend only on its arguments, so every scheduler sees the
 same instance), the scheduler is made from the registry with
 ``scheduler_params``, and the setting's engine runs it with
-``make_rng(seed)``'s second child stream.  Experiments whose metrics need more
+``make_rng(seed)``'s second child stream.
+
+A *series* is one label in ``schedulers`` (a column of the results).  By
+default the label is a registry name; ``series`` maps other labels to a
+registry name and constructor arguments, so one scheduler can appear twice
+with different readings (``"esw-knapsack": ("esw", {"admission":
+"knapsack"})``) or with one option switched off (the ablations).
+:meth:`Experiment.make_scheduler` resolves a label.
+
+Experiments whose metrics need more
 than one run (ratios to an optimum, gains over a baseline) pass their own
 ``cell`` function; it must be a module-level function (picklable) and
 deterministic in (scheduler, point, seed, quick).
@@ -66,9 +75,13 @@ class Experiment:
     * ``build(point, seed, quick)`` — the workload for a cell;
     * ``claims`` — the paper's statements this run checks;
     * ``scheduler_params`` — constructor arguments per scheduler name;
+    * ``series`` — label → (registry name, constructor arguments) for labels
+      that are not registry names (module docstring);
     * ``cell`` — optional replacement of :func:`default_cell`;
     * ``plot`` — "line" (metric vs param per scheduler) or "bar";
-    * ``paper`` — the values the paper prints (:class:`PaperValue`).
+    * ``paper`` — the values the paper prints (:class:`PaperValue`);
+    * ``opt_in`` — runs real processes (the testbed): left out of
+      ``reproduce --all`` unless ``--only`` names it.
     """
 
     id: str
@@ -82,11 +95,13 @@ class Experiment:
     build: Callable[[Point, int, bool], Any]
     claims: tuple[Claim, ...] = ()
     scheduler_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    series: Mapping[str, tuple[str, Mapping[str, Any]]] = field(default_factory=dict)
     cell: Cell | None = None
     default_seeds: int = 5
     plot: str = "line"
     reproduces: str = ""
     paper: tuple[PaperValue, ...] = ()
+    opt_in: bool = False
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
         fn = self.cell or default_cell
@@ -95,16 +110,33 @@ class Experiment:
     def sweep(self, quick: bool) -> tuple[Point, ...]:
         return self.quick_points if quick else self.points
 
+    def resolve(self, label: str, **extra: Any) -> tuple[str, dict[str, Any]]:
+        """(registry name, constructor arguments) of the series ``label``; ``extra`` on top."""
+        if label in self.series:
+            name, params = self.series[label]
+            kw = dict(params)
+        else:
+            name, kw = label, {}
+        kw.update(self.scheduler_params.get(label, {}))
+        kw.update(extra)
+        return name, kw
+
+    def make_scheduler(self, label: str, **extra: Any) -> Any:
+        """A fresh scheduler for the series ``label`` (:meth:`resolve`)."""
+        from dmlsched.schedulers.protocols import make_scheduler
+
+        name, kw = self.resolve(label, **extra)
+        return make_scheduler(self.setting, name, **kw)
+
 
 def default_cell(
     exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
 ) -> dict[str, float]:
-    """Build the workload, run one registered scheduler, return its metrics."""
-    from dmlsched.schedulers.protocols import make_scheduler
+    """Build the workload, run the series ``scheduler``, return its metrics."""
     from dmlsched.sim.engine import simulate
 
     workload = exp.build(point, seed, quick)
-    sched = make_scheduler(exp.setting, scheduler, **dict(exp.scheduler_params.get(scheduler, {})))
+    sched = exp.make_scheduler(scheduler)
     _, sched_rng = spawn(make_rng(seed), 2)
     return simulate(exp.setting, workload, sched, sched_rng).metrics
 

@@ -3,8 +3,8 @@
 Three forms cover the catalogue:
 
 * :class:`Beats` — ``winner``'s metric is better (higher, or lower when
-  ``higher=False``; with ``ties``, at least as good) than each of ``losers``
-  at every point;
+  ``higher=False``; with ``ties``, at least as good, to a relative 1e-9 for
+  floating point) than each of ``losers`` at every point;
 * :class:`Bound` — every point's mean of ``scheduler``'s metric is ≤ or ≥ a
   value (e.g. approx_ratio ≥ 0.95);
 * :class:`Report` — no verdict, the value is reported (e.g. "paper: 30–50%");
@@ -165,7 +165,7 @@ class Beats(_ClaimBase):
     paper: str = ""
     reason: str = ""
     shown_by: str = ""
-    ties: bool = False  # True: "at least as good" (≥ / ≤) suffices
+    ties: bool = False  # True: "at least as good" (≥ / ≤, to a relative 1e-9) suffices
     points: tuple[str, ...] | None = None  # None: every point
 
     def check(self, df: pd.DataFrame) -> ClaimResult:
@@ -194,8 +194,9 @@ class Beats(_ClaimBase):
                 l_mean = _mean(lv)
                 if math.isnan(w_mean) or math.isnan(l_mean):
                     continue  # every seed excluded at this point
-                if self.ties:
-                    ok = w_mean >= l_mean if self.higher else w_mean <= l_mean
+                if self.ties:  # a + variant matching its paper version up to floating point
+                    slack = 1e-9 * max(abs(w_mean), abs(l_mean)) if math.isfinite(l_mean) else 0.0
+                    ok = w_mean >= l_mean - slack if self.higher else w_mean <= l_mean + slack
                 else:
                     ok = w_mean > l_mean if self.higher else w_mean < l_mean
                 if not ok:

@@ -1,8 +1,15 @@
-"""``summary.md`` and plots, rendered from ``results.csv`` (+ ``config.json``) alone."""
+"""``summary.md`` and plots, rendered from ``results.csv`` (+ ``config.json``) alone.
+
+The summary never passes partial data off as whole: a sweep with cells
+missing (an interrupted run) or a last cell cut by a kill says so at the top
+of ``summary.md`` and through ``on_warning``; a corrupt file is refused
+(:func:`dmlsched.experiments.results.scan_results`).  The workload notes
+recorded in ``config.json`` are listed under "Workload".
+"""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -11,7 +18,7 @@ from dmlsched.experiments.catalogue import Experiment, get
 from dmlsched.experiments.claims import check_both
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
-from dmlsched.experiments.results import read_results
+from dmlsched.experiments.results import frame, scan_results
 
 __all__ = ["render_report", "summary_table"]
 
@@ -54,13 +61,39 @@ def _experiment_for(config: dict) -> Experiment | None:
         return None
 
 
-def render_report(out: Path) -> Path:
-    """Write ``out/summary.md`` and ``out/<metric>.png``; returns the summary path."""
+def _completeness(config: dict, cells: int, cut: object) -> list[str]:
+    """Sentences saying what is missing from the results (none if complete)."""
+    out = []
+    try:
+        total = len(config["points"]) * len(config["schedulers"]) * int(config["seeds"])
+    except (KeyError, TypeError, ValueError):
+        total = None
+    if total is not None and cells < total:
+        out.append(
+            f"incomplete: {cells} of {total} cells (an interrupted run; "
+            "rerun its command to compute the rest)"
+        )
+    if cut is not None:
+        out.append(f"the last cell ({cut}) was cut mid-write and is left out")
+    return out
+
+
+def render_report(out: Path, on_warning: Callable[[str], None] | None = None) -> Path:
+    """Write ``out/summary.md`` and ``out/<metric>.png``; returns the summary path.
+
+    ``on_warning`` hears what is missing from the results (see the module docstring).
+    """
     # deferred: matplotlib is slow to import
     from dmlsched.experiments.plots import plot_metric
+    from dmlsched.experiments.runner import read_config
 
-    df = read_results(out / "results.csv")
-    config = json.loads((out / "config.json").read_text()) if (out / "config.json").exists() else {}
+    scan = scan_results(out / "results.csv")
+    df = frame(scan.rows)
+    config = read_config(out / "config.json") if (out / "config.json").exists() else {}
+    missing = _completeness(config, len({(r[2], r[4], r[5]) for r in scan.rows}), scan.cut)
+    for m in missing:
+        if on_warning:
+            on_warning(f"{out / 'results.csv'}: {m}")
     exp = _experiment_for(config)
     title = (
         exp.title
@@ -85,10 +118,12 @@ def render_report(out: Path) -> Path:
         ),
         "",
     ]
+    if missing:
+        lines += [f"**{m[0].upper() + m[1:]}.**" for m in missing] + [""]
     extra = config.get("extra") or {}
-    notes = extra.get("notes")
+    notes = config.get("notes") or extra.get("notes")  # older config.json: notes in extra
     if notes:
-        lines += ["Workload: " + "; ".join(notes), ""]
+        lines += ["## Workload", "", *(f"- {n}" for n in notes), ""]
     if exp and exp.claims:
         lines += ["## Claims", ""]
         for c in exp.claims:

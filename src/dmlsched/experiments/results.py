@@ -9,6 +9,11 @@ sweep loses nothing finished.  When every cell is present the file is
 rewritten in canonical order (atomic replace) so the same command gives the
 same bytes however the pool scheduled the cells.  Floats are written with
 ``repr`` (shortest round-trip form).
+
+Reading is strict (:func:`scan_results`): a corrupt file is
+:class:`~dmlsched.errors.InvalidInput` naming ``file:line``, never a partial
+summary; a last cell cut by a kill is set apart so a resume recomputes it and
+a report says it is missing.
 """
 
 from __future__ import annotations
@@ -28,11 +33,14 @@ __all__ = [
     "COLUMNS",
     "CellKey",
     "Row",
+    "Scan",
     "append_rows",
     "cell_rows",
     "done_cells",
+    "frame",
     "read_results",
     "repair",
+    "scan_results",
     "sort_results",
 ]
 
@@ -73,47 +81,159 @@ def append_rows(path: Path, rows: Iterable[Row]) -> None:
         os.fsync(f.fileno())
 
 
-def read_results(path: Path) -> pd.DataFrame:
-    if not path.exists():
+@dataclass(frozen=True)
+class Scan:
+    """``results.csv`` read strictly: the rows of whole cells, and what was left out.
+
+    ``cut`` is the last cell when a kill cut it (a line without its newline, or
+    fewer metric rows than the same scheduler's other cells: a cell's rows are
+    written sorted by metric, so a cut leaves a prefix); its rows are not in
+    ``rows``.  ``torn`` says the file does not end with a newline.  ``lines``
+    is the number of lines whole cells occupy (header included), i.e. where
+    the file is cut back to.
+    """
+
+    rows: tuple[Row, ...]
+    cut: CellKey | None
+    torn: bool
+    lines: int
+
+
+def _bad(path: Path, line: int, field: str, value: object, allowed: str) -> InvalidInput:
+    return InvalidInput(field, value, allowed, f"{path}:{line}")
+
+
+def scan_results(path: Path) -> Scan:
+    """Read and check every line of ``path`` (see :class:`Scan`).
+
+    A corrupt file — not UTF-8, a wrong header, a row with the wrong number of
+    fields, a seed or value that is not a number, one cell written twice (two
+    runs into one folder) — raises :class:`InvalidInput` naming ``file:line``.
+    """
+    if not path.is_file():
         raise InvalidInput("results", str(path), "an existing results.csv")
-    df = pd.read_csv(path, dtype={"value": str, "scheduler": str, "metric": str})
-    missing = [c for c in COLUMNS if c not in df.columns]
-    if missing:
-        raise InvalidInput("results.csv columns", missing, ",".join(COLUMNS), str(path))
-    return df
+    data = path.read_bytes()
+    if not data:
+        return Scan((), None, False, 0)
+    torn = not data.endswith(b"\n")
+    raw_lines = data.split(b"\n")
+    if not torn:
+        raw_lines.pop()  # the empty string after the final newline
+    expect = ",".join(COLUMNS)
+    rows: list[Row] = []
+    ends: list[int] = []  # line number of each row
+    seen: dict[tuple[str, str, int, str], int] = {}
+    last = len(raw_lines)
+    for i, raw in enumerate(raw_lines, start=1):
+        if torn and i == last and i > 1:
+            break  # the cut line: dealt with below
+        try:
+            text = raw.decode("utf-8-sig" if i == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise _bad(path, i, "results.csv", raw[:40], "UTF-8 CSV written by dmlsched") from None
+        if i == 1:
+            if text.rstrip("\r") != expect:
+                raise _bad(path, 1, "header", text[:60], expect)
+            continue
+        try:
+            fields = next(csv.reader([text]))
+        except (csv.Error, StopIteration):
+            raise _bad(path, i, "row", text[:60], "a CSV row") from None
+        if len(fields) != len(COLUMNS):
+            raise _bad(path, i, "row", text[:60], f"{len(COLUMNS)} fields, got {len(fields)}")
+        try:
+            seed = int(fields[5])
+        except ValueError:
+            raise _bad(path, i, "seed", fields[5], "an integer") from None
+        try:
+            value = float(fields[7])
+        except ValueError:
+            raise _bad(path, i, "metric_value", fields[7], "a number") from None
+        key = (fields[2], fields[4], seed, fields[6])
+        if key in seen:
+            raise _bad(
+                path,
+                i,
+                "row",
+                f"{fields[2]},{fields[4]},seed {seed},{fields[6]}",
+                f"each cell once (also on line {seen[key]}; did two runs write here?)",
+            )
+        seen[key] = i
+        rows.append((fields[0], fields[1], fields[2], fields[3], fields[4], seed, fields[6], value))
+        ends.append(i)
+    if torn and last == 1:
+        return Scan((), None, True, 0)  # even the header was cut
+    cut = _cut_cell(rows, torn, raw_lines[-1] if torn else b"")
+    if cut is not None:
+        while rows and CellKey(rows[-1][2], rows[-1][4], rows[-1][5]) == cut:
+            rows.pop()
+            ends.pop()
+    return Scan(tuple(rows), cut, torn, ends[-1] if ends else 1)
+
+
+def _cut_cell(rows: list[Row], torn: bool, tail: bytes) -> CellKey | None:
+    """The last cell if a kill cut it short (see :class:`Scan`), else ``None``."""
+    if torn:
+        parts = tail.decode("utf-8", errors="replace").split(",")
+        if len(parts) >= 6:
+            key = CellKey(parts[2], parts[4], _int(parts[5]))
+            if not rows or CellKey(rows[-1][2], rows[-1][4], rows[-1][5]) != key:
+                return key  # the cut line starts a new cell: the rows before it are whole
+        # the cut line continues the last cell, or is too short to say: drop that cell
+        return CellKey(rows[-1][2], rows[-1][4], rows[-1][5]) if rows else None
+    if not rows:
+        return None
+    last = CellKey(rows[-1][2], rows[-1][4], rows[-1][5])
+    metrics: dict[CellKey, list[str]] = {}
+    for r in rows:
+        if r[2] == last.scheduler:
+            metrics.setdefault(CellKey(r[2], r[4], r[5]), []).append(r[6])
+    mine = metrics.pop(last)
+    full = max(metrics.values(), key=len, default=mine)
+    return last if len(mine) < len(full) and full[: len(mine)] == mine else None
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        return -1
+
+
+def read_results(path: Path) -> pd.DataFrame:
+    """The whole cells of ``path`` as a DataFrame (:func:`scan_results`'s checks)."""
+    return frame(scan_results(path).rows)
+
+
+def frame(rows: Iterable[Row]) -> pd.DataFrame:
+    df = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    return df.astype({"seed": "int64", "metric_value": "float64"})
 
 
 def repair(path: Path) -> int:
-    """Drop a torn last line (a hard kill during a write); returns lines dropped.
+    """Drop a cut last cell (a hard kill during a write); returns cells dropped (0 or 1).
 
     Each cell's rows are written with one ``write`` call on an unbuffered file
-    (:func:`append_rows`), so a kill leaves whole cells or, at worst, a line
-    without its newline — which this removes so the cell is recomputed.
+    (:func:`append_rows`), so a kill leaves whole cells or, at worst, one cell
+    cut short — which this removes so the cell is recomputed.
     """
     if not path.exists() or path.stat().st_size == 0:
         return 0
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
+    scan = scan_results(path)
+    if scan.cut is None and not scan.torn:
         return 0
-    keep = data[: data.rfind(b"\n") + 1]
-    # drop every row of the torn cell (rows of one cell are contiguous at the end)
-    lines = keep.decode().splitlines()
-    torn = data[len(keep) :].decode(errors="replace").split(",")
-    if len(torn) >= 6:
-        cell = (torn[2], torn[4], torn[5])
-        while len(lines) > 1 and tuple(lines[-1].split(",")[i] for i in (2, 4, 5)) == cell:
-            lines.pop()
-    path.write_text("\n".join(lines) + "\n")
+    keep = path.read_bytes().split(b"\n")[: scan.lines]
+    tmp = path.with_suffix(".csv.tmp")
+    tmp.write_bytes(b"\n".join(keep) + b"\n" if keep else b"")
+    os.replace(tmp, path)
     return 1
 
 
 def done_cells(path: Path) -> set[CellKey]:
-    """Cells already in ``path`` (a cell's rows are written together)."""
+    """Whole cells already in ``path`` (a cell's rows are written together)."""
     if not path.exists() or path.stat().st_size == 0:
         return set()
-    df = read_results(path)
-    keys = df[["scheduler", "value", "seed"]].drop_duplicates()
-    return {CellKey(str(s), str(v), int(e)) for s, v, e in keys.itertuples(index=False)}
+    return {CellKey(r[2], r[4], r[5]) for r in scan_results(path).rows}
 
 
 def sort_results(path: Path, point_order: list[str], scheduler_order: list[str]) -> None:

@@ -4,23 +4,39 @@ process pool, or on a Ray cluster; resumable.
 Every finished cell is appended to ``results.csv`` at once; rerunning the same
 command computes only the cells not yet in the file, then sorts it, so an
 interrupted run resumed gives the same file as an uninterrupted one.
-``config.json`` beside the results records what was run; a rerun with a
-different configuration into the same folder is refused (InvalidInput).
+``config.json`` beside the results records what was run and the notes of the
+first cell's workload (where its data came from, and any fallback it took);
+a rerun with a different configuration into the same folder is refused
+(InvalidInput).
+
+Safety (issue 14):
+
+* one run per folder: :func:`dmlsched.experiments.lock.hold` (a second run
+  refuses naming the holder, or waits with ``RunConfig.wait``);
+* Ctrl-C raises :class:`~dmlsched.errors.Interrupted` saying how many cells
+  were kept; queued cells are cancelled and the workers killed
+  (:mod:`dmlsched.experiments.pool`), and the workers also die with a killed
+  parent;
+* a torn or cut last cell (a kill during a write) is dropped and recomputed;
+  a corrupted ``results.csv`` or ``config.json`` is InvalidInput naming the
+  file and line (:mod:`dmlsched.experiments.results`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from dmlsched.errors import InvalidInput
+from dmlsched.errors import Interrupted, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, Point
+from dmlsched.experiments.lock import hold
+from dmlsched.experiments.pool import kill_workers, sigint_blocked, worker_pool
 from dmlsched.experiments.results import (
     CellKey,
     append_rows,
@@ -40,16 +56,34 @@ class RunConfig:
     workers: int | None = None  # None: all cores
     ray: str | None = None  # "local" or a cluster address
     extra: dict[str, Any] | None = None  # recorded in config.json (e.g. compare's flags)
+    wait: bool = False  # another run holds the folder: wait for it instead of refusing
+    traces: Path | None = None  # trace root replacing ../shared/traces for every cell
 
 
 def _cell(
-    exp: Experiment, key: CellKey, point: Point, quick: bool
+    exp: Experiment, key: CellKey, point: Point, quick: bool, traces: Path | None = None
 ) -> tuple[CellKey, dict[str, float]]:
-    return key, exp.run_cell(key.scheduler, point, key.seed, quick)
+    from dmlsched.workloads.traces import trace_root
+
+    with trace_root(traces):
+        return key, exp.run_cell(key.scheduler, point, key.seed, quick)
 
 
-def _config_blob(exp: Experiment, cfg: RunConfig) -> dict[str, Any]:
-    return {
+def workload_notes(exp: Experiment, quick: bool, traces: Path | None = None) -> list[str]:
+    """Notes of the first point's workload at seed 0 (what came from where, fallbacks).
+
+    Built once before the sweep, so a workload that cannot be built (a missing
+    or malformed trace) fails the run before any cell starts.
+    """
+    from dmlsched.workloads.traces import trace_root
+
+    with trace_root(traces):
+        wl = exp.build(exp.sweep(quick)[0], 0, quick)
+    return [str(n) for n in getattr(wl, "notes", ())]
+
+
+def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str, Any]:
+    blob = {
         "experiment": exp.id,
         "setting": exp.setting,
         "param": exp.param,
@@ -58,20 +92,62 @@ def _config_blob(exp: Experiment, cfg: RunConfig) -> dict[str, Any]:
         "seeds": cfg.seeds,
         "quick": cfg.quick,
         "extra": cfg.extra or {},
+        "notes": notes,
     }
+    if cfg.traces is not None:
+        blob["traces"] = str(cfg.traces)
+    return blob
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """``config.json`` as written by :func:`run_experiment`; corrupt → InvalidInput with line."""
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InvalidInput("config.json", "undecodable bytes", "UTF-8 JSON", str(path)) from e
+    try:
+        blob = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidInput(
+            "config.json",
+            e.msg,
+            "the JSON dmlsched wrote (delete the folder to start over)",
+            f"{path}:{e.lineno}:{e.colno}",
+        ) from None
+    if not isinstance(blob, dict):
+        raise InvalidInput("config.json", type(blob).__name__, "a JSON object", f"{path}:1")
+    return blob
+
+
+def _legacy(old: dict[str, Any], blob: dict[str, Any]) -> dict[str, Any]:
+    """``blob`` as a config.json written before notes were recorded would hold it.
+
+    Such a folder (no top-level ``notes``; compare kept them in ``extra``) still
+    resumes: everything but the notes must match.
+    """
+    if "notes" in old:
+        return blob
+    extra = {k: v for k, v in (blob.get("extra") or {}).items() if k != "notes"}
+    old_extra = old.get("extra") or {}
+    if "notes" in old_extra:
+        extra["notes"] = old_extra["notes"]
+    return {**{k: v for k, v in blob.items() if k != "notes"}, "extra": extra}
 
 
 def _check_config(out: Path, blob: dict[str, Any]) -> None:
     path = out / "config.json"
     if path.exists():
-        old = json.loads(path.read_text())
+        old = read_config(path)
+        blob = _legacy(old, blob)
         if old != blob:
-            diff = sorted(k for k in blob if old.get(k) != blob[k])
+            diff = sorted(k for k in blob.keys() | old.keys() if old.get(k) != blob.get(k))
             raise InvalidInput(
                 "out", str(out), f"a fresh folder or the same configuration (differs in {diff})"
             )
     else:
-        path.write_text(json.dumps(blob, indent=2, sort_keys=True) + "\n")
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(blob, indent=2, sort_keys=True, allow_nan=False) + "\n")
+        os.replace(tmp, path)  # atomic: a kill never leaves half a config
 
 
 def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[CellKey, Point]]:
@@ -91,19 +167,32 @@ def _local(
     workers = cfg.workers or os.cpu_count() or 1
     if workers <= 1 or len(cells) <= 1:
         for key, point in cells:
-            yield _cell(exp, key, point, cfg.quick)
+            yield _cell(exp, key, point, cfg.quick, cfg.traces)
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_cell, exp, key, point, cfg.quick) for key, point in cells}
-        try:
-            while futures:
-                finished, futures = wait(futures, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    yield fut.result()
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
+    pool = None
+    futures: set[Any] = set()
+    failed = False
+    try:
+        with sigint_blocked():  # the pool starts its workers here (see experiments.pool)
+            pool = worker_pool(min(workers, len(cells)))
+            futures = {
+                pool.submit(_cell, exp, key, point, cfg.quick, cfg.traces) for key, point in cells
+            }
+        while futures:
+            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                yield fut.result()
+    except BaseException:  # Ctrl-C, a failed cell, or the consumer closing us
+        failed = True
+        if pool is not None:
+            # unfinished cells are lost anyway: do not wait for them.  The pool then
+            # fails every pending future itself (cancelling them first races with
+            # that in Python 3.11: InvalidStateError in its manager thread).
+            kill_workers(pool)
+        raise
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=not failed)
 
 
 def _ray(
@@ -122,11 +211,17 @@ def _ray(
         else:
             ray.init(address=cfg.ray, log_to_driver=False)
     remote = ray.remote(_cell)
-    refs = [remote.remote(exp, key, point, cfg.quick) for key, point in cells]
-    while refs:
-        ready, refs = ray.wait(refs, num_returns=1)
-        for r in ready:
-            yield ray.get(r)
+    refs = [remote.remote(exp, key, point, cfg.quick, cfg.traces) for key, point in cells]
+    try:
+        while refs:
+            ready, refs = ray.wait(refs, num_returns=1)
+            for r in ready:
+                yield ray.get(r)
+    except BaseException:
+        for r in refs:
+            with contextlib.suppress(Exception):
+                ray.cancel(r, force=True)
+        raise
 
 
 def run_experiment(
@@ -134,26 +229,52 @@ def run_experiment(
     out: Path,
     cfg: RunConfig,
     on_progress: Callable[[int, int], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    notes: list[str] | None = None,
 ) -> Path:
-    """Run the missing cells of ``exp`` into ``out/results.csv``; returns its path."""
-    if cfg.seeds < 1:
-        raise InvalidInput("seeds", cfg.seeds, ">= 1")
+    """Run the missing cells of ``exp`` into ``out/results.csv``; returns its path.
+
+    ``on_warning`` gets each workload note that reports a fallback
+    (``"WARNING: ..."``, see :func:`dmlsched.workloads.registry.warning_notes`).
+    ``notes``: :func:`workload_notes` if the caller has them already.
+    """
+    from dmlsched.workloads.registry import warning_notes
+
+    if int(cfg.seeds) != cfg.seeds or cfg.seeds < 1:
+        raise InvalidInput("seeds", cfg.seeds, "an integer >= 1")
     if cfg.workers is not None and cfg.workers < 1:
         raise InvalidInput("workers", cfg.workers, ">= 1")
-    out.mkdir(parents=True, exist_ok=True)
-    _check_config(out, _config_blob(exp, cfg))
-    results = out / "results.csv"
-    repair(results)
-    cells = _pending(exp, cfg, done_cells(results))
-    total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
-    done = total - len(cells)
-    if on_progress:
-        on_progress(done, total)
-    stream = _ray(exp, cells, cfg) if cfg.ray else _local(exp, cells, cfg)
-    for key, metrics in stream:
-        append_rows(results, cell_rows(exp.id, exp.setting, key, exp.param, metrics))
-        done += 1
+    if notes is None:
+        notes = workload_notes(exp, cfg.quick, cfg.traces)
+    if on_warning:
+        for w in warning_notes(notes):
+            on_warning(w)
+    with hold(out, wait=cfg.wait, on_wait=on_warning and _waiting(on_warning)):
+        _check_config(out, _config_blob(exp, cfg, notes))
+        results = out / "results.csv"
+        repair(results)
+        cells = _pending(exp, cfg, done_cells(results))
+        total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
+        done = total - len(cells)
         if on_progress:
             on_progress(done, total)
-    sort_results(results, [str(p) for p in exp.sweep(cfg.quick)], list(exp.schedulers))
+        stream = _ray(exp, cells, cfg) if cfg.ray else _local(exp, cells, cfg)
+        try:
+            with contextlib.closing(stream):  # a Ctrl-C between cells still stops the pool
+                for key, metrics in stream:
+                    append_rows(results, cell_rows(exp.id, exp.setting, key, exp.param, metrics))
+                    done += 1
+                    if on_progress:
+                        on_progress(done, total)
+        except KeyboardInterrupt:
+            kept = len(done_cells(results))  # the file, not a counter a signal may have raced
+            raise Interrupted(
+                f"interrupted: {kept} of {total} cells kept in {results}; "
+                f"rerun the same command to compute the other {total - kept}"
+            ) from None
+        sort_results(results, [str(p) for p in exp.sweep(cfg.quick)], list(exp.schedulers))
     return results
+
+
+def _waiting(say: Callable[[str], None]) -> Callable[[str], None]:
+    return lambda who: say(f"waiting for {who} to finish with this folder")

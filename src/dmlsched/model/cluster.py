@@ -171,6 +171,11 @@ class SpeedModel(Protocol):
     ``rate`` returns the job's work (samples, or mini-batches for async jobs)
     per slot for a placement given as parallel lists (machine, w_h, s_h) —
     the signature of :func:`dmlsched.model.speed.pdors.job_rate`.
+
+    Optionally ``slot_rates(items)``: the rates of jobs running in the same
+    slot, ``items`` a sequence of (job, placement) — for models in which jobs
+    slow each other down (shared links, :mod:`dmlsched.model.speed.calibrated`);
+    the engine then uses these instead of each job's ``rate`` alone.
     """
 
     def rate(

@@ -192,6 +192,7 @@ class GeoWorkload:
     sites: GeoSites
     jobs: tuple[GeoJob, ...]
     horizon: int
+    notes: tuple[str, ...] = ()  # provenance of the data (e.g. which trace gave arrivals)
 
     def __post_init__(self) -> None:
         if int(self.horizon) != self.horizon or self.horizon < 1:

@@ -194,7 +194,7 @@ class ExactOptimum:
     status: str
 
 
-def exact_total_jct(workload: EdgeCloudWorkload, *, time_limit: float = 60.0) -> ExactOptimum:
+def exact_total_jct(workload: EdgeCloudWorkload, *, max_nodes: int = 200_000) -> ExactOptimum:
     """Optimum of MINLP (2) by a time-indexed MILP — for *small* instances (tests).
 
     Linearised exactly: a_jdπ ∈ {0, 1} places chunk d of j on one place π (a
@@ -209,6 +209,8 @@ def exact_total_jct(workload: EdgeCloudWorkload, *, time_limit: float = 60.0) ->
     Slots after r_j + Δ_{j s_c} + P¹_j − 1 are omitted: a job finishing later
     could move wholly to the cloud, finish earlier and free edge workers.
     Storage (Sec. VI) is not modelled.  Speed: ``workload.system.speedup``.
+    Branch and bound stops at ``max_nodes`` nodes (deterministic); only an
+    optimal status is accepted (``SolverFailed`` otherwise).
     """
     system = workload.system
     S = system.servers
@@ -274,7 +276,8 @@ def exact_total_jct(workload: EdgeCloudWorkload, *, time_limit: float = 60.0) ->
         np.where(integ, 1.0, INF),
         integrality=integ,
         name="edge-cloud MINLP (2), exact",
-        time_limit=time_limit,
+        mip_rel_gap=0.0,
+        max_nodes=max_nodes,
     )
     sol = model.solve()
     return ExactOptimum(sol.objective - offset, n, sol.status)

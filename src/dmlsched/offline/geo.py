@@ -10,8 +10,10 @@ cost c_i and the coupling row (8h)::
 
 :func:`relaxed_optimum` solves P_f (all variables continuous, (9k)).
 :func:`integer_optimum` solves (8): y, g integer, s, u, v, z binary
-((8k)); meant for small instances (``time_limit`` seconds; with
-``accept_feasible`` a time-limited incumbent is returned and ``status`` says so).
+((8k)); meant for small instances.  Branch and bound stops at ``max_nodes``
+nodes (deterministic, never wall-clock); with ``accept_feasible`` a capped
+run returns its incumbent, ``status`` says so and ``bound`` is the proved
+lower bound (so OPT ∈ [bound, total_cost]; both equal when optimal).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class OfflineResult:
     cost_deploy: float
     cost_communication: float
     status: str
+    bound: float = float("nan")  # proved lower bound on the optimum (MILP); = total_cost for LP
 
     def metrics(self) -> dict[str, float]:
         return {
@@ -50,7 +53,7 @@ class OfflineResult:
 
 
 def _solve(
-    wl: GeoWorkload, integer: bool, big_m: str, time_limit: float | None, accept_feasible: bool
+    wl: GeoWorkload, integer: bool, big_m: str, max_nodes: int | None, accept_feasible: bool
 ) -> OfflineResult:
     sites = wl.sites
     R = sites.dcs
@@ -132,7 +135,7 @@ def _solve(
         ub,
         integrality=integrality if integer else None,
         name="geo-offline-milp" if integer else "geo-offline-lp",
-        time_limit=time_limit,
+        max_nodes=max_nodes if integer else None,
     )
     sol = model.solve(accept_feasible=accept_feasible)
     x = sol.x
@@ -149,6 +152,7 @@ def _solve(
         cost_deploy=parts["z"],
         cost_communication=parts["g"],
         status=sol.status,
+        bound=float(sol.dual_bound) if integer and sol.dual_bound is not None else float(c @ x),
     )
 
 
@@ -160,8 +164,8 @@ def relaxed_optimum(wl: GeoWorkload, big_m: str = "valid") -> OfflineResult:
 def integer_optimum(
     wl: GeoWorkload,
     big_m: str = "valid",
-    time_limit: float | None = 60.0,
+    max_nodes: int | None = 20_000,
     accept_feasible: bool = True,
 ) -> OfflineResult:
     """Optimum of the offline MILP (8) (HiGHS branch and bound), small instances."""
-    return _solve(wl, True, big_m, time_limit, accept_feasible)
+    return _solve(wl, True, big_m, max_nodes, accept_feasible)

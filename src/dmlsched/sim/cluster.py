@@ -52,6 +52,7 @@ machines, averaged over slots).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection, Iterable
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -75,6 +76,7 @@ from dmlsched.sim.events import Event
 
 __all__ = [
     "Counts",
+    "check_admissions",
     "check_capacity",
     "check_placement",
     "read_decision",
@@ -153,6 +155,57 @@ def _sources(p: object) -> tuple:
 
 
 # ---------------------------------------------------------------- checks (PD-ORS constraints)
+
+
+def check_admissions(
+    sched: str,
+    slot: int,
+    allocations: Iterable[int],
+    admit: Iterable[int],
+    reject: Iterable[int],
+    pending: Collection[int],
+    active: Collection[int],
+    rejected: Collection[int],
+    finished: Collection[int],
+) -> tuple[list[int], list[int], list[int]]:
+    """Admission rules of a ``cluster`` decision (as read by :func:`read_decision`).
+
+    Rejects first (each must be pending), then admits (pending after the
+    rejects), then allocations (a pending job is admitted by its allocation;
+    any other must be active).  Returns (rejected, admitted, admitted by
+    allocation); raises :class:`InvalidDecision` on the first violation.
+    Shared with the testbed and the service, which apply decisions for real.
+    """
+    still = dict.fromkeys(pending)
+    rej: list[int] = []
+    adm: list[int] = []
+    by_alloc: list[int] = []
+    for j in reject:
+        if j not in still:
+            refuse(sched, j, slot, "rejected a job that is not pending")
+        del still[j]
+        rej.append(j)
+    for j in admit:
+        if j not in still:
+            refuse(sched, j, slot, "admitted a job that is not pending")
+        del still[j]
+        adm.append(j)
+    now_active = set(active) | set(adm)
+    for j in allocations:
+        if j in still:
+            del still[j]
+            by_alloc.append(j)
+            now_active.add(j)
+        elif j not in now_active:
+            why = (
+                "rejected"
+                if j in rejected or j in rej
+                else "finished"
+                if j in finished
+                else "unknown"
+            )
+            refuse(sched, j, slot, f"allocation for a {why} job")
+    return rej, adm, by_alloc
 
 
 def check_placement(sched: str, job: ClusterJob, c: Counts, slot: int) -> None:
@@ -243,6 +296,7 @@ def simulate_cluster(
     # job -> (3 source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its checked placement
     checked: dict[int, tuple] = {}
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
+    rate_model = workload.speed
     last_arrival = max(by_slot, default=-1)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
 
@@ -273,16 +327,15 @@ def simulate_cluster(
             name, t, scheduler.decide(view), len(pending) + len(active)
         )
 
-        for j in reject:
-            if j not in pending:
-                refuse(name, j, t, "rejected a job that is not pending")
+        rej_now, adm_now, _ = check_admissions(
+            name, t, allocations, admit, reject, pending, active, rejected, finished
+        )
+        for j in rej_now:
             del pending[j]
             rejected.add(j)
             if record_events:
                 events.append(Event(t, "reject", j))
-        for j in admit:
-            if j not in pending:
-                refuse(name, j, t, "admitted a job that is not pending")
+        for j in adm_now:
             del pending[j]
             active[j] = None
             done[j] = 0.0
@@ -299,9 +352,6 @@ def simulate_cluster(
                 done[j] = 0.0
                 if record_events:
                     events.append(Event(t, "admit", j))
-            elif j not in active:
-                why = "rejected" if j in rejected else "finished" if j in finished else "unknown"
-                refuse(name, j, t, f"allocation for a {why} job")
             job = jobs[j]
             hit = checked.get(j)
             try:  # inlined for speed: the same immutable tuples as last time need no copy
@@ -352,6 +402,12 @@ def simulate_cluster(
             usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
         )
 
+        joint = getattr(rate_model, "slot_rates", None)
+        if joint is not None and len(progress) > 1:
+            # a speed model that knows what jobs running at once do to each other (shared links)
+            rates = joint([(jobs[j], Placement(*checked[j][3])) for j, _ in progress])
+            progress = [(j, float(r)) for (j, _), r in zip(progress, rates, strict=True)]
+
         newly_done = False
         for j, rate in progress:
             before = done[j]
@@ -386,7 +442,11 @@ def simulate_cluster(
             mean_workers,
         ),
         events=tuple(events),
-        series={"utilization": util},
+        # per-job JCT (workload order, NaN if unfinished): the testbed compares it with reality
+        series={
+            "utilization": util,
+            "jct": np.array([jct.get(j.id, np.nan) for j in all_jobs], dtype=float),
+        },
     )
 
 

@@ -11,14 +11,18 @@ weights c_i.  (x+ε) ln(x+ε) = −entr(x+ε) is one exponential cone per
 coordinate, so the problem is a conic program; we hand it to Clarabel (an
 interior-point conic solver, as Alg. 1 line 4 asks) through cvxpy.
 
-The status is always checked (a numerically failed attempt is retried once
-without equilibration): anything but ``optimal`` raises
-:class:`~dmlsched.errors.SolverFailed` (``optimal_inaccurate`` too, unless
-``accept_inaccurate``).
+The status is always checked.  A numerically failed attempt is retried once
+without equilibration, then with a second conic solver, SCS (a first-order
+splitting method: a different algorithm, so not the same numerical trouble;
+capped by an iteration count, never wall-clock).  Anything but ``optimal``
+from all three raises :class:`~dmlsched.errors.SolverFailed`
+(``optimal_inaccurate`` counts as a failure unless ``accept_inaccurate``).
+``ConvexSolution.solver`` names the attempt that was accepted.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +34,13 @@ __all__ = ["ConvexSolution", "regularized_lp", "sigma"]
 
 # Clarabel's Ruiz equilibration occasionally breaks down on these problems
 # (measured: a 6-job, 3-DC slot fails with it and solves without it); the
-# second attempt disables it.  Every attempt's status is checked.
-_ATTEMPTS: tuple[dict[str, object], ...] = ({}, {"equilibrate_enable": False})
+# second attempt disables it; the third is SCS (module docstring).  Every
+# attempt's status is checked.
+_ATTEMPTS: tuple[tuple[str, dict[str, object]], ...] = (
+    ("CLARABEL", {}),
+    ("CLARABEL", {"equilibrate_enable": False}),
+    ("SCS", {"max_iters": 200_000, "eps_abs": 1e-8, "eps_rel": 1e-8}),
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,7 @@ class ConvexSolution:
     x: np.ndarray
     objective: float
     status: str
+    solver: str = "CLARABEL"  # the attempt that was accepted (module docstring)
 
 
 def sigma(eps: float) -> float:
@@ -123,7 +133,7 @@ def regularized_lp(
     )
     x = lb.copy()
     x[keep] = sol.x
-    return ConvexSolution(x, sol.objective + float(c[fixed] @ val), sol.status)
+    return ConvexSolution(x, sol.objective + float(c[fixed] @ val), sol.status, sol.solver)
 
 
 def _solve(
@@ -171,21 +181,25 @@ def _solve(
     if fin_ub.any():
         cons.append(x[np.flatnonzero(fin_ub)] <= ub[fin_ub])
     prob = cp.Problem(cp.Minimize(obj), cons)
-    status = "not solved"
-    for opts in _ATTEMPTS:
+    statuses = []
+    for solver, opts in _ATTEMPTS:
         try:
-            prob.solve(solver=cp.CLARABEL, **opts)
+            with warnings.catch_warnings():  # cvxpy warns on inaccurate results; we check
+                warnings.simplefilter("ignore", UserWarning)
+                prob.solve(solver=solver, **opts)
         except cp.error.SolverError as e:
-            status = f"solver error: {e}"
+            statuses.append(f"{solver}: solver error: {e}")
             continue
-        status = str(prob.status)
+        statuses.append(f"{solver}: {prob.status}")
         ok = prob.status == cp.OPTIMAL or (
             accept_inaccurate and prob.status == cp.OPTIMAL_INACCURATE
         )
         if ok and x.value is not None:
             break
         if prob.status in (cp.INFEASIBLE, cp.UNBOUNDED):
-            raise SolverFailed(status, name)
+            raise SolverFailed(statuses[-1], name)
     else:
-        raise SolverFailed(status, name)
-    return ConvexSolution(np.asarray(x.value, dtype=float), float(prob.value), str(prob.status))
+        raise SolverFailed("; ".join(statuses), name)
+    return ConvexSolution(
+        np.asarray(x.value, dtype=float), float(prob.value), str(prob.status), solver
+    )

@@ -59,6 +59,7 @@ class LinearModel:
         time_limit: float | None = None,
         mip_rel_gap: float = 1e-6,
         threads: int = 1,
+        mip_abs_gap: float | None = None,
         max_nodes: int | None = None,
     ) -> None:
         self.name = name
@@ -67,6 +68,8 @@ class LinearModel:
         self._h.setOptionValue("random_seed", 0)
         self._h.setOptionValue("threads", threads)
         self._h.setOptionValue("mip_rel_gap", mip_rel_gap)
+        if mip_abs_gap is not None:
+            self._h.setOptionValue("mip_abs_gap", float(mip_abs_gap))
         if time_limit is not None:
             self._h.setOptionValue("time_limit", float(time_limit))
         if max_nodes is not None:  # a deterministic MILP limit (same result on every machine)

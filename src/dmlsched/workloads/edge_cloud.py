@@ -5,11 +5,14 @@ Servers: S edge servers whose worker count W_s = the GPUs and PS count P_s
 list (``../shared/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv`` via
 :func:`dmlsched.workloads.traces.load_trace`, read in place) — "for each
 server, the number of workers, and PSs corresponds to that of GPUs and CPUs
-in the trace".  If that file is absent
+in the trace" (``extra["nodes"]``, the CLI's ``--nodes``, names another node
+list).  If the default trace folder is absent (and no node list is named)
 the counts come from documented synthetic ranges that mimic it: W_s ∈
 {1, 2, 4, 8} with probabilities (0.02, 0.43, 0.04, 0.51) and P_s ∈ {8, 16,
 32, 64, 96, 104, 128} cores with (0.02, 0.09, 0.02, 0.02, 0.48, 0.32, 0.05);
-the workload's ``notes`` say which was used.  8–10 worker/PS types, the type
+the workload's ``notes`` say which was used, the fallback as a warning
+(printed on stderr by the CLI).  A node list that is named or present but
+malformed is an error, never a silent fallback.  8–10 worker/PS types, the type
 of every worker and PS drawn uniformly.
 
 Jobs (Sec. V-A): a model of Table II uniformly (D_j/B_j = 27/58, 115/58,
@@ -23,8 +26,9 @@ one hour.  Optional storage U_s (GB) for Sec. VI via ``extra["storage_gb"]``.
 Arrivals: ``synthetic`` draws them uniformly over ``slots``; ``philly``
 scales the Philly trace's submission times onto ``slots`` with
 :func:`dmlsched.workloads.traces.trace_arrivals` ("we expand the number of
-DL jobs to 300 by scaling up the submission times").  ``slots`` is the
-arrival span; the horizon cap T is far beyond it (a run ends when every job
+DL jobs to 300 by scaling up the submission times"); ``extra["skip_bad_rows"]``
+skips malformed trace rows (node list and Philly file) and counts them in the
+notes.  ``slots`` is the arrival span; the horizon cap T is far beyond it (a run ends when every job
 is done).
 """
 
@@ -64,27 +68,33 @@ def node_list_path() -> Path | None:
 
 
 def server_shapes(
-    n: int, rng: np.random.Generator, path: Path | None = None
+    n: int, rng: np.random.Generator, path: Path | None = None, *, skip_bad_rows: bool = False
 ) -> tuple[np.ndarray, np.ndarray, str]:
     """(W_s, P_s, source note) for ``n`` servers, nodes drawn with replacement.
 
-    ``path`` overrides the trace folder; a missing one means synthetic ranges.
+    ``path`` (a node-list file or its folder) overrides the trace folder and
+    must exist; without it an absent trace folder means synthetic ranges.
     """
-    from dmlsched.workloads.traces import load_trace
+    from dmlsched.workloads.registry import WARNING
+    from dmlsched.workloads.traces import load_nodes
 
-    path = node_list_path() if path is None else path
-    if path is not None and path.exists():
-        nodes = np.asarray(load_trace("alibaba", path).nodes, dtype=float)
-        if len(nodes):
-            pick = nodes[rng.integers(len(nodes), size=n)]
-            return (
-                pick[:, 0].astype(np.int64),
-                pick[:, 1].astype(np.int64),
-                "servers from the Alibaba GPU node list",
-            )
+    if path is None:
+        path = node_list_path()
+    elif not Path(path).exists():
+        raise InvalidInput("nodes", str(path), "an existing node-list file or folder")
+    if path is not None:
+        nodes_list, skipped, f = load_nodes(path, skip_bad_rows=skip_bad_rows)
+        nodes = np.asarray(nodes_list, dtype=float)
+        pick = nodes[rng.integers(len(nodes), size=n)]
+        return (
+            pick[:, 0].astype(np.int64),
+            pick[:, 1].astype(np.int64),
+            f"servers from the Alibaba GPU node list {f} ({len(nodes)} nodes, "
+            f"{skipped} bad rows skipped)",
+        )
     w = rng.choice(_W_CHOICES, size=n, p=_W_PROBS)
     p = rng.choice(_P_CHOICES, size=n, p=_P_PROBS)
-    return w, p, "servers from synthetic ranges (Alibaba node list absent)"
+    return w, p, f"{WARNING}servers from synthetic ranges (Alibaba node list absent)"
 
 
 def edge_cloud_workload(
@@ -98,6 +108,7 @@ def edge_cloud_workload(
     node_path: Path | None = None,
     source: str = "synthetic",
     notes: tuple[str, ...] = (),
+    skip_bad_rows: bool = False,
 ) -> EdgeCloudWorkload:
     """Sec. V instance; ``arrivals`` (sorted slots) default to uniform over ``slots``."""
     if n_jobs < 1:
@@ -106,7 +117,7 @@ def edge_cloud_workload(
         raise InvalidInput("machines", servers, ">= 1 edge server")
     if slots < 1:
         raise InvalidInput("slots", slots, ">= 1")
-    w_cnt, p_cnt, note = server_shapes(servers, rng, node_path)
+    w_cnt, p_cnt, note = server_shapes(servers, rng, node_path, skip_bad_rows=skip_bad_rows)
     n_types = int(rng.integers(8, 11))
     worker_types = tuple(tuple(int(k) for k in rng.integers(n_types, size=int(c))) for c in w_cnt)
     ps_types = tuple(tuple(int(k) for k in rng.integers(n_types, size=int(c))) for c in p_cnt)
@@ -160,27 +171,47 @@ def _storage(p: WorkloadParams) -> float | None:
     return float(v)
 
 
+def _nodes(p: WorkloadParams) -> Path | None:
+    v = p.extra.get("nodes")
+    return None if v is None else Path(v)
+
+
 @register_workload("edge-cloud", "synthetic")
 def _synthetic(p: WorkloadParams, rng: np.random.Generator) -> EdgeCloudWorkload:
     return edge_cloud_workload(
-        p.jobs or 300, p.machines or 100, p.slots or 1000, rng, storage_gb=_storage(p)
+        p.jobs or 300,
+        p.machines or 100,
+        p.slots or 1000,
+        rng,
+        storage_gb=_storage(p),
+        node_path=_nodes(p),
+        skip_bad_rows=bool(p.extra.get("skip_bad_rows", False)),
     )
 
 
 def philly_arrivals(
-    n_jobs: int, slots: int, rng: np.random.Generator, path: Path | None = None
-) -> np.ndarray:
-    """Philly submission times scaled onto ``slots`` (the traces module's loader)."""
-    from dmlsched.workloads.traces import trace_arrivals
+    n_jobs: int,
+    slots: int,
+    rng: np.random.Generator,
+    path: Path | None = None,
+    *,
+    skip_bad_rows: bool = False,
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Philly submission times scaled onto ``slots``, and notes on the trace read."""
+    from dmlsched.workloads.traces import arrivals_with_notes
 
-    return np.asarray(trace_arrivals("philly", n_jobs, slots, rng, path=path), dtype=np.int64)
+    arr, notes = arrivals_with_notes(
+        "philly", n_jobs, slots, rng, path, skip_bad_rows=skip_bad_rows
+    )
+    return np.asarray(arr, dtype=np.int64), notes
 
 
 @register_workload("edge-cloud", "philly")
 def _philly(p: WorkloadParams, rng: np.random.Generator) -> EdgeCloudWorkload:
     n, slots = p.jobs or 300, p.slots or 1000
+    skip = bool(p.extra.get("skip_bad_rows", False))
     arr_rng, wl_rng = rng.spawn(2)
-    arrivals = philly_arrivals(n, slots, arr_rng, p.trace)
+    arrivals, notes = philly_arrivals(n, slots, arr_rng, p.trace, skip_bad_rows=skip)
     return edge_cloud_workload(
         n,
         p.machines or 100,
@@ -188,6 +219,8 @@ def _philly(p: WorkloadParams, rng: np.random.Generator) -> EdgeCloudWorkload:
         wl_rng,
         arrivals=arrivals,
         storage_gb=_storage(p),
+        node_path=_nodes(p),
         source="philly",
-        notes=("arrivals: Philly trace scaled to the span",),
+        notes=notes,
+        skip_bad_rows=skip,
     )

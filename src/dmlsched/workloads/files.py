@@ -10,12 +10,14 @@ CSV: one job per row; columns are the JobSpec fields, with
 ``theta2``, ``theta3`` (or ``weight``, ``value``, ``slope``).  The cluster and
 horizon come from the caller (``--machines``, ``--slots``).
 
+Files are UTF-8, with or without a byte-order mark (:mod:`.textio`).
 See ``docs/job-spec.md`` for examples.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from pydantic import ValidationError
 from dmlsched.config import ClusterSpec, JobFile, JobSpec, raise_first
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import RESOURCES, Cluster, ClusterWorkload
+from dmlsched.workloads.textio import read_text
 
 __all__ = ["load_job_file"]
 
@@ -33,11 +36,11 @@ _UTIL_KEYS = ("theta1", "theta2", "theta3", "weight", "value", "slope")
 
 def _from_json(path: Path) -> JobFile:
     try:
-        raw = json.loads(path.read_text())
+        raw = json.loads(read_text(path, "workload"))
     except json.JSONDecodeError as e:
-        raise InvalidInput(
-            "json", f"line {e.lineno} col {e.colno}", "valid JSON", str(path)
-        ) from None
+        raise InvalidInput("json", e.msg, "valid JSON", f"{path}:{e.lineno}:{e.colno}") from None
+    except RecursionError:
+        raise InvalidInput("json", "nested too deeply", "a job-spec document", str(path)) from None
     try:
         return JobFile.model_validate(raw)
     except ValidationError as e:
@@ -98,9 +101,11 @@ def load_job_file(path: Path, machines: int | None, slots: int | None) -> Cluste
         if machines:
             cl = ClusterSpec(machines=machines, capacity=cl.capacity, resources=cl.resources)
     elif path.suffix.lower() == ".csv":
-        with path.open(newline="") as f:
-            reader = csv.DictReader(f)
-            jobs = tuple(_csv_job(row, i + 2, path) for i, row in enumerate(reader))
+        reader = csv.DictReader(io.StringIO(read_text(path, "workload"), newline=""))
+        try:
+            jobs = tuple(_csv_job(row, reader.line_num, path) for row in reader)
+        except csv.Error as e:
+            raise InvalidInput("row", str(e), "a CSV record", f"{path}:{reader.line_num}") from None
         if not jobs:
             raise InvalidInput("jobs", 0, ">= 1 row", str(path))
         cl = ClusterSpec(machines=machines or 30)
@@ -111,6 +116,11 @@ def load_job_file(path: Path, machines: int | None, slots: int | None) -> Cluste
         raise InvalidInput(
             "cluster.capacity", cl.capacity, f"{len(cl.resources)} values", str(path)
         )
+    want = f"{len(cl.resources)} values ({', '.join(cl.resources)})"
+    for i, j in enumerate(jobs):  # name the list that is short, not the one that is right
+        for name in ("worker_demand", "ps_demand"):
+            if len(getattr(j, name)) != len(cl.resources):
+                raise InvalidInput(f"jobs.{i}.{name}", list(getattr(j, name)), want, str(path))
     try:
         built = tuple(j.to_job() for j in jobs)
         return ClusterWorkload(

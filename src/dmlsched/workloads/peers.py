@@ -75,6 +75,7 @@ CLI exits 2).
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,6 +83,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dmlsched.config import MAX_SIZE
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload, SpeedModel
 from dmlsched.model.speed.gavel import GavelSpeed
@@ -97,6 +99,7 @@ from dmlsched.workloads.gavel_table import (
 )
 from dmlsched.workloads.profiles import APPLICATIONS, load_profiles
 from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.textio import read_text
 
 __all__ = [
     "B_EXT_GBPS",
@@ -146,14 +149,17 @@ def _where(path: Path, line: int) -> str:
     return f"{path}:{line}"
 
 
-def _num(v: str, field: str, where: str, *, integer: bool, minimum: float) -> float:
+def _num(
+    v: str, field: str, where: str, *, integer: bool, minimum: float, maximum: float = math.inf
+) -> float:
     try:
         x = float(v)
     except (TypeError, ValueError):
         raise InvalidInput(field, v, "a number", where) from None
-    if not math.isfinite(x) or x < minimum or (integer and x != int(x)):
+    if not math.isfinite(x) or not minimum <= x <= maximum or (integer and x != int(x)):
         kind = "an integer" if integer else "a number"
-        raise InvalidInput(field, v, f"{kind} >= {minimum:g}", where)
+        top = f" and <= {maximum:g}" if math.isfinite(maximum) else ""
+        raise InvalidInput(field, v, f"{kind} >= {minimum:g}{top}", where)
     return x
 
 
@@ -163,7 +169,7 @@ def read_pollux(path: Path) -> list[PeerRow]:
     if not path.is_file():
         raise InvalidInput("workload", str(path), "an existing Pollux CSV file")
     rows = []
-    with path.open(newline="") as f:
+    with io.StringIO(read_text(path, "workload"), newline="") as f:  # UTF-8, BOM or not
         reader = csv.reader(f)
         header = next(reader, None)
         if header is None or tuple(h.strip() for h in header) != POLLUX_COLUMNS:
@@ -180,7 +186,7 @@ def read_pollux(path: Path) -> list[PeerRow]:
             time = _num(t, "time", w, integer=False, minimum=0)
             if app not in APPLICATIONS:
                 raise InvalidInput("application", app, " | ".join(APPLICATIONS), w)
-            workers = int(_num(reps, "num_replicas", w, integer=True, minimum=1))
+            workers = int(_num(reps, "num_replicas", w, integer=True, minimum=1, maximum=MAX_SIZE))
             batch = int(_num(bs, "batch_size", w, integer=True, minimum=workers))
             a = APPLICATIONS[app]
             rows.append(PeerRow(time, app, workers, batch, a.epochs, a.samples, app, line))
@@ -195,7 +201,7 @@ def read_gavel(path: Path) -> list[PeerRow]:
     if not path.is_file():
         raise InvalidInput("workload", str(path), "an existing Gavel .trace file")
     rows = []
-    with path.open() as f:
+    with io.StringIO(read_text(path, "workload")) as f:  # UTF-8, BOM or not
         for line, text in enumerate(f, start=1):
             text = text.rstrip("\n").rstrip("\r")
             if not text.strip():
@@ -224,7 +230,7 @@ def read_gavel(path: Path) -> list[PeerRow]:
                 raise InvalidInput("needs_data_dir", needs, "0 | 1", w)
             n_steps = int(_num(steps, "total_steps", w, integer=True, minimum=1))
             time = _num(t, "arrival_time", w, integer=False, minimum=0)
-            workers = int(_num(scale, "scale_factor", w, integer=True, minimum=1))
+            workers = int(_num(scale, "scale_factor", w, integer=True, minimum=1, maximum=MAX_SIZE))
             app = GAVEL_JOB_TYPES[model].application
             kind = job_type_name(model, per_worker)
             # a step is one worker's step of b samples (gavel_table's docstring)

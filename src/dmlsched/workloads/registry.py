@@ -5,20 +5,41 @@ returns the setting's workload object (what its engine's ``simulate``
 accepts).  Register with ``@register_workload(setting, name)``; every setting
 registers at least ``"synthetic"`` (the contract test builds a tiny one with
 ``jobs=4, machines=3, slots=6``).
+
+A workload's ``notes`` say where its data came from.  A note that starts
+with :data:`WARNING` reports a fallback that changes the data (e.g. a trace
+field that could not be used); the CLI prints those on stderr, and every
+note goes into ``config.json`` and ``summary.md``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dmlsched.config import MAX_SIZE
 from dmlsched.errors import InvalidInput
 
-__all__ = ["WorkloadParams", "build_workload", "register_workload", "workload_names"]
+__all__ = [
+    "MAX_SIZE",
+    "WARNING",
+    "WorkloadParams",
+    "build_workload",
+    "register_workload",
+    "warning_notes",
+    "workload_names",
+]
+
+WARNING = "WARNING: "
+
+
+def warning_notes(notes: Iterable[str]) -> list[str]:
+    """The notes that report a fallback (they start with :data:`WARNING`)."""
+    return [n for n in notes if n.startswith(WARNING)]
 
 
 @dataclass(frozen=True)
@@ -35,6 +56,17 @@ class WorkloadParams:
     slots: int | None = None
     trace: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # 0 is not "the default": a size given is a size meant (None is the default)
+        for name in ("jobs", "machines", "slots"):
+            v = getattr(self, name)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | np.integer):
+                raise InvalidInput(name, v, f"an integer in 1..{MAX_SIZE}")
+            if not 1 <= v <= MAX_SIZE:
+                raise InvalidInput(name, v, f"an integer in 1..{MAX_SIZE}")
 
 
 Builder = Callable[[WorkloadParams, np.random.Generator], Any]

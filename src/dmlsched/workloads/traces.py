@@ -8,7 +8,22 @@ checked: field count, numbers parse and are finite and in range.  A bad row
 raises :class:`~dmlsched.errors.InvalidInput` whose ``where`` is
 ``"<file>:<line>"`` and whose ``field`` is the column name; with
 ``skip_bad_rows=True`` it is skipped and counted in ``Trace.skipped``.
-Bytes that are not UTF-8 spoil only the field they are in (same error).
+Bytes that are not UTF-8 spoil only the field they are in (same error); a
+UTF-8 byte-order mark before the header is ignored.
+
+Folders: a format split into parts by the trace itself is read whole —
+Google's ``job_events*``/``task_events*`` parts (all of them, by name; a job
+is the first SUBMIT seen) and PAI's per-job files, recognised by their
+header, not their name.  Philly files and the Alibaba pod and node lists
+cannot safely be joined (a sample beside its full file would count every job
+twice), so a folder with several matching files is refused, listing them:
+pass one with ``--trace FILE`` (``--nodes FILE`` for a node list).
+
+Nothing degrades silently: what the loader had to leave out or could not
+use is in ``Trace.notes`` (a fallback starts with ``WARNING: `` and the CLI
+prints it on stderr) and ends in the workload's notes, ``config.json`` and
+``summary.md``.  :func:`trace_root` points every default folder at another
+trace set (``reproduce --traces DIR``).
 
 * ``philly`` (``philly-pollux/philly*.csv``, header
   ``timestamp,duration,num_gpus,gpu_time,cluster``): arrival = ``timestamp``
@@ -22,15 +37,24 @@ Bytes that are not UTF-8 spoil only the field they are in (same error).
   KILL 5, LOST 6) − the last SCHEDULE (1) before it, when both fall in the
   window, else unknown; workers = distinct task indices with a task SUBMIT
   event (the task window is only 5 minutes, so most jobs have none →
-  unknown).
-* ``alibaba`` (``alibaba-gpu-v2023/openb_pod_list*.csv`` + node list): one
-  row per pod; arrival = ``creation_time`` s; workers = ``num_gpu`` (0 → one
-  CPU-only worker); run time = ``deletion_time − scheduled_time`` for
+  unknown).  Times 0 and 2^63−1 (before/after the window) are left out and
+  counted.  Unit check: the 2011 window opens at 600 s, so any other time
+  below 600,000,000 means the file is not in µs (seconds or ms would pass
+  every row check and squeeze or stretch every run time a million- or
+  thousand-fold): InvalidInput naming file:line, even with ``skip_bad_rows``.
+  When no submitted job has task events (the task file's window misses the
+  job file's), a warning note gives both windows.
+* ``alibaba`` (``alibaba-gpu-v2023/openb_pod_list*.csv`` + node list
+  ``openb_node_list*.csv`` beside it, or ``nodes=`` / ``--nodes PATH``
+  anywhere; :func:`load_nodes` reads a node list alone): one row per pod;
+  arrival = ``creation_time`` s; workers = ``num_gpu`` (0 → one CPU-only
+  worker); run time = ``deletion_time − scheduled_time`` for
   scheduled pods whose deletion is not the file's largest ``deletion_time``
   (README: that value looks like the end of observation, i.e. censored);
   per-pod cores, memory GB and GPU share (``gpu_milli``/1000 for a shared
   GPU).  ``Trace.nodes`` = (GPUs, cores, memory GB) per node of the list.
-* ``pai`` (``alibaba-pai-minibatch/job_*_norm.csv``): not an arrival trace,
+* ``pai`` (every CSV of ``alibaba-pai-minibatch/`` with the header
+  ``,worker,gpu,time,batch_time_norm``): not an arrival trace,
   so ``rows`` is empty; ``Trace.stragglers`` holds, per (job, iteration)
   with all workers reported, max ÷ mean mini-batch time across the job's
   workers — under BSP the slowest worker sets every iteration's pace, so
@@ -60,7 +84,11 @@ fields the trace has then replace the drawn ones:
   *not* compressed);
 * workers W — GPUs (Philly, Alibaba) or tasks (Google).  Jobs without a
   count (most Google jobs) get one resampled from the trace's own jobs with
-  a count.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
+  a count.  If no job of the trace has a count (a task file that does not
+  overlap the job file), W = 1 for them — a documented fallback that keeps
+  the trace's run times (resampling from nothing, or dropping the run times
+  for drawn sizes, would change the workload silently) — and a warning
+  note says so.  F = max(F_drawn, W), so Eq. (4) allows the trace's W;
 * run time → work: E·K = run time (slots) × the speed model's rate
   (:func:`dmlsched.model.speed.pdors.sync_rate`) with W workers and
   ⌈W/γ⌉ PSs, internal (b^(i), Fact 1) iff that bundle fits on one machine
@@ -92,16 +120,19 @@ were skipped.
 Registered workloads ``cluster``/``philly|google|alibaba``: ``jobs`` (default
 100) jobs sampled from the trace, ``slots`` (80), ``machines`` (30; Alibaba:
 the whole node list), ``trace`` = folder or file overriding
-:func:`default_trace_dir`; ``extra``: ``skip_bad_rows`` (bool),
+:func:`default_trace_dir`; ``extra``: ``skip_bad_rows`` (bool), ``nodes``
+(Alibaba node list, file or folder),
 ``straggler`` (bool: draw PAI factors), ``straggler_trace`` (PAI folder),
 ``mix`` (utility class shares, as synthetic).  Sync only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
@@ -113,21 +144,26 @@ import numpy as np
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterWorkload
 from dmlsched.model.speed.pdors import sync_rate
-from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.registry import WARNING, WorkloadParams, register_workload
 from dmlsched.workloads.synthetic import DEFAULT_MIX, machine_capacity, random_job
 
 __all__ = [
+    "GOOGLE_WINDOW_US",
     "KINDS",
     "WARMUP_SECONDS",
     "Trace",
     "TraceRow",
     "arrival_rows",
+    "arrivals_with_notes",
     "default_trace_dir",
+    "load_nodes",
     "load_trace",
     "sample_rows",
     "scale_arrivals",
     "trace_arrivals",
     "trace_cluster",
+    "trace_root",
+    "traces_root",
 ]
 
 KINDS: dict[str, str] = {
@@ -152,7 +188,35 @@ def _find_shared() -> Path:
 
 
 _SHARED = _find_shared()
+_ROOT: list[Path] = []  # trace_root() overrides, innermost last
 _MIB_PER_GB = 1024.0
+_LIST_MAX = 5  # file names listed in a refusal
+
+
+@contextmanager
+def trace_root(path: Path | str | None) -> Iterator[None]:
+    """Within the ``with`` body, :func:`default_trace_dir` looks under ``path``
+    (a folder laid out like ``../shared/traces``) instead; ``None`` changes nothing.
+
+    ``reproduce --traces DIR`` uses it around every cell (the runner passes the
+    folder to each worker with the cell, so it also holds in a process pool).
+    """
+    if path is None:
+        yield
+        return
+    root = Path(path).expanduser().resolve()
+    if not root.is_dir():
+        raise InvalidInput("traces", str(root), "an existing folder laid out like ../shared/traces")
+    _ROOT.append(root)
+    try:
+        yield
+    finally:
+        _ROOT.pop()
+
+
+def traces_root() -> Path:
+    """The folder trace kinds are looked up in (``../shared/traces`` unless overridden)."""
+    return _ROOT[-1] if _ROOT else _SHARED
 
 
 @dataclass(frozen=True)
@@ -170,7 +234,12 @@ class TraceRow:
 
 @dataclass(frozen=True)
 class Trace:
-    """A loaded trace: rows sorted by (arrival, line), provenance and counts."""
+    """A loaded trace: rows sorted by (arrival, line), provenance and counts.
+
+    ``notes`` are the loader's own findings (e.g. Google task events that do
+    not overlap the job events); those starting with :data:`WARNING` are
+    fallbacks the user must hear about (:func:`warning_notes`).
+    """
 
     kind: str
     path: Path
@@ -179,16 +248,25 @@ class Trace:
     fields: tuple[str, ...]  # job fields that came from the trace
     nodes: tuple[tuple[float, float, float], ...] = ()  # (GPUs, cores, mem GB), alibaba
     stragglers: tuple[float, ...] = ()  # max/mean mini-batch time per iteration, pai
+    files: tuple[Path, ...] = ()  # every file read
+    notes: tuple[str, ...] = ()
 
     def arrivals(self) -> np.ndarray:
         return np.array([r.arrival_s for r in self.rows], dtype=float)
 
+    def describe(self) -> str:
+        """One line: which files, how many rows, how many skipped."""
+        files = self.files or (self.path,)
+        where = str(files[0]) if len(files) == 1 else f"{len(files)} files in {files[0].parent}"
+        n, bad = len(self.rows), self.skipped
+        return f"trace {self.kind}: {where} ({n} rows, {bad} bad rows skipped)"
+
 
 def default_trace_dir(kind: str) -> Path | None:
-    """``<repo>/../shared/traces/<folder>`` for ``kind`` if it exists, else ``None``."""
+    """``<root>/<folder>`` for ``kind`` if it exists, else ``None``; root = :func:`traces_root`."""
     if kind not in KINDS:
         raise InvalidInput("trace kind", kind, " | ".join(KINDS))
-    d = _SHARED / KINDS[kind]
+    d = traces_root() / KINDS[kind]
     return d if d.is_dir() else None
 
 
@@ -208,8 +286,9 @@ class _Rows:
     ) -> Iterator[tuple[int, object]]:
         """Yield (line, parse(row, where)) per data line; ``columns`` name the fields."""
         try:
+            # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the header;
             # surrogateescape: a bad byte spoils only its own field, reported with its line
-            fh = self.path.open(newline="", encoding="utf-8", errors="surrogateescape")
+            fh = self.path.open(newline="", encoding="utf-8-sig", errors="surrogateescape")
         except OSError as e:
             raise InvalidInput("trace", str(self.path), f"a readable file ({e.strerror})") from e
         with fh:
@@ -297,29 +376,63 @@ def _req(v: float | None) -> float:
     return v
 
 
-# ---------------------------------------------------------------- loaders
+# ---------------------------------------------------------------- files of a folder
 
 
-def _one(folder: Path, pattern: str) -> Path:
-    hits = sorted(folder.glob(pattern))
+def _names(files: Sequence[Path]) -> str:
+    names = [f.name for f in files[:_LIST_MAX]]
+    return ", ".join(names) + (f", … ({len(files)} in all)" if len(files) > _LIST_MAX else "")
+
+
+def _all(folder: Path, pattern: str, field: str = "trace") -> list[Path]:
+    """Every file of ``folder`` matching ``pattern``, by name; none is bad input."""
+    hits = sorted(f for f in folder.glob(pattern) if f.is_file())
     if not hits:
-        raise InvalidInput("trace", str(folder / pattern), "an existing trace file")
+        raise InvalidInput(field, str(folder / pattern), "an existing trace file")
+    return hits
+
+
+def _only(folder: Path, pattern: str, field: str = "trace") -> Path:
+    """The one file of ``folder`` matching ``pattern``; several are refused, listed.
+
+    For Philly and the Alibaba lists several files cannot simply be joined
+    (a sample beside its full file would count every job twice), so the user
+    picks one with ``--trace FILE`` (``--nodes FILE`` for a node list).
+    """
+    hits = _all(folder, pattern, field)
+    if len(hits) > 1:
+        flag = "--nodes" if field == "nodes" else "--trace"
+        raise InvalidInput(
+            field,
+            str(folder),
+            f"one {pattern} file, found {len(hits)}: {_names(hits)}; pass one with {flag} FILE",
+        )
     return hits[0]
 
 
-def _pick(path: Path, pattern: str, companion: str | None = None) -> Path:
-    """The main file: ``path`` itself if it is a file (unless it is the companion
-    file, e.g. the node list), else the file matching ``pattern`` in the folder."""
+def _main_file(path: Path, pattern: str, companion: str | None = None) -> Path:
+    """``path`` itself if it is a file (unless it is the companion file, e.g. the
+    node list), else the one file matching ``pattern`` in the folder."""
     if path.is_file() and not (companion and path.match(companion)):
         return path
-    return _one(path.parent if path.is_file() else path, pattern)
+    return _only(path.parent if path.is_file() else path, pattern)
+
+
+def _header(path: Path) -> str:
+    """First line of ``path`` without a byte-order mark or line end ('' if unreadable)."""
+    try:
+        with path.open("rb") as f:
+            first = f.readline(4096)
+    except OSError:
+        return ""
+    return first.decode("utf-8", errors="replace").removeprefix("\ufeff").rstrip("\r\n")
 
 
 _PHILLY_COLS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
 
 
-def _load_philly(path: Path, skip: bool) -> Trace:
-    f = _pick(path, "philly*.csv")
+def _load_philly(path: Path, skip: bool, nodes: Path | None) -> Trace:
+    f = _main_file(path, "philly*.csv")
     rows = _Rows(f, skip)
 
     def parse(r: dict[str, str], where: str) -> tuple[datetime, float, int]:
@@ -342,7 +455,7 @@ def _load_philly(path: Path, skip: bool) -> Trace:
         TraceRow((ts - t0).total_seconds(), gpus, dur, line)  # type: ignore[operator]
         for line, (ts, dur, gpus) in parsed  # type: ignore[misc]
     ]
-    return _trace("philly", f, out, rows.skipped, ("arrival", "workers", "runtime"))
+    return _trace("philly", f, out, rows.skipped, ("arrival", "workers", "runtime"), (f,))
 
 
 _JOB_COLS = (
@@ -370,50 +483,107 @@ _TASK_COLS = (
     "disk_request",
     "different_machines",
 )
+# Google 2011 times are µs; the trace window opens at 600 s, 0 means "before the
+# window" and 2^63 - 1 "after it" (README).  Any other time below the opening is
+# not in µs: seconds or milliseconds would pass every per-row check unnoticed.
+GOOGLE_WINDOW_US = 600_000_000
+_GOOGLE_AFTER = 2**63 - 1
 
 
-def _load_google(path: Path, skip: bool) -> Trace:
-    jf = _pick(path, "job_events*.csv", "task_events*.csv")
-    tf = _one(jf.parent, "task_events*.csv")
+def _google_events(
+    files: Sequence[Path], cols: tuple[str, ...], skip: bool, parse: Callable[..., Any]
+) -> tuple[list[tuple[Any, ...]], int]:
+    """Parsed events of every file, in file order; checks the time unit per file."""
+    events: list[tuple[Any, ...]] = []
+    skipped = 0
+    for f in files:
+        rows = _Rows(f, skip)
+        first_low: tuple[int, float] | None = None
+        for line, ev in rows.read(cols, False, parse):
+            t = ev[0]  # type: ignore[index]
+            if 0 < t < GOOGLE_WINDOW_US and first_low is None:
+                first_low = (line, t)
+            events.append((*ev, line))  # type: ignore[misc]
+        skipped += rows.skipped
+        if first_low is not None:  # a unit error spoils the whole file: never skipped
+            raise InvalidInput(
+                "time",
+                int(first_low[1]),
+                f"microseconds >= {GOOGLE_WINDOW_US} (the 2011 trace window opens at 600 s),"
+                " 0 or 2^63-1; are the times in seconds or milliseconds?",
+                f"{f}:{first_low[0]}",
+            )
+    return events, skipped
 
-    def parse_job(r: dict[str, str], where: str) -> tuple[float, int, int]:
-        t = _req(_num(r, "time", where, integer=True))
+
+def _span(times: Sequence[float]) -> str:
+    return f"{min(times) / 1e6:g}-{max(times) / 1e6:g} s" if times else "none"
+
+
+def _load_google(path: Path, skip: bool, nodes: Path | None) -> Trace:
+    if path.is_file() and not path.match("task_events*.csv"):
+        jfiles = [path]
+    else:
+        jfiles = _all(path.parent if path.is_file() else path, "job_events*.csv")
+    tfiles = _all(jfiles[0].parent, "task_events*.csv")
+
+    def parse_job(r: dict[str, str], where: str) -> tuple[int, int, int]:
+        t = int(_req(_num(r, "time", where, integer=True)))
         job = int(_req(_num(r, "job_id", where, integer=True)))
         ev = int(_req(_num(r, "event_type", where, integer=True)))
         if ev > 8:
             raise InvalidInput("event_type", r["event_type"], "0..8", where)
-        return t / 1e6, job, ev
+        return t, job, ev
 
-    def parse_task(r: dict[str, str], where: str) -> tuple[int, int, int]:
-        _num(r, "time", where, integer=True)
+    def parse_task(r: dict[str, str], where: str) -> tuple[int, int, int, int]:
+        t = int(_req(_num(r, "time", where, integer=True)))
         job = int(_req(_num(r, "job_id", where, integer=True)))
         task = int(_req(_num(r, "task_index", where, integer=True)))
         ev = int(_req(_num(r, "event_type", where, integer=True)))
         if ev > 8:
             raise InvalidInput("event_type", r["event_type"], "0..8", where)
-        return job, task, ev
+        return t, job, task, ev
 
-    jrows, trows = _Rows(jf, skip), _Rows(tf, skip)
+    jevents, jskipped = _google_events(jfiles, _JOB_COLS, skip, parse_job)
+    tevents, tskipped = _google_events(tfiles, _TASK_COLS, skip, parse_task)
     submit: dict[int, tuple[float, int]] = {}
     sched: dict[int, float] = {}
     runtime: dict[int, float] = {}
-    for line, (t, job, ev) in jrows.read(_JOB_COLS, False, parse_job):  # type: ignore[misc]
+    outside = 0
+    for t, job, ev, line in jevents:
+        in_window = 0 < t < _GOOGLE_AFTER
+        if not in_window:
+            outside += ev == 0
+            continue
         if ev == 0 and job not in submit:
-            submit[job] = (t, line)
+            submit[job] = (t / 1e6, line)
         elif ev == 1:
-            sched[job] = t
+            sched[job] = t / 1e6
         elif ev in (3, 4, 5, 6) and job in sched:
-            runtime[job] = t - sched[job]
+            runtime[job] = t / 1e6 - sched[job]
     tasks: dict[int, set[int]] = {}
-    for _, (job, task, ev) in trows.read(_TASK_COLS, False, parse_task):  # type: ignore[misc]
+    for _t, job, task, ev, _line in tevents:
         if ev == 0:
             tasks.setdefault(job, set()).add(task)
     out = [
         TraceRow(t, len(tasks[j]) if j in tasks else None, runtime.get(j), line)
         for j, (t, line) in submit.items()
     ]
-    skipped = jrows.skipped + trows.skipped
-    return _trace("google", jf, out, skipped, ("arrival", "workers", "runtime"))
+    notes = []
+    if outside:
+        notes.append(f"{outside} SUBMIT events at time 0 or 2^63-1 (outside the window) left out")
+    if submit and not any(j in tasks for j in submit):
+        jt = [t for t, *_ in jevents if 0 < t < _GOOGLE_AFTER]
+        tt = [t for t, *_ in tevents if 0 < t < _GOOGLE_AFTER]
+        notes.append(
+            f"{WARNING}no submitted job has task SUBMIT events: task_events cover "
+            f"{_span(tt)}, job_events {_span(jt)}; jobs get no worker count from the trace"
+        )
+    files = (*jfiles, *tfiles)
+    where = jfiles[0] if len(jfiles) == 1 else jfiles[0].parent
+    fields = ("arrival", "workers", "runtime")
+    trace = _trace("google", where, out, jskipped + tskipped, fields, files)
+    return replace(trace, notes=tuple(notes))
 
 
 _POD_COLS = (
@@ -432,9 +602,60 @@ _POD_COLS = (
 _NODE_COLS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 
 
-def _load_alibaba(path: Path, skip: bool) -> Trace:
-    pf = _pick(path, "openb_pod_list*.csv", "openb_node_list*.csv")
-    nf = _one(pf.parent, "openb_node_list*.csv")
+def _node_file(near: Path, nodes: Path | None) -> Path:
+    """The Alibaba node list: ``nodes`` (a file, or a folder holding one), else the
+    one ``openb_node_list*.csv`` in ``near``'s folder."""
+    if nodes is not None:
+        n = Path(nodes).expanduser()
+        if n.is_file():
+            return n
+        if not n.is_dir():
+            raise InvalidInput("nodes", str(n), "an existing node-list file or folder")
+        return _only(n, "openb_node_list*.csv", "nodes")
+    folder = near.parent if near.is_file() else near
+    if not any(folder.glob("openb_node_list*.csv")):
+        raise InvalidInput(
+            "nodes",
+            str(folder / "openb_node_list*.csv"),
+            "a node list beside the pod list, or --nodes PATH",
+        )
+    return _only(folder, "openb_node_list*.csv", "nodes")
+
+
+def load_nodes(
+    path: Path | str | None = None, *, skip_bad_rows: bool = False
+) -> tuple[tuple[tuple[float, float, float], ...], int, Path]:
+    """(GPUs, cores, memory GB) per node of an Alibaba node list, rows skipped, file.
+
+    ``path``: the node-list file or a folder holding one (default: the
+    Alibaba trace folder).  The pod list is not needed.
+    """
+    if path is None:
+        d = default_trace_dir("alibaba")
+        if d is None:
+            raise InvalidInput(
+                "nodes", str(traces_root() / KINDS["alibaba"]), "an existing trace folder"
+            )
+        path = d
+    p = Path(path).expanduser().resolve()
+    f = _node_file(p, p)
+    rows = _Rows(f, skip_bad_rows)
+
+    def parse_node(r: dict[str, str], where: str) -> tuple[float, float, float]:
+        cpu = _req(_num(r, "cpu_milli", where, lo=1)) / 1000.0
+        mem = _req(_num(r, "memory_mib", where, lo=1)) / _MIB_PER_GB
+        gpu = _req(_num(r, "gpu", where, integer=True))
+        return gpu, cpu, mem
+
+    nodes = tuple(n for _, n in rows.read(_NODE_COLS, True, parse_node))  # type: ignore[misc]
+    if not nodes:
+        raise InvalidInput("nodes", str(f), "at least one valid node row")
+    return nodes, rows.skipped, f
+
+
+def _load_alibaba(path: Path, skip: bool, nodes: Path | None) -> Trace:
+    pf = _main_file(path, "openb_pod_list*.csv", "openb_node_list*.csv")
+    node_list, node_skipped, nf = load_nodes(_node_file(pf, nodes), skip_bad_rows=skip)
 
     def parse_pod(r: dict[str, str], where: str) -> tuple[float, ...]:
         cpu = _req(_num(r, "cpu_milli", where, lo=1)) / 1000.0
@@ -459,18 +680,8 @@ def _load_alibaba(path: Path, skip: bool) -> Trace:
             )
         return cpu, mem, gpus, milli, created, deleted, -1.0 if sched is None else sched
 
-    def parse_node(r: dict[str, str], where: str) -> tuple[float, float, float]:
-        cpu = _req(_num(r, "cpu_milli", where, lo=1)) / 1000.0
-        mem = _req(_num(r, "memory_mib", where, lo=1)) / _MIB_PER_GB
-        gpu = _req(_num(r, "gpu", where, integer=True))
-        return gpu, cpu, mem
-
     prow = _Rows(pf, skip)
     pods = list(prow.read(_POD_COLS, True, parse_pod))
-    nrow = _Rows(nf, skip)
-    nodes = tuple(n for _, n in nrow.read(_NODE_COLS, True, parse_node))  # type: ignore[misc]
-    if not nodes:
-        raise InvalidInput("nodes", str(nf), "at least one valid node row")
     censor = max((p[5] for _, p in pods), default=0.0)  # type: ignore[index]
     out = []
     for line, (cpu, mem, gpus, milli, created, deleted, sched) in pods:  # type: ignore[misc]
@@ -479,18 +690,32 @@ def _load_alibaba(path: Path, skip: bool) -> Trace:
         run = deleted - sched if sched >= 0 and deleted < censor else None
         out.append(TraceRow(created, int(gpus), run, line, cpu / w, mem / w, share))
     fields = ("arrival", "workers", "runtime", "worker_gpu", "worker_cpu", "worker_mem", "cluster")
-    trace = _trace("alibaba", pf, out, prow.skipped + nrow.skipped, fields)
-    return replace(trace, nodes=nodes)
+    trace = _trace("alibaba", pf, out, prow.skipped + node_skipped, fields, (pf, nf))
+    return replace(trace, nodes=node_list)
 
 
 _PAI_COLS = ("", "worker", "gpu", "time", "batch_time_norm")
+_PAI_HEADER = ",".join(_PAI_COLS)
 
 
-def _load_pai(path: Path, skip: bool) -> Trace:
-    folder = path.parent if path.is_file() else path
-    files = [path] if path.is_file() else sorted(folder.glob("job_*_norm.csv"))
+def _pai_files(path: Path) -> list[Path]:
+    """``path`` if a file, else every ``*.csv`` of the folder whose header is PAI's
+    per-worker mini-batch header (any name: the header, not the name, says what it is)."""
+    if path.is_file():
+        return [path]
+    csvs = sorted(f for f in path.glob("*.csv") if f.is_file())
+    files = [f for f in csvs if _header(f) == _PAI_HEADER]
     if not files:
-        raise InvalidInput("trace", str(folder / "job_*_norm.csv"), "an existing trace file")
+        seen = f" (found: {_names(csvs)})" if csvs else ""
+        raise InvalidInput(
+            "trace", str(path), f"CSV files with the PAI header '{_PAI_HEADER}'{seen}"
+        )
+    return files
+
+
+def _load_pai(path: Path, skip: bool, nodes: Path | None) -> Trace:
+    folder = path.parent if path.is_file() else path
+    files = _pai_files(path)
 
     def parse(r: dict[str, str], where: str) -> tuple[int, int, float]:
         _num(r, "", where, integer=True)
@@ -516,15 +741,21 @@ def _load_pai(path: Path, skip: bool) -> Trace:
             if len(times) == len(workers) and len(workers) > 1:  # complete iterations only
                 v = np.fromiter(times.values(), float)
                 factors.append(float(v.max() / v.mean()))
-    trace = Trace("pai", folder, (), skipped, ("straggler",), stragglers=tuple(factors))
-    return trace
+    return Trace(
+        "pai", folder, (), skipped, ("straggler",), stragglers=tuple(factors), files=tuple(files)
+    )
 
 
 def _trace(
-    kind: str, path: Path, rows: list[TraceRow], skipped: int, fields: tuple[str, ...]
+    kind: str,
+    path: Path,
+    rows: list[TraceRow],
+    skipped: int,
+    fields: tuple[str, ...],
+    files: tuple[Path, ...],
 ) -> Trace:
     rows.sort(key=lambda r: (r.arrival_s, r.line))
-    return Trace(kind, path, tuple(rows), skipped, fields)
+    return Trace(kind, path, tuple(rows), skipped, fields, files=files)
 
 
 _LOADERS = {
@@ -535,37 +766,60 @@ _LOADERS = {
 }
 
 
-def load_trace(kind: str, path: Path | str | None = None, *, skip_bad_rows: bool = False) -> Trace:
+def load_trace(
+    kind: str,
+    path: Path | str | None = None,
+    *,
+    skip_bad_rows: bool = False,
+    nodes: Path | str | None = None,
+) -> Trace:
     """Load a trace folder (default :func:`default_trace_dir`) or one of its files.
 
-    Raises :class:`InvalidInput` naming the path if it is missing, and naming
-    ``file:line`` and the field for a malformed row (unless ``skip_bad_rows``).
+    ``nodes`` (Alibaba only): the node list's file or folder when it is not
+    beside the pod list.  Raises :class:`InvalidInput` naming the path if it
+    is missing, and naming ``file:line`` and the field for a malformed row
+    (unless ``skip_bad_rows``).
     """
     if kind not in _LOADERS:
         raise InvalidInput("trace kind", kind, " | ".join(_LOADERS))
+    if nodes is not None and kind != "alibaba":
+        raise InvalidInput("nodes", str(nodes), "a node list for the alibaba trace only")
     if path is None:
         d = default_trace_dir(kind)
         if d is None:
-            raise InvalidInput("trace", str(_SHARED / KINDS[kind]), "an existing trace folder")
+            raise InvalidInput(
+                "trace", str(traces_root() / KINDS[kind]), "an existing trace folder"
+            )
         path = d
     p = Path(path).expanduser().resolve()
     if not p.exists():
         raise InvalidInput("trace", str(p), "an existing trace folder or file")
-    stamp = tuple(
-        sorted(
-            (str(f), f.stat().st_mtime_ns) for f in (p.parent if p.is_file() else p).glob("*.csv")
-        )
-    )
-    trace = _cached(kind, p, bool(skip_bad_rows), stamp)
+    n = None if nodes is None else Path(nodes).expanduser().resolve()
+    trace = _cached(kind, p, bool(skip_bad_rows), n, _stamp(p, n))
     if kind in ARRIVAL_KINDS and not trace.rows:
         raise InvalidInput("trace", str(trace.path), "at least one valid job row")
     return trace
 
 
+def _stamp(*paths: Path | None) -> tuple[tuple[str, int], ...]:
+    """Names and mtimes of the CSV files a load may read (keys the cache)."""
+    out = []
+    for p in paths:
+        if p is None:
+            continue
+        folder = p.parent if p.is_file() else p
+        for f in sorted(folder.glob("*.csv")):
+            with contextlib.suppress(OSError):
+                out.append((str(f), f.stat().st_mtime_ns))
+    return tuple(out)
+
+
 @lru_cache(maxsize=16)
-def _cached(kind: str, path: Path, skip: bool, stamp: tuple[tuple[str, int], ...]) -> Trace:
+def _cached(
+    kind: str, path: Path, skip: bool, nodes: Path | None, stamp: tuple[tuple[str, int], ...]
+) -> Trace:
     # ``stamp`` (file names and mtimes) keys the cache so an edited file is re-read.
-    return _LOADERS[kind](path, skip)
+    return _LOADERS[kind](path, skip, nodes)
 
 
 # ---------------------------------------------------------------- arrivals
@@ -627,12 +881,30 @@ def trace_arrivals(
     slots: int,
     rng: np.random.Generator,
     path: Path | str | None = None,
+    *,
+    skip_bad_rows: bool = False,
 ) -> np.ndarray:
     """Sorted int arrival slots in [0, ``slots``) scaled from the real trace ``kind``."""
+    return arrivals_with_notes(kind, n_jobs, slots, rng, path, skip_bad_rows=skip_bad_rows)[0]
+
+
+def arrivals_with_notes(
+    kind: str,
+    n_jobs: int,
+    slots: int,
+    rng: np.random.Generator,
+    path: Path | str | None = None,
+    *,
+    skip_bad_rows: bool = False,
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """:func:`trace_arrivals` and the notes saying which trace, rows and skips."""
     if kind not in ARRIVAL_KINDS:
         raise InvalidInput("trace kind", kind, " | ".join(ARRIVAL_KINDS))
-    rows = arrival_rows(load_trace(kind, path))
-    return scale_arrivals(np.array([r.arrival_s for r in rows]), n_jobs, slots, rng)
+    trace = load_trace(kind, path, skip_bad_rows=skip_bad_rows)
+    rows = arrival_rows(trace)
+    arrivals = scale_arrivals(np.array([r.arrival_s for r in rows]), n_jobs, slots, rng)
+    notes = (f"arrivals: {trace.describe()}, scaled onto {slots} slots", *trace.notes)
+    return arrivals, notes
 
 
 # ---------------------------------------------------------------- cluster jobs
@@ -696,19 +968,21 @@ def trace_cluster(
     arrivals = _to_slots(np.array([fits[i].arrival_s for i in idx]), lo, hi, slots)
     known = np.array([r.workers for r in rows if r.workers is not None], dtype=np.int64)
     cap_max = cap.max(axis=0)
-    n_workers = n_runtime = 0
+    n_workers = n_runtime = n_resampled = n_one = 0
     jobs = []
     for k, i in enumerate(idx):
         row = fits[i]
         job = random_job(k, int(arrivals[k]), rng, mix=mix, mode="sync")
         if row.workers is not None:
-            w: int | None = max(1, row.workers)
+            w = max(1, row.workers)
             n_workers += 1
-        else:
-            w = max(1, int(rng.choice(known))) if known.size else None
-        change: dict[str, object] = {}
-        if w is not None:
-            change["batch"] = max(job.batch, w)  # Eq. (4): the trace's W must be allowed
+        elif known.size:
+            w = max(1, int(rng.choice(known)))
+            n_resampled += 1
+        else:  # no count anywhere in the trace: keep the run time with one worker
+            w = 1
+            n_one += 1
+        change: dict[str, object] = {"batch": max(job.batch, w)}  # Eq. (4) must allow W
         if row.gpu_share is not None:
             change["worker_demand"] = (row.gpu_share, row.cpu, row.mem_gb, job.worker_demand[3])
             # a drawn PS larger than every sampled node would make the job unplaceable
@@ -716,7 +990,7 @@ def trace_cluster(
         if stragglers is not None:
             change["straggler"] = max(1.0, float(rng.choice(stragglers.stragglers)))
         job = replace(job, **change)  # type: ignore[arg-type]
-        if row.runtime_s is not None and w is not None:
+        if row.runtime_s is not None:
             s = job.min_ps(w)
             bundle = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
             internal = bool(np.any(np.all(cap >= bundle, axis=1)))  # Fact 1
@@ -726,12 +1000,15 @@ def trace_cluster(
             n_runtime += 1
         jobs.append(job)
     n = len(jobs)
+    workers_note = f"workers ({n_workers}/{n}"
+    if n_resampled:
+        workers_note += f"; {n_resampled} resampled from the trace's {known.size} counts"
+    if n_one:
+        workers_note += f"; {n_one} set to 1"
     notes = [
-        f"trace {trace.kind}: {trace.path} ({len(trace.rows)} rows, {trace.skipped} bad rows"
-        " skipped)",
+        trace.describe(),
         f"from the trace: arrival ({n}/{n} jobs, scaled onto {slots} slots), "
-        f"workers ({n_workers}/{n}; others resampled from the trace's counts), "
-        f"run time -> E*K ({n_runtime}/{n}; others drawn)",
+        f"{workers_note}), run time -> E*K ({n_runtime}/{n}; others drawn)",
         "drawn from PD-ORS ranges: epochs, batch (>= workers), grad_mb, tau, gamma, "
         + ("PS demand, worker storage" if trace.nodes else "worker and PS demand")
         + ", bandwidth, utility",
@@ -740,13 +1017,19 @@ def trace_cluster(
         notes.append(f"{len(trace.rows) - len(rows)} warm-up rows before the dense period dropped")
     if trace.nodes:
         notes.append(
-            f"cluster: {cluster.machines} nodes from the node list ({len(rows) - len(fits)} pods "
-            "fit no node and were not sampled)"
+            f"cluster: {cluster.machines} nodes from the node list {trace.files[-1]} "
+            f"({len(rows) - len(fits)} pods fit no node and were not sampled)"
         )
     if stragglers is not None:
         notes.append(
             f"straggler: PAI max/mean worker time ({len(stragglers.stragglers)} iterations, "
             f"{stragglers.skipped} bad rows skipped)"
+        )
+    notes.extend(trace.notes)
+    if n_one:
+        notes.append(
+            f"{WARNING}the {trace.kind} trace gives no job a worker count, so {n_one} of {n}"
+            " jobs run with W = 1 worker (their trace run times are kept)"
         )
     return ClusterWorkload(
         jobs=tuple(jobs),
@@ -763,7 +1046,8 @@ def _builder(kind: str) -> Callable[[WorkloadParams, np.random.Generator], Clust
         if extra.get("mode", "sync") != "sync":
             raise InvalidInput("mode", extra["mode"], f"sync (the {kind} workload is BSP)")
         skip = bool(extra.get("skip_bad_rows", False))
-        trace = load_trace(kind, p.trace, skip_bad_rows=skip)
+        nodes = extra.get("nodes")
+        trace = load_trace(kind, p.trace, skip_bad_rows=skip, nodes=nodes)
         strag = None
         if extra.get("straggler", False):
             strag = load_trace("pai", extra.get("straggler_trace"), skip_bad_rows=skip)

@@ -96,13 +96,13 @@ def _sync(jobs: int, machines: int, slots: int, seed: int, **kw: object) -> Clus
 
 
 def _google(jobs: int, machines: int, slots: int, seed: int, mix=DEFAULT_MIX) -> ClusterWorkload:
-    from dmlsched.workloads.traces import trace_arrivals
+    from dmlsched.workloads.traces import arrivals_with_notes
 
     wl_rng, _ = spawn(make_rng(seed), 2)
     arr_rng, job_rng = spawn(wl_rng, 2)
-    arrivals = trace_arrivals("google", jobs, slots, arr_rng)
+    arrivals, notes = arrivals_with_notes("google", jobs, slots, arr_rng)
     wl = synthetic_cluster(jobs, machines, slots, job_rng, mix=mix, arrivals=arrivals)
-    return dataclasses.replace(wl, source="google-2011 arrivals")
+    return dataclasses.replace(wl, source="google-2011 arrivals", notes=(*wl.notes, *notes))
 
 
 def build_fig6(point: Point, seed: int, quick: bool) -> ClusterWorkload:

@@ -8,26 +8,42 @@ A_online paper does not spell out; ours:
   maximum (2c) allows) — the "non-elastic job requirement" Sec. V-C blames
   for their under-utilization.
 * **Dispatch.**  Every slot the scheduler walks active edge jobs and pending
-  jobs in its priority order.  A pending job is dispatched to D_j qualified
-  edge workers not yet claimed this slot by a higher-priority job (idle ones
-  first, then those of lower-priority jobs, which it will preempt), chosen by
-  the subclass's placement rule, if there are D_j such workers with storage
-  room; otherwise the edge-cloud-agnostic scheduler sees the cloud as the only
-  place with room and dispatches the job there.  The placement is then fixed
-  (no data migration).
-* **Running.**  A dispatched edge job trains all its unfinished chunks in a
-  slot only when all of their data has arrived and none of their workers is
-  claimed by a higher-priority job (all-or-nothing); otherwise it is
-  suspended.  Cloud jobs run without preemption.
+  jobs in its priority order.  A pending job is dispatched to its gang of
+  qualified edge workers not yet claimed this slot by a higher-priority job
+  (idle ones first, then those of lower-priority jobs, which it will
+  preempt), chosen by the subclass's placement rule, if there are enough
+  such workers with storage room.  The placement is then fixed (no data
+  migration).
+* **Running.**  A dispatched edge job trains in a slot only when all of its
+  data has arrived and none of its workers that still hold an unfinished
+  chunk is claimed by a higher-priority job (all-or-nothing); each of those
+  workers then trains its lowest-numbered unfinished chunk.  Otherwise the
+  job is suspended.  Cloud jobs run without preemption.
 * **PS.**  A_ps (Alg. 5), shared with A_online.
+
+**Two readings of "edge or cloud"** (the paper does not say; option
+``cloud_overflow``, see ``docs/aonline-claims.md``):
+
+* ``True`` (default): an edge-cloud-agnostic scheduler that finds no gang of
+  D_j workers on the edge sees the cloud as the only place with room and
+  dispatches the whole job there (ζ_j = 1).
+* ``False`` (edge-only, as Sec. V-C's text suggests — "in their category",
+  Fig. 8's trends, Fig. 11's "non-elastic" under-utilization): the cloud is
+  never used.  A job with more chunks than there are qualified edge workers
+  of its type could never get D_j of them, so its gang is min(D_j, that
+  count) workers, chunk d on the (d mod gang)-th; a job waits (pending)
+  until its gang is free.  A job whose worker type has no edge worker at all
+  never runs.
 """
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
 
+from dmlsched.errors import InvalidInput
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision, EdgeJob
 from dmlsched.model.speed.aonline import chunk_slots, processing_capacity
 from dmlsched.model.views import EdgeCloudView
@@ -37,11 +53,17 @@ __all__ = ["JobLevelGang"]
 
 
 class JobLevelGang:
-    """Shared machinery; subclasses define ``order`` and ``choose_workers``."""
+    """Shared machinery; subclasses define ``order`` and ``choose_workers``.
+
+    Subclasses store ``cloud_overflow`` (module docstring) in their constructor.
+    """
 
     setting: ClassVar[str] = "edge-cloud"
+    cloud_overflow: bool = True
 
     def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None:
+        if not isinstance(self.cloud_overflow, bool):
+            raise InvalidInput("cloud_overflow", self.cloud_overflow, "true | false", self.name)
         self.system_ = system
         self.rng_ = rng
         self.pools_ = ps_pools(system)
@@ -66,19 +88,31 @@ class JobLevelGang:
     def order(self, view: EdgeCloudView, ids: list[int]) -> list[int]:
         raise NotImplementedError
 
-    def choose_workers(self, job: EdgeJob, avail: list[int]) -> list[int]:
+    def choose_workers(self, job: EdgeJob, avail: list[int], gang: int) -> list[int]:
+        """``gang`` of the available qualified workers ``avail`` (≥ ``gang`` of them)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ helpers
+    def gang(self, job: EdgeJob) -> int:
+        """Workers the job asks for: D_j, or (edge-only) at most the qualified edge workers."""
+        if self.cloud_overflow:
+            return job.chunks
+        return min(job.chunks, len(self.by_type_.get(job.worker_type, ())))
+
     def remaining_slots(self, view: EdgeCloudView, j: int) -> float:
-        """Slots of training left for the gang (all chunks in parallel)."""
+        """Slots of training left for the gang (its workers in parallel)."""
         job = view.jobs[j]
         sp = self.system_.speedup
         if j in view.remaining:
-            zeta = view.zeta[j]
-            left = float(view.remaining[j].max())
-            return left / processing_capacity(job, zeta, sp)
-        return float(chunk_slots(job, 0, sp))
+            rate = processing_capacity(job, view.zeta[j], sp)
+            rem = view.remaining[j]
+            if j not in self.edge_:
+                return float(rem.max()) / rate
+            per = np.zeros(self.system_.edge_workers)
+            np.add.at(per, self.edge_[j], np.asarray(rem, dtype=float))
+            return float(per.max()) / rate
+        g = max(self.gang(job), 1)
+        return float(math.ceil(job.chunks / g) * chunk_slots(job, 0, sp))
 
     def _release(self, view: EdgeCloudView) -> None:
         for j in [j for j in self.edge_ if j in view.finished]:
@@ -110,15 +144,22 @@ class JobLevelGang:
                 gids = self.edge_[j][left]
                 if self.ready_[j] <= t and not claimed[gids].any():
                     claimed[gids] = True
-                    run[j] = tuple(int(d) for d in left)
+                    # one chunk per worker: the lowest-numbered unfinished one
+                    _, first = np.unique(gids, return_index=True)
+                    run[j] = tuple(sorted(int(d) for d in left[first]))
                 continue
+            gang = self.gang(job)
             avail = [
                 g
                 for g in self.by_type_.get(job.worker_type, ())
                 if not claimed[g] and self._room(g, job, used)
             ]
-            chosen = self.choose_workers(job, avail) if len(avail) >= job.chunks else []
+            chosen = self.choose_workers(job, avail, gang) if gang and len(avail) >= gang else []
+            # chunk d on the (d mod gang)-th worker (gang = D_j: one chunk each)
+            chosen = [chosen[d % len(chosen)] for d in range(job.chunks)] if chosen else []
             chosen = self._fit_storage(job, chosen, used)
+            if not chosen and not self.cloud_overflow:
+                continue  # edge-only: wait for the gang
             if chosen:
                 arr = np.asarray(chosen, dtype=np.int64)
                 self.edge_[j] = arr
@@ -134,7 +175,8 @@ class JobLevelGang:
                 self.zeta_[j] = 0
                 if self.ready_[j] <= t:
                     claimed[arr] = True
-                    run[j] = tuple(range(job.chunks))
+                    _, first = np.unique(arr, return_index=True)
+                    run[j] = tuple(sorted(int(d) for d in first))
             else:
                 places = tuple((S, 0) for _ in range(job.chunks))
                 self.cloud_[j] = t + job.delay[S]
@@ -153,7 +195,7 @@ class JobLevelGang:
         return self.system_.storage_of(s) - used[s] >= job.chunk_gb - 1e-12
 
     def _fit_storage(self, job: EdgeJob, chosen: list[int], used: list[float]) -> list[int]:
-        """Drop the choice if several chunks on one server exceed its room (7b)."""
+        """Drop the choice (one worker per chunk) if one server's chunks exceed its room (7b)."""
         if not chosen or job.chunk_gb == 0:
             return chosen
         need: dict[int, float] = {}

@@ -35,6 +35,12 @@ one more chunk of u_j GB (the "fine-tuned Alg. 2"); the cloud is unlimited.
 candidate.  Decision where the paper is silent: an A_online-E job with no
 qualified edge worker with storage room waits (pending) and retries every
 slot.  Processing times are whole slots, p = ⌈E_jB_j/n_jsw⌉ (y ∈ {0, 1}).
+
+``a-online`` is the paper as printed; the gaps filled are the ones above
+(whole slots, FIFO ties, the ζ of the cloud's Q after an edge placement as
+Sec. IV-C's text says, the storage check of Sec. VI, A_online-E's waiting).
+``a-online+`` (:class:`AOnlinePlus`) adds two named options, ``last_chunk``
+and ``cloud_check``; ``ablation-aonline`` measures each.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from dmlsched.errors import InvalidInput
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision, EdgeJob
 from dmlsched.model.speed.aonline import chunk_slots, processing_capacity
 from dmlsched.model.views import EdgeCloudView
@@ -54,7 +61,15 @@ from dmlsched.schedulers._shared.priority import haprf_key
 from dmlsched.schedulers.edge_cloud._ps import assign_ps, ps_pools
 from dmlsched.schedulers.protocols import register
 
-__all__ = ["AOnline", "AOnlineEdge", "QResult", "Queued", "calculate_q", "timeline"]
+__all__ = [
+    "AOnline",
+    "AOnlineEdge",
+    "AOnlinePlus",
+    "QResult",
+    "Queued",
+    "calculate_q",
+    "timeline",
+]
 
 _TOL = 1e-9
 
@@ -157,11 +172,21 @@ class AOnline:
     name: ClassVar[str] = "a-online"
     setting: ClassVar[str] = "edge-cloud"
 
-    def __init__(self, edge_only: bool = False) -> None:
+    def __init__(
+        self,
+        edge_only: bool = False,
+        last_chunk: bool = False,
+        cloud_check: bool = False,
+    ) -> None:
         self.edge_only = edge_only
+        self.last_chunk = last_chunk
+        self.cloud_check = cloud_check
 
     # ------------------------------------------------------------------ lifecycle
     def reset(self, system: EdgeCloud, horizon: int, rng: np.random.Generator) -> None:
+        for opt in ("edge_only", "last_chunk", "cloud_check"):
+            if not isinstance(getattr(self, opt), bool):
+                raise InvalidInput(opt, getattr(self, opt), "true | false", self.name)
         self.system_ = system
         self.rng_ = rng
         self.pools_ = ps_pools(system)
@@ -179,6 +204,8 @@ class AOnline:
         self.seq_ = 0
         self.alpha_: dict[tuple[int, int], float] = {}
         self.beta_: dict[tuple[int, int], list[float]] = {}  # (j,d) -> [start, end, weight]
+        self.job_end_: dict[int, float] = {}  # planned completion (exclusive) per job
+        self.undo_: list[tuple] | None = None  # cloud_check's trial placement log
 
     # ------------------------------------------------------------------ duals
     def alpha_sum(self) -> float:
@@ -199,10 +226,11 @@ class AOnline:
         rem = _RemainingSlots(self, view)
         dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
         used = list(view.storage_used)
+        greedy = self._greedy_last_chunk if self.last_chunk else self._greedy
         for j in view.pending:
             job = view.jobs[j]
             self.ps_type_[j] = job.ps_type
-            places = self._greedy(job, t, rem, used)
+            places = greedy(job, t, rem, used)
             if places is not None:
                 dispatch[j] = places
         run = self._haprf_run(view, t)
@@ -261,6 +289,12 @@ class AOnline:
         if not heap:
             return None
         heapq.heapify(heap)
+        check = self.cloud_check and not self.edge_only
+        if check:  # a trial: job-level price of the plan (a-online+'s option)
+            self.undo_ = []
+        seq0 = self.seq_
+        end = float(job.arrival)
+        cost = 0.0
 
         places: list[tuple[int, int]] = []
         for d in range(D):
@@ -270,17 +304,15 @@ class AOnline:
                     break
             if s == S:  # lines 12–16: the rest of the job goes to the cloud
                 zeta = 1 if d == 0 else 0
-                p_c = chunk_slots(job, zeta, sp)
-                ready = now + job.delay[S]
-                for dd in range(d, D):
-                    self.alpha_[(job.id, dd)] = q
-                    self.beta_[(job.id, dd)] = [float(job.arrival), float(ready + p_c), inv_d]
-                    places.append((S, 0))
-                self.cloud_[job.id] = (np.arange(d, D), ready)
-                self.zeta_[job.id] = zeta
+                c_end = float(now + job.delay[S] + chunk_slots(job, zeta, sp))
+                cost += max(0.0, c_end - end)
+                self._place_cloud(job, d, zeta, q, now, places)
                 break
             # edge: α_jd = min Q (line 23), UPDATEVARIABLES (Alg. 4)
             res = results[(s, w)]
+            if check:
+                cost += max(0.0, res.start + p_edge - end) + self._others_cost(res, p_edge)
+                end = max(end, float(res.start + p_edge))
             self.alpha_[(job.id, d)] = q
             g = system.worker_gid(s, w)
             entry = Queued(
@@ -306,7 +338,9 @@ class AOnline:
             results[(s, w)] = res
             version[(s, w)] += 1
             heapq.heappush(heap, (res.q, s, w, version[(s, w)]))
-        else:
+        if check:
+            places = self._cloud_check(job, places, cost, now, rem, seq0)
+        if job.id not in self.cloud_:
             self.zeta_[job.id] = 0
         self.seq_ += 1
         self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
@@ -316,6 +350,213 @@ class AOnline:
                 used[s] += job.chunk_gb
         return tuple(places)
 
+    def _place_cloud(
+        self, job: EdgeJob, d: int, zeta: int, q: float, now: int, places: list
+    ) -> None:
+        """Alg. 2 lines 12–16: chunks d..D−1 to the cloud, α = q, β over [r_j, end)."""
+        S = self.system_.servers
+        p_c = chunk_slots(job, zeta, self.system_.speedup)
+        ready = now + job.delay[S]
+        for dd in range(d, job.chunks):
+            self.alpha_[(job.id, dd)] = q
+            self.beta_[(job.id, dd)] = [float(job.arrival), float(ready + p_c), 1.0 / job.chunks]
+            places.append((S, 0))
+        self._raise_end(job.id, float(ready + p_c))
+        self.cloud_[job.id] = (np.arange(d, job.chunks), ready)
+        self.zeta_[job.id] = zeta
+
+    # ------------------------------------------------------------------ a-online+ (last chunk)
+    def _others_cost(self, res: QResult, p: int) -> float:
+        """Increase of other jobs' planned completions when ``res.postponed`` slip by p."""
+        ends: dict[int, float] = {}
+        for e in res.postponed:
+            end = self.beta_[(e.job, e.chunk)][1] + p
+            if end > ends.get(e.job, -math.inf):
+                ends[e.job] = end
+        return sum(max(0.0, end - self.job_end_.get(j, end)) for j, end in ends.items())
+
+    def _cloud_check(
+        self,
+        job: EdgeJob,
+        places: list[tuple[int, int]],
+        cost: float,
+        now: int,
+        rem: _RemainingSlots,
+        seq0: int,
+    ) -> list[tuple[int, int]]:
+        """``cloud_check``: keep a plan that uses the edge only if its price beats all-cloud.
+
+        The whole job in the cloud at ζ = 1 has JCT Δ_{j s_c} + p¹ (as an end
+        slot, r_j + Δ + p¹) and adds nothing to other jobs' completions.
+        """
+        S = self.system_.servers
+        all_cloud = float(now + job.delay[S] + chunk_slots(job, 1, self.system_.speedup))
+        if any(s < S for s, _ in places) and cost >= all_cloud - job.arrival:
+            self._rollback(job, rem)
+            self.seq_ = seq0
+            self.cloud_.pop(job.id, None)
+            places = []
+            self._place_cloud(job, 0, 1, all_cloud - job.arrival, now, places)
+        self.undo_ = None
+        return places
+
+    def _rollback(self, job: EdgeJob, rem: _RemainingSlots) -> None:
+        """Undo a trial placement (``cloud_check``): queue inserts, postponements, ends, α/β."""
+        assert self.undo_ is not None
+        for rec in reversed(self.undo_):
+            if rec[0] == "insert":
+                _, g, entry = rec
+                i = self.queues_[g].index(entry)
+                del self.queues_[g][i]
+                del self.keys_[g][i]
+                if not self.queues_[g]:
+                    del self.queues_[g]
+                    del self.keys_[g]
+            elif rec[0] == "postpone":
+                _, j, d, p = rec
+                self.beta_[(j, d)][1] -= p
+            else:
+                _, j, old = rec
+                if old is None:
+                    self.job_end_.pop(j, None)
+                else:
+                    self.job_end_[j] = old
+        for d in range(job.chunks):
+            self.alpha_.pop((job.id, d), None)
+            self.beta_.pop((job.id, d), None)
+            rem.pop((job.id, d), None)
+        self.undo_ = None
+
+    def _greedy_last_chunk(
+        self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
+    ) -> tuple[tuple[int, int], ...] | None:
+        """A_greedy with the job-level price of ``last_chunk`` (class docstring of AOnlinePlus).
+
+        With ``cloud_check`` the plan is tried first (every change logged and
+        undone), then the cheaper of it and the whole job in the cloud at
+        ζ = 1 is committed (the trial is re-run, which is deterministic).
+        """
+        system = self.system_
+        S = system.servers
+        D = job.chunks
+        sp = system.speedup
+        room = [system.storage_of(s) - used[s] for s in range(S)]
+        if self.edge_only and job.chunk_gb > 0:  # Sec. VI, as in _greedy
+            servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
+            if (
+                sum(
+                    D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
+                    for s in servers
+                )
+                < D
+            ):
+                return None
+        seq0 = self.seq_
+        if self.cloud_check and not self.edge_only:
+            all_cloud = float(now + job.delay[S] + chunk_slots(job, 1, sp)) - job.arrival
+            self.undo_ = []
+            trial = self._plan(job, now, rem, list(room), True)
+            assert trial is not None  # the cloud always has room
+            self._rollback(job, rem)
+            self.seq_ = seq0
+            self.cloud_.pop(job.id, None)
+            places: list[tuple[int, int]] = []
+            if any(s < S for s, _ in trial[0]) and trial[1] < all_cloud:
+                plan = self._plan(job, now, rem, room, True)
+                assert plan is not None
+                places = plan[0]
+            else:
+                self._place_cloud(job, 0, 1, all_cloud, now, places)
+        else:
+            plan = self._plan(job, now, rem, room, not self.edge_only)
+            if plan is None:
+                return None
+            places = plan[0]
+        if job.id not in self.cloud_:
+            self.zeta_[job.id] = 0
+        self.seq_ += 1
+        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
+        self.fresh_[job.id] = job.work_per_chunk
+        for s, _ in places:
+            if s < S:
+                used[s] += job.chunk_gb
+        return tuple(places)
+
+    def _plan(
+        self, job: EdgeJob, now: int, rem: _RemainingSlots, room: list[float], allow_cloud: bool
+    ) -> tuple[list[tuple[int, int]], float] | None:
+        """Place the job's chunks by job-level price; (places, Σ prices), None if stuck."""
+        system = self.system_
+        S = system.servers
+        D = job.chunks
+        inv_d = 1.0 / D
+        sp = system.speedup
+        rate0 = processing_capacity(job, 0, sp)
+        p_edge = chunk_slots(job, 0, sp)
+        total_work = job.work_per_chunk * D
+
+        def fits(s: int) -> bool:
+            return room[s] >= job.chunk_gb - 1e-12
+
+        results: dict[tuple[int, int], tuple[QResult, float]] = {}
+        key = haprf_key(rate0, total_work, self.seq_)
+        for s, w in self.by_type_.get(job.worker_type, ()):
+            if fits(s):
+                g = system.worker_gid(s, w)
+                res = calculate_q(
+                    self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d
+                )
+                results[(s, w)] = (res, self._others_cost(res, p_edge))
+        if not results and not allow_cloud:
+            return None
+        cloud_ready = now + job.delay[S]
+        places: list[tuple[int, int]] = []
+        end = float(job.arrival)  # the job's planned completion so far (r_j: nothing placed)
+        cost = 0.0  # Σ of the chosen marginal prices
+        for d in range(D):
+            best = None
+            for (s, w), (res, other) in results.items():
+                if not fits(s):
+                    continue
+                k = (max(0.0, res.start + p_edge - end) + other, res.q)
+                if best is None or k < best[0]:
+                    best = (k, s, w)
+            if allow_cloud:
+                zeta = 1 if d == 0 else 0
+                c_end = cloud_ready + chunk_slots(job, zeta, sp)
+                k = (max(0.0, c_end - end), inv_d * (job.delay[S] + chunk_slots(job, zeta, sp)))
+                if best is None or k < best[0]:
+                    best = (k, S, 0)
+            if best is None:  # no room left on the edge and no cloud
+                return None
+            (price, _), s, w = best
+            cost += price
+            if s == S:
+                self._place_cloud(job, d, 1 if d == 0 else 0, price, now, places)
+                break
+            res, _ = results[(s, w)]
+            self.alpha_[(job.id, d)] = price
+            g = system.worker_gid(s, w)
+            entry = Queued(
+                haprf_key(rate0, total_work, self.seq_),
+                job.id,
+                d,
+                now + job.delay[s],
+                rate0,
+                inv_d,
+                job.work_per_chunk,
+            )
+            self.seq_ += 1
+            self._update_variables(g, entry, res, p_edge, job.arrival)
+            end = max(end, float(res.start + p_edge))
+            rem.fresh(job.id, d, p_edge)
+            room[s] -= job.chunk_gb
+            places.append((s, w))
+            nk = haprf_key(rate0, total_work, self.seq_)
+            res = calculate_q(self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
+            results[(s, w)] = (res, self._others_cost(res, p_edge))
+        return places, cost
+
     def _update_variables(self, g: int, entry: Queued, res: QResult, p: int, arrival: int) -> None:
         """Alg. 4: schedule d on [t*, t*+p), postpone A_2 by p, grow β."""
         queue = self.queues_.setdefault(g, [])
@@ -323,9 +564,22 @@ class AOnline:
         i = bisect.bisect_right(keys, entry.key)
         keys.insert(i, entry.key)
         queue.insert(i, entry)
+        if self.undo_ is not None:
+            self.undo_.append(("insert", g, entry))
         for e in res.postponed:
             self.beta_[(e.job, e.chunk)][1] += p
+            self._raise_end(e.job, self.beta_[(e.job, e.chunk)][1])
+            if self.undo_ is not None:
+                self.undo_.append(("postpone", e.job, e.chunk, p))
         self.beta_[(entry.job, entry.chunk)] = [float(arrival), float(res.start + p), entry.inv_d]
+        self._raise_end(entry.job, float(res.start + p))
+
+    def _raise_end(self, job: int, end: float) -> None:
+        old = self.job_end_.get(job)
+        if old is None or end > old:
+            if self.undo_ is not None:
+                self.undo_.append(("end", job, old))
+            self.job_end_[job] = end
 
     # ------------------------------------------------------------------ HAPRF execution
     def _haprf_run(self, view: EdgeCloudView, t: int) -> dict[int, tuple[int, ...]]:
@@ -370,6 +624,44 @@ class AOnlineEdge(AOnline):
 
     def __init__(self, edge_only: bool = True) -> None:
         super().__init__(edge_only=edge_only)
+
+
+@register
+class AOnlinePlus(AOnline):
+    """``a-online+``: A_online with ``last_chunk`` and ``cloud_check`` on.
+
+    * ``last_chunk`` — a job completes only with its last chunk (2j), but
+      Eq. (5) prices a chunk by its average share, (Δ + wait + p)/D_j, and a
+      preempted chunk of job j' by p/D_j'.  Here the price of a placement is
+      what it adds to planned completions: max(0, end_d − E_j) for the job
+      (E_j its planned completion so far, r_j before the first chunk; end_d =
+      t* + p on an edge worker, r_j + Δ_{j s_c} + p(ζ) in the cloud) plus,
+      for every job j' with chunks in A_2, max(0, max_{d'} end_{j'd'} + p −
+      E_{j'}) — zero when the postponed chunk is not (and does not become)
+      its job's last.  Ties are broken by Eq. (5).  Ends are the plan's (β's
+      intervals, with Alg. 4's postponements), as Eq. (5) uses the plan.
+    * ``cloud_check`` — before committing a plan that uses the edge, compare
+      its price (the sum of the chunks' marginal prices: the job's planned
+      JCT plus what it adds to others') with the whole job in the cloud at
+      ζ = 1 (JCT Δ_{j s_c} + p¹, nothing added to others); take the cheaper.
+      Mixed plans are where A_online loses (``docs/aonline-claims.md``: the
+      edge part finishes after the ζ = 0 cloud part).  Works with either
+      pricing: with Eq. (5) the plan is Alg. 2's, its price is still the
+      job-level one.
+
+    Duals: α_jd is the chosen price, so Lemma 4 and ``dual_bound`` hold only
+    for ``a-online`` (the paper's prices).
+    """
+
+    name: ClassVar[str] = "a-online+"
+
+    def __init__(
+        self,
+        edge_only: bool = False,
+        last_chunk: bool = True,
+        cloud_check: bool = True,
+    ) -> None:
+        super().__init__(edge_only, last_chunk, cloud_check)
 
 
 class _RemainingSlots(dict):

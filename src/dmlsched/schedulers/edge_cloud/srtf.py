@@ -5,7 +5,9 @@ the gang still needs, :meth:`JobLevelGang.remaining_slots`; a pending job's
 is ⌈E_jB_j/n_j⌉ at the edge rate), ties by arrival.  Gang mechanics, edge /
 cloud choice and PS assignment: :mod:`._joblevel`.  Placement: among
 available qualified edge workers, idle ones first, then lowest transfer
-delay Δ_js (data locality), then server and worker index.
+delay Δ_js (data locality), then server and worker index.  Option
+``cloud_overflow``: the two readings of where a job goes without an edge
+gang (:mod:`._joblevel`).
 """
 
 from __future__ import annotations
@@ -25,14 +27,14 @@ __all__ = ["Srtf"]
 class Srtf(JobLevelGang):
     name: ClassVar[str] = "srtf"
 
-    def __init__(self) -> None:
-        pass
+    def __init__(self, cloud_overflow: bool = True) -> None:
+        self.cloud_overflow = cloud_overflow
 
     def order(self, view: EdgeCloudView, ids: list[int]) -> list[int]:
         rem = {j: self.remaining_slots(view, j) for j in ids}
         return srtf_order(ids, rem, self.arrival_)
 
-    def choose_workers(self, job: EdgeJob, avail: list[int]) -> list[int]:
+    def choose_workers(self, job: EdgeJob, avail: list[int], gang: int) -> list[int]:
         srv = self.system_.worker_server
         ranked = sorted(avail, key=lambda g: (self.hosted_[g] > 0, job.delay[int(srv[g])], g))
-        return ranked[: job.chunks]
+        return ranked[:gang]

@@ -13,6 +13,9 @@ Placement: Tiresias consolidates placement-sensitive jobs; we pack a gang on
 the fewest servers (servers with the most available qualified workers
 first, idle workers first inside a server).
 
+Option ``cloud_overflow``: the two readings of where a job goes without an
+edge gang (:mod:`._joblevel`).
+
 Assumed defaults (Tiresias tunes them per cluster): thresholds (1000, 4000)
 worker-slots — about the attained service of a small and a median job of
 Sec. V — and promote_knob 8.
@@ -37,10 +40,14 @@ class TiresiasL(JobLevelGang):
     name: ClassVar[str] = "tiresias-l"
 
     def __init__(
-        self, thresholds: tuple[float, ...] = (1000.0, 4000.0), promote_knob: float | None = 8.0
+        self,
+        thresholds: tuple[float, ...] = (1000.0, 4000.0),
+        promote_knob: float | None = 8.0,
+        cloud_overflow: bool = True,
     ) -> None:
         self.thresholds = tuple(thresholds)
         self.promote_knob = promote_knob
+        self.cloud_overflow = cloud_overflow
 
     def on_reset(self) -> None:
         self.attained_: dict[int, float] = {}
@@ -73,10 +80,10 @@ class TiresiasL(JobLevelGang):
         att = {j: self.attained_.get(j, 0.0) for j in ids}
         return las_order(ids, att, self.arrival_, self.thresholds, self.promoted_)
 
-    def choose_workers(self, job: EdgeJob, avail: list[int]) -> list[int]:
+    def choose_workers(self, job: EdgeJob, avail: list[int], gang: int) -> list[int]:
         srv = self.system_.worker_server
         per_server = Counter(int(srv[g]) for g in avail)
         ranked = sorted(
             avail, key=lambda g: (-per_server[int(srv[g])], int(srv[g]), self.hosted_[g] > 0, g)
         )
-        return ranked[: job.chunks]
+        return ranked[:gang]

@@ -3,8 +3,9 @@
 Workers:PSs = 1:1 (the PaddlePaddle-on-Kubernetes default): each admitted
 job gets w = p = k with k the largest integer such that Eq. (3),
 (O^r + G^r) k ≤ v^r, holds — as much of the user's limit as the ratio
-allows.  Admission: first fit in submission order
-(:func:`dmlsched.schedulers._shared.interval.first_fit`).
+allows.  Admission, option ``admission`` (the paper leaves it open,
+:mod:`dmlsched.schedulers._shared.interval`): ``"first-fit"`` (default,
+submission order) or ``"knapsack"`` (SMD's MKP (16) over ESW's utilities).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 from dmlsched.model.interval import IntervalDecision, IntervalJob
 from dmlsched.model.views import IntervalView
-from dmlsched.schedulers._shared.interval import first_fit
+from dmlsched.schedulers._shared.interval import admit, check_admission
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Esw", "equal_bundle"]
@@ -34,15 +35,16 @@ class Esw:
     name: ClassVar[str] = "esw"
     setting: ClassVar[str] = "interval"
 
+    def __init__(self, admission: str = "first-fit") -> None:
+        self.admission = admission
+
     def reset(
         self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
     ) -> None:
+        check_admission(self.admission, self.name)
         self.capacity_ = np.array(capacity, dtype=float)
 
     def decide(self, view: IntervalView) -> IntervalDecision:
-        by_id = {j.id: j for j in view.jobs}
-        alloc = {}
-        for jid in first_fit(view.jobs, view.capacity):
-            k = equal_bundle(by_id[jid])
-            alloc[jid] = (k, k)
-        return IntervalDecision(allocations=alloc)
+        alloc = {j.id: (k, k) for j in view.jobs for k in (equal_bundle(j),)}
+        ids = admit(self.admission, view.jobs, [alloc[j.id] for j in view.jobs], view.capacity)
+        return IntervalDecision(allocations={i: alloc[i] for i in ids})

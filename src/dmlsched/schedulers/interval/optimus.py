@@ -12,8 +12,10 @@ the larger utility gain; a tie in utility — the sigmoid is flat far from
 its deadline, where both gains round to 0 — is broken by the larger
 reduction of completion time (Optimus's own criterion).  It stops when
 neither addition fits (the limits bind) or neither reduces the completion
-time (Optimus never adds a task with non-positive gain).  Admission: first
-fit in submission order (:func:`~dmlsched.schedulers._shared.interval.first_fit`).
+time (Optimus never adds a task with non-positive gain).  Admission, option
+``admission`` (the paper leaves it open, :mod:`dmlsched.schedulers._shared.
+interval`): ``"first-fit"`` (default, submission order) or ``"knapsack"``
+(SMD's MKP (16) over Optimus's utilities).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 from dmlsched.model.interval import IntervalDecision, IntervalJob
 from dmlsched.model.speed.smd import completion_time, job_etas
 from dmlsched.model.views import IntervalView
-from dmlsched.schedulers._shared.interval import first_fit, fits
+from dmlsched.schedulers._shared.interval import admit, check_admission, fits
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Optimus", "optimus_allocation"]
@@ -57,15 +59,16 @@ class Optimus:
     name: ClassVar[str] = "optimus"
     setting: ClassVar[str] = "interval"
 
+    def __init__(self, admission: str = "first-fit") -> None:
+        self.admission = admission
+
     def reset(
         self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
     ) -> None:
+        check_admission(self.admission, self.name)
         self.capacity_ = np.array(capacity, dtype=float)
 
     def decide(self, view: IntervalView) -> IntervalDecision:
-        by_id = {j.id: j for j in view.jobs}
-        return IntervalDecision(
-            allocations={
-                jid: optimus_allocation(by_id[jid]) for jid in first_fit(view.jobs, view.capacity)
-            }
-        )
+        alloc = {j.id: optimus_allocation(j) for j in view.jobs}
+        ids = admit(self.admission, view.jobs, [alloc[j.id] for j in view.jobs], view.capacity)
+        return IntervalDecision(allocations={i: alloc[i] for i in ids})

@@ -1,0 +1,443 @@
+"""The HTTP/JSON API (FastAPI; OpenAPI at ``/openapi.json``, docs at ``/docs``).
+
+Reading endpoints are open; every mutating one (``POST``/``DELETE``) needs
+``Authorization: Bearer <token>`` when the service has a token.  Bad bodies
+get a 4xx whose ``detail`` is one line naming the field: 400 malformed JSON,
+413 a body over :data:`MAX_BODY` bytes, 422 a missing or out-of-domain field.
+
+All state lives in one :class:`~dmlsched.service.core.Core` behind one lock:
+every request that changes something is committed to the log before it is
+answered.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.cluster import RESOURCES
+from dmlsched.service.core import Core
+from dmlsched.service.schemas import JobRequest, MachineRequest, ProgressReport
+
+__all__ = ["MAX_BODY", "Service", "create_app"]
+
+MAX_BODY = 64 * 1024  # bytes; a job request is well under 2 KiB
+
+
+class Service:
+    """The core, its lock, the slot clock and the metrics of one running service."""
+
+    def __init__(
+        self,
+        core: Core,
+        *,
+        token: str | None = None,
+        slot_seconds: float | None = None,
+    ) -> None:
+        self.core = core
+        self.token = token
+        self.slot_seconds = slot_seconds  # None: manual clock (POST /v1/tick)
+        # Lock order: commit_lock, then lock.  ``lock`` guards the core (short holds);
+        # ``commit_lock`` makes group commits one at a time, in seq order.
+        self.lock = threading.Lock()
+        self.commit_lock = threading.Lock()
+        core.group_commit = True
+        self.broken: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.registry = CollectorRegistry()
+        self.decision_seconds = Histogram(
+            "dmlsched_decision_seconds",
+            "Time the scheduler took to decide one slot",
+            registry=self.registry,
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60),
+        )
+        self.requests = Counter(
+            "dmlsched_requests",
+            "HTTP requests by method and status",
+            ["method", "status"],
+            registry=self.registry,
+        )
+        self.registry.register(_StateCollector(self))
+
+    # ---- the slot clock ------------------------------------------------------------
+    def tick(self) -> dict[str, Any]:
+        with self.commit_lock, self.lock:
+            if self.broken:
+                raise RuntimeError(self.broken)
+            try:
+                body = self.core.tick()
+            except Exception as e:  # the log and the memory may disagree: stop serving
+                self.broken = f"tick failed, restart the service: {type(e).__name__}: {e}"
+                raise
+        self.decision_seconds.observe(body["decide_ms"] / 1000.0)
+        return body
+
+    def durable(self, seq: int) -> None:
+        """Return once record ``seq`` is committed; commits every queued record with it."""
+        with self.commit_lock:
+            if self.core.durable >= seq:
+                return  # a concurrent request's group commit took ours along
+            with self.lock:
+                batch = self.core.take_batch()
+            if not batch:
+                return
+            try:
+                self.core.store.append_many(batch)
+            except Exception as e:
+                with self.lock:
+                    self.broken = f"commit failed, restart the service: {type(e).__name__}: {e}"
+                raise HTTPException(503, self.broken) from e
+            self.core.durable = batch[-1].seq
+
+    def start_clock(self) -> None:
+        if self.slot_seconds is None or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run_clock, name="slot-clock", daemon=True)
+        self._thread.start()
+
+    def _run_clock(self) -> None:
+        assert self.slot_seconds is not None
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception:
+                return  # broken: /healthz says so
+            next_at += self.slot_seconds
+            # a slow decision does not shift the grid; a very slow one skips no slot either
+            self._stop.wait(max(0.0, next_at - time.monotonic()))
+
+    def stop_clock(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+
+class _StateCollector:
+    """Gauges read from the core at scrape time."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def collect(self) -> Any:
+        core = self.service.core
+        with self.service.lock:
+            counts = core.counts()
+            util = core.utilization()
+            up = sum(m.up for m in core.machines)
+            down = len(core.machines) - up
+            slot, epoch = core.slot, core.epoch
+            invalid, mismatches = core.invalid_decisions, core.replay_mismatches
+        jobs = GaugeMetricFamily("dmlsched_jobs", "Jobs by state", labels=["state"])
+        for state, n in counts.items():
+            jobs.add_metric([state], n)
+        yield jobs
+        u = GaugeMetricFamily(
+            "dmlsched_utilization", "Used / capacity this slot (machines up)", labels=["resource"]
+        )
+        for r in RESOURCES:
+            u.add_metric([r], util[r])
+        yield u
+        m = GaugeMetricFamily("dmlsched_machines", "Machines by state", labels=["state"])
+        m.add_metric(["up"], up)
+        m.add_metric(["down"], down)
+        yield m
+        yield GaugeMetricFamily("dmlsched_slot", "The next slot to run", value=slot)
+        yield GaugeMetricFamily("dmlsched_epoch", "Scheduler resets so far + 1", value=epoch + 1)
+        yield GaugeMetricFamily(
+            "dmlsched_invalid_decisions", "Slots whose decision the engine refused", value=invalid
+        )
+        yield GaugeMetricFamily(
+            "dmlsched_replay_mismatches",
+            "Replayed decisions that differed from the log at the last start",
+            value=mismatches,
+        )
+
+
+class _BodyLimit:
+    """413 for a body over ``limit`` bytes, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for k, v in scope.get("headers", []):
+            if k == b"content-length" and v.isdigit() and int(v) > self.limit:
+                await _too_large(send, self.limit)
+                return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            msg = await receive()
+            if msg["type"] == "http.request":
+                seen += len(msg.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge()
+            return msg
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await _too_large(send, self.limit)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = b'{"detail":"invalid body: larger than %d bytes"}' % limit
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _one_line(exc: RequestValidationError) -> tuple[int, str]:
+    err = exc.errors()[0]
+    loc = [str(x) for x in err.get("loc", ())]
+    if err.get("type") == "json_invalid":
+        return 400, f"invalid body: malformed JSON ({err.get('ctx', {}).get('error', 'bad JSON')})"
+    where = ".".join(loc) or "body"
+    got = err.get("input")
+    got_s = repr(got)
+    if len(got_s) > 80:
+        got_s = got_s[:77] + "..."
+    return 422, f"invalid {where}={got_s} ({err.get('msg', 'invalid')})"
+
+
+def create_app(service: Service) -> FastAPI:
+    """The FastAPI application serving ``service``."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service.start_clock()
+        yield
+        service.stop_clock()
+
+    app = FastAPI(
+        title="dmlsched service",
+        version="1",
+        summary="A live online scheduler for parameter-server training jobs.",
+        lifespan=lifespan,
+    )
+    app.add_middleware(_BodyLimit, limit=MAX_BODY)
+
+    @app.middleware("http")
+    async def count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Any:
+        response = await call_next(request)
+        service.requests.labels(request.method, str(response.status_code)).inc()
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_body(request: Request, exc: RequestValidationError) -> JSONResponse:
+        status, line = _one_line(exc)
+        return JSONResponse({"detail": line}, status_code=status)
+
+    @app.exception_handler(InvalidInput)
+    async def bad_input(request: Request, exc: InvalidInput) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    def auth(authorization: Annotated[str | None, Header()] = None) -> None:
+        if service.token is None:
+            return
+        scheme, _, given = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(
+            given.strip().encode(), service.token.encode()
+        ):
+            raise HTTPException(
+                401,
+                "invalid Authorization: a Bearer token is required",
+                {"WWW-Authenticate": "Bearer"},
+            )
+
+    def healthy() -> None:
+        if service.broken:
+            raise HTTPException(503, service.broken)
+
+    Auth = Depends(auth)
+    Healthy = Depends(healthy)
+    core = service.core
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def dashboard() -> str:
+        return resources.files("dmlsched.service").joinpath("dashboard.html").read_text()
+
+    @app.get("/healthz")
+    def healthz() -> JSONResponse:
+        with service.lock:
+            body = {
+                "status": "broken" if service.broken else "ok",
+                "slot": core.slot,
+                "seq": core.seq,
+                "scheduler": core.config.scheduler,
+                "clock": "manual" if service.slot_seconds is None else f"{service.slot_seconds}s",
+            }
+        if service.broken:
+            body["detail"] = service.broken
+        return JSONResponse(body, status_code=503 if service.broken else 200)
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
+
+    @app.post("/v1/jobs", status_code=201, dependencies=[Auth, Healthy])
+    def submit(
+        req: JobRequest,
+        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    ) -> JSONResponse:
+        """Submit a job; it arrives at the next slot.  A repeated Idempotency-Key returns
+        the job it made (200) instead of a second one."""
+        with service.lock:
+            js, created = core.submit(req, idempotency_key)
+            body = js.summary(core.machines)
+        service.durable(js.seq)
+        return JSONResponse(body, status_code=201 if created else 200)
+
+    @app.get("/v1/jobs")
+    def list_jobs(
+        state: Annotated[str | None, Query(pattern="^[a-z]+$")] = None,
+        since_id: Annotated[int, Query(ge=-1)] = -1,
+        limit: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
+    ) -> list[dict[str, Any]]:
+        with service.lock:
+            out = []
+            for js in core.jobs.values():
+                if js.id > since_id and (state is None or js.state == state):
+                    out.append(js.summary(core.machines))
+                    if len(out) >= limit:
+                        break
+            return out
+
+    @app.get("/v1/jobs/{job_id}")
+    def get_job(job_id: int) -> dict[str, Any]:
+        with service.lock:
+            js = core.jobs.get(job_id)
+            if js is None:
+                raise HTTPException(404, f"invalid job_id={job_id} (no such job)")
+            return js.summary(core.machines)
+
+    @app.delete("/v1/jobs/{job_id}", status_code=202, dependencies=[Auth, Healthy])
+    def cancel(job_id: int) -> dict[str, Any]:
+        """Cancel a job: it stops at the next slot (the scheduler sees it as finished)."""
+        with service.lock:
+            try:
+                js = core.cancel(job_id)
+            except KeyError:
+                raise HTTPException(404, f"invalid job_id={job_id} (no such job)") from None
+            body, seq = js.summary(core.machines), core.seq
+        service.durable(seq)
+        return body
+
+    @app.post("/v1/machines", status_code=201, dependencies=[Auth, Healthy])
+    def register(req: MachineRequest) -> dict[str, Any]:
+        """Register a machine (or re-register: back up, new capacity); the cluster
+        changes at the next slot."""
+        with service.lock:
+            body, seq = core.machine_summary(core.register(req)), core.seq
+        service.durable(seq)
+        return body
+
+    @app.get("/v1/machines")
+    def machines() -> list[dict[str, Any]]:
+        with service.lock:
+            return [core.machine_summary(m) for m in core.machines]
+
+    @app.get("/v1/allocation")
+    def allocation() -> dict[str, Any]:
+        """This slot's placements: job id → machine name → [workers, PSs]."""
+        with service.lock:
+            return core.allocation()
+
+    @app.get("/v1/events")
+    def events(
+        since: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    ) -> list[dict[str, Any]]:
+        """Log records with seq > ``since``: submit, cancel, machine, progress, tick."""
+        return [
+            {"seq": r.seq, "kind": r.kind, **r.body}
+            for r in core.store.records(since=since, limit=limit)
+        ]
+
+    @app.post("/v1/tick", dependencies=[Auth, Healthy])
+    def tick(
+        n: Annotated[int, Query(ge=1, le=10_000)] = 1,
+    ) -> dict[str, Any]:
+        """Manual clock only: run ``n`` slots now."""
+        if service.slot_seconds is not None:
+            raise HTTPException(409, "invalid clock=wall (POST /v1/tick needs --manual-clock)")
+        body: dict[str, Any] = {}
+        for _ in range(n):
+            body = service.tick()
+        return {"slot": body["slot"], "error": body["error"], "decide_ms": body["decide_ms"]}
+
+    @app.get("/v1/state", include_in_schema=False)
+    def state(jobs: Annotated[int, Query(ge=0, le=10_000)] = 200) -> dict[str, Any]:
+        """What the dashboard draws: machines, the latest jobs, recent allocations."""
+        with service.lock:
+            recent = list(core.jobs.values())[-jobs:] if jobs else []
+            return {
+                "slot": core.slot,
+                "epoch": core.epoch,
+                "scheduler": core.config.scheduler,
+                "counts": core.counts(),
+                "utilization": core.utilization(),
+                "machines": [core.machine_summary(m) for m in core.machines],
+                "jobs": [js.summary(core.machines) for js in recent],
+                "history": list(core.history),
+            }
+
+    def machine_or_404(name: str) -> None:
+        if name not in core.by_name:
+            raise HTTPException(404, f"invalid machine={name!r} (not registered)")
+
+    @app.post("/v1/agents/{name}/heartbeat", dependencies=[Auth, Healthy])
+    def heartbeat(name: str) -> dict[str, Any]:
+        """An agent is alive; returns its machine's part of this slot's allocation."""
+        with service.lock:
+            machine_or_404(name)
+            core.heartbeat(name)
+            return core.assignment(name)
+
+    @app.post("/v1/agents/{name}/progress", dependencies=[Auth, Healthy])
+    def progress(name: str, rep: ProgressReport) -> dict[str, Any]:
+        """Work measured on this machine; credited at the end of the slot (measured mode)."""
+        with service.lock:
+            machine_or_404(name)
+            fresh = core.report(name, rep.model_dump())
+            seq = core.seq
+        service.durable(seq)
+        return {"accepted": fresh, "seq": seq}
+
+    return app

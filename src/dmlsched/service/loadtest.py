@@ -1,0 +1,291 @@
+"""Load and crash test of a real ``dmlsched serve`` process (used by tests and ``make bench``).
+
+``python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill`` starts
+a service (manual clock, SQLite in a temp folder) on a free loopback port;
+16 client threads submit 2,000 jobs over HTTP, each with its own
+Idempotency-Key, while a ticker advances the clock; with ``--kill`` the
+service is SIGKILLed when half the jobs are acknowledged and started again on
+the same log.  A request that got no answer is retried with the same key.
+Then every acknowledged job must be in ``GET /v1/jobs`` with the id it was
+acknowledged with, and no key twice.  Prints one JSON object: latency
+percentiles of acknowledged submissions, errors, restart time.
+
+Traffic goes to 127.0.0.1 only; every loop is bounded in count and time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+__all__ = ["LoadResult", "ServiceProcess", "free_port", "run_load", "wait_healthy"]
+
+JOB = {
+    "epochs": 2,
+    "samples": 2000,
+    "batch": 4,
+    "grad_mb": 10.0,
+    "tau": 4e-4,
+    "gamma": 2.0,
+    "worker_demand": [1, 2, 4, 5],
+    "ps_demand": [0, 1, 2, 2],
+    "b_ext": 1.0,
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_healthy(url: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> float:
+    """Seconds until ``GET /healthz`` answers 200 (raises on timeout or a dead process)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc is not None and proc.poll() is not None:
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            raise RuntimeError(f"service exited with {proc.returncode}: {err.strip()[-500:]}")
+        try:
+            if httpx.get(url + "/healthz", timeout=2.0).status_code == 200:
+                return time.monotonic() - t0
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"{url} not healthy after {timeout} s")
+
+
+class ServiceProcess:
+    """A ``dmlsched serve`` subprocess on a free loopback port; killed on exit."""
+
+    def __init__(self, args: list[str], workdir: Path, token: str | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.workdir = workdir
+        self.token = token
+        extra = []
+        if token:
+            tf = workdir / "token"
+            tf.write_text(token + "\n")
+            extra = ["--token-file", str(tf)]
+        self.cmd = [
+            sys.executable,
+            "-m",
+            "dmlsched",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            *extra,
+            *args,
+        ]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60.0) -> float:
+        self.proc = subprocess.Popen(
+            self.cmd,
+            cwd=self.workdir,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group: killed as one
+        )
+        return wait_healthy(self.url, timeout, self.proc)
+
+    def kill(self) -> None:
+        """SIGKILL, no chance to flush anything."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self.proc is not None and self.proc.stderr:
+            self.proc.stderr.close()
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def __enter__(self) -> ServiceProcess:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@dataclass
+class LoadResult:
+    acked: dict[str, int] = field(default_factory=dict)  # key -> job id
+    latencies: list[float] = field(default_factory=list)  # seconds, acknowledged requests
+    errors: list[str] = field(default_factory=list)  # 4xx/5xx answers (never expected)
+    retries: int = 0  # requests that got no answer (service down) and were sent again
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        lat = np.asarray(self.latencies) * 1000.0
+        return {
+            "acknowledged": len(self.acked),
+            "errors": len(self.errors),
+            "first_errors": self.errors[:3],
+            "retries": self.retries,
+            "seconds": round(self.seconds, 3),
+            "submits_per_s": round(len(self.acked) / self.seconds, 1) if self.seconds else 0.0,
+            "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
+            "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
+            "max_ms": round(float(lat.max()), 2) if lat.size else None,
+        }
+
+
+def run_load(
+    svc: ServiceProcess,
+    clients: int = 16,
+    jobs: int = 2000,
+    *,
+    on_acked: Callable[[int], None] | None = None,
+    tick_every: float | None = 0.2,
+    deadline: float = 600.0,
+) -> LoadResult:
+    """``clients`` threads submit ``jobs`` jobs in total; ``on_acked(n)`` after each ack."""
+    res = LoadResult()
+    lock = threading.Lock()
+    stop = threading.Event()
+    t_end = time.monotonic() + deadline
+    per = [range(c, jobs, clients) for c in range(clients)]
+
+    def client(c: int) -> None:
+        with httpx.Client(base_url=svc.url, headers=svc.headers(), timeout=10.0) as http:
+            for i in per[c]:
+                key = f"load-{c}-{i}"
+                while time.monotonic() < t_end:
+                    t0 = time.perf_counter()
+                    try:
+                        r = http.post(
+                            "/v1/jobs",
+                            json={**JOB, "name": key},
+                            headers={"Idempotency-Key": key},
+                        )
+                    except httpx.TransportError:
+                        with lock:
+                            res.retries += 1
+                        time.sleep(0.05)
+                        continue
+                    dt = time.perf_counter() - t0
+                    with lock:
+                        if r.status_code in (200, 201):
+                            res.acked[key] = int(r.json()["id"])
+                            res.latencies.append(dt)
+                            n = len(res.acked)
+                        else:
+                            res.errors.append(f"{r.status_code} {r.text[:200]}")
+                            n = -1
+                    if n > 0 and on_acked is not None:
+                        on_acked(n)
+                    break
+
+    def ticker() -> None:
+        assert tick_every is not None
+        with httpx.Client(base_url=svc.url, headers=svc.headers(), timeout=30.0) as http:
+            while not stop.wait(tick_every):
+                # the service may be down for a moment; the next tick will do
+                with contextlib.suppress(httpx.TransportError):
+                    http.post("/v1/tick")
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(clients)]
+    tick_thread = threading.Thread(target=ticker) if tick_every else None
+    if tick_thread:
+        tick_thread.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stop.set()
+    if tick_thread:
+        tick_thread.join()
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def check_jobs(svc: ServiceProcess, res: LoadResult) -> dict[str, Any]:
+    """Every acknowledged key present once with its acknowledged id; no key twice."""
+    listed = httpx.get(svc.url + "/v1/jobs", timeout=60.0).json()
+    by_key: dict[str, list[int]] = {}
+    for j in listed:
+        by_key.setdefault(j["key"], []).append(j["id"])
+    missing = [k for k in res.acked if k not in by_key]
+    twice = [k for k, ids in by_key.items() if len(ids) > 1]
+    wrong = [k for k, i in res.acked.items() if k in by_key and by_key[k] != [i]]
+    return {
+        "jobs_listed": len(listed),
+        "missing": len(missing),
+        "duplicated": len(twice),
+        "wrong_id": len(wrong),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--jobs", type=int, default=2000)
+    ap.add_argument("--scheduler", default="fifo")
+    ap.add_argument("--kill", action="store_true", help="SIGKILL + restart at half the jobs")
+    ap.add_argument("--db", default=None, help="SQLite path or postgresql:// URL")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="dmlsched-load-") as tmp:
+        work = Path(tmp)
+        db = a.db or str(work / "load.db")
+        svc = ServiceProcess(
+            ["--scheduler", a.scheduler, "--db", db, "--manual-clock"], work, token="load-token"
+        )
+        out: dict[str, Any] = {"clients": a.clients, "jobs": a.jobs, "scheduler": a.scheduler}
+        svc.start()
+        try:
+            for i in range(3):
+                httpx.post(
+                    svc.url + "/v1/machines",
+                    json={"name": f"m{i}", "capacity": [4, 16, 64, 100]},
+                    headers=svc.headers(),
+                ).raise_for_status()
+            killed = threading.Event()
+
+            def on_acked(n: int) -> None:
+                if a.kill and n >= a.jobs // 2 and not killed.is_set():
+                    killed.set()
+                    svc.kill()
+                    out["acked_at_kill"] = n
+                    out["restart_s"] = round(svc.start(), 3)
+
+            res = run_load(svc, a.clients, a.jobs, on_acked=on_acked if a.kill else None)
+            out.update(res.summary())
+            out.update(check_jobs(svc, res))
+        finally:
+            svc.stop()
+    print(json.dumps(out, sort_keys=True))
+    bad = out["errors"] or out["missing"] or out["duplicated"] or out["wrong_id"]
+    return 1 if bad or out["acknowledged"] != a.jobs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

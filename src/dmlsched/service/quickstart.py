@@ -1,0 +1,198 @@
+"""Quick start: a service and three agents on emulated machines, one command, real jobs.
+
+``make quickstart`` (or ``python -m dmlsched.service.quickstart``) starts
+``dmlsched serve`` (wall clock, measured progress, FIFO with at most two
+workers per job) and three ``dmlsched agent`` processes — machines ``m0``,
+``m1``, ``m2`` of the testbed's size (1 GPU, 4 vCPUs, 8 GB, 8 GB; a PS or
+worker takes 1 vCPU, 1 GB, 1 GB) in ``local`` emulation — submits a few
+jobs over HTTP (an MLP on digits: K = 1,437 samples, E epochs, F = 64), waits
+until they complete with real training, prints what happened and stops
+everything.  ``--keep`` leaves it running (dashboard at the printed URL)
+until Ctrl-C.  Loopback only; nothing is left running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from dmlsched.service.loadtest import ServiceProcess
+
+__all__ = ["MACHINE", "QuickStart", "job_body", "main"]
+
+MACHINE = (1.0, 4.0, 8.0, 8.0)  # the testbed's machine (dmlsched.testbed.workload)
+PROCESS = [0.0, 1.0, 1.0, 1.0]
+
+
+def job_body(i: int, epochs: int = 2) -> dict[str, Any]:
+    """A testbed-sized job: digits MLP, K = 1,437, F = 64, E epochs, a deadline."""
+    return {
+        "name": f"digits-{i}",
+        "epochs": epochs,
+        "samples": 1437,
+        "batch": 64,
+        "grad_mb": 0.07,
+        "tau": 1e-5,
+        "gamma": 1.0,
+        "worker_demand": PROCESS,
+        "ps_demand": PROCESS,
+        "b_ext": 0.02,
+        "b_int": 0.2,
+        "deadline": 20,
+    }
+
+
+class QuickStart:
+    """The service and its agents as subprocesses in ``workdir``; stopped by ``stop``."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        machines: int = 3,
+        slot_seconds: float = 2.0,
+        scheduler: str = "fifo",
+        params: tuple[str, ...] = ("max_workers=2",),
+        token: str = "quickstart-token",
+        agent_timeout: float = 20.0,
+    ) -> None:
+        self.workdir = workdir
+        self.machines = [f"m{h}" for h in range(machines)]
+        args = [
+            "--scheduler",
+            scheduler,
+            "--db",
+            str(workdir / "service.db"),
+            "--slot-seconds",
+            str(slot_seconds),
+            "--progress",
+            "measured",
+            "--agent-timeout",
+            str(agent_timeout),
+        ]
+        for p in params:
+            args += ["--param", p]
+        self.service = ServiceProcess(args, workdir, token=token)
+        self.agents: list[subprocess.Popen] = []
+
+    def start(self) -> None:
+        self.service.start()
+        cap = ",".join(f"{c:g}" for c in MACHINE)
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        for name in self.machines:
+            log = (self.workdir / f"agent-{name}.log").open("w")
+            self.agents.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "dmlsched",
+                        "agent",
+                        "--server",
+                        self.service.url,
+                        "--machine",
+                        name,
+                        "--capacity",
+                        cap,
+                        "--token-file",
+                        str(self.workdir / "token"),
+                        "--workdir",
+                        str(self.workdir / "work"),
+                        "--poll",
+                        "0.3",
+                    ],
+                    cwd=self.workdir,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ms = httpx.get(self.service.url + "/v1/machines").json()
+            if len([m for m in ms if m["up"]]) == len(self.machines):
+                return
+            for a in self.agents:
+                if a.poll() is not None:
+                    raise RuntimeError(f"an agent exited with {a.returncode}: see {self.workdir}")
+            time.sleep(0.2)
+        raise TimeoutError("agents did not register within 120 s")
+
+    def submit(self, body: dict[str, Any]) -> int:
+        r = httpx.post(self.service.url + "/v1/jobs", json=body, headers=self.service.headers())
+        r.raise_for_status()
+        return int(r.json()["id"])
+
+    def wait(self, ids: list[int], timeout: float) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while True:
+            jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}").json() for j in ids]
+            if all(j["state"] in ("completed", "rejected", "cancelled") for j in jobs):
+                return jobs
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    "jobs not done: " + ", ".join(f"{j['id']}={j['state']}" for j in jobs)
+                )
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        for a in self.agents:  # SIGTERM: agents checkpoint and stop their processes
+            if a.poll() is None:
+                os.killpg(a.pid, signal.SIGTERM)
+        for a in self.agents:
+            try:
+                a.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(a.pid, signal.SIGKILL)
+                a.wait()
+        self.agents = []
+        self.service.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--slot-seconds", type=float, default=2.0)
+    ap.add_argument("--keep", action="store_true", help="keep running until Ctrl-C")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
+        qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds)
+        try:
+            qs.start()
+            print(f"service: {qs.service.url}/  (dashboard)  agents: {', '.join(qs.machines)}")
+            ids = [qs.submit(job_body(i, a.epochs)) for i in range(a.jobs)]
+            print(f"submitted jobs {ids}; waiting for real training to finish …")
+            t0 = time.monotonic()
+            jobs = qs.wait(ids, timeout=900)
+            for j in jobs:
+                print(
+                    f"job {j['id']} {j['name']}: {j['state']}, arrived slot {j['arrival']}, "
+                    f"completed slot {j['completed']}, loss {j['loss']}"
+                )
+            print(f"all done in {time.monotonic() - t0:.1f} s")
+            print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
+            if a.keep:
+                print("Ctrl-C to stop")
+                while True:
+                    time.sleep(3600)
+        except KeyboardInterrupt:
+            return 130
+        finally:
+            qs.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The testbed: schedulers' decisions run as real parameter-server training jobs.
+
+Layers, bottom up (each usable on its own; the live service drives the
+upper two):
+
+**Emulation** (:mod:`.emulation`, :mod:`.shaping`, :mod:`.state`) —
+``Emulation(mode, machines, ext_mbit, state, cpu_share=None, int_mbit=None)``
+with ``mode`` ``"netns"`` (a network namespace per machine, veths into a
+bridge in a switch namespace, ``tbf`` on each machine's external link in
+both directions, optional ``tbf`` on its loopback) or ``"local"`` (host
+namespace, token buckets in the transport).  Every resource is named
+``dmlt-<run id>-…`` and recorded in ``<state_dir>/<run id>.json`` before it
+is created; :func:`.state.cleanup` removes what dead runs left,
+:func:`.state.live_resources` lists what of a run still exists.
+
+**Process runtime** (:mod:`.runtime`, :mod:`.agent`, :mod:`.training`,
+:mod:`.transport`) —
+
+* ``Testbed(machines, run_dir, emulation="local", ext_mbit=20, int_mbit=None,
+  delay_ms=None, cpu_share=None, state_dir=...)`` — a context manager: one
+  agent process per machine (inside its namespace) that forks PSs and
+  workers on request; leaving it removes everything;
+* ``Job(testbed, TrainSpec(job, target, mode="sync"|"async", batch, hidden,
+  lr, seed))`` — one job over its lifetime: ``start(Placement)``,
+  ``request_stop()`` + ``wait_stopped()`` (or ``stop()``) checkpoint and end
+  an incarnation, ``status() -> JobStatus`` (work, bytes, loss sums,
+  communication / compute seconds, done and its wall time, test accuracy),
+  ``poll_exited()``, ``loss_curve()``.  Resize and move are stop + start:
+  the new incarnation resumes from the last complete checkpoint.
+
+**Executor** (:mod:`.executor`) — ``ClusterExecutor(testbed, specs)``:
+``apply({job: Placement})`` makes one slot's *validated* allocations so
+(keep / start / resume / stop / resize / move, all stops first, in
+parallel) and returns ``SlotActions``; ``measure() -> {job: JobStatus}``;
+``close()``.  It does not validate: callers pass decisions that went
+through the engine's boundary and checks (:mod:`dmlsched.sim.cluster`), as
+:func:`.run.run_cluster` does.
+
+**Runs and calibration** — :func:`.run.run_cluster` (the slot loop with a
+registered scheduler and measured progress), :func:`.run.predict` (the
+simulator's prediction of the same run), :func:`.report.write_run`,
+:func:`.calibrate.calibrate` (probes → ``profile.json`` for ``--speed``),
+:func:`.workload.testbed_workload`.  CLI: ``dmlsched testbed run |
+calibrate | cleanup`` (:mod:`.cli`).  For settings whose engine validates
+inline (``edge-cloud``, ``geo``): :func:`.replay.record` (the engine's
+accepted decisions) and :func:`.replay.replay` (execute them, with data
+moves, measuring process-seconds).  See docs/testbed.md.
+"""
+
+__all__: list[str] = []

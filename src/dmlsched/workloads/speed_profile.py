@@ -1,0 +1,60 @@
+"""Read a testbed speed profile (``dmlsched testbed calibrate`` writes it).
+
+A profile is JSON: ``{"format": "dmlsched-speed-profile/1", "default": FORM,
+"slot_seconds": S, "ext_mbit": [...], "grad_bytes": g, "batch": F,
+"forms": {"eq1": {...}, "links": {...}}, "fit": {...}}`` — the fitted
+constants of :mod:`dmlsched.model.speed.calibrated` plus the fit's errors.
+:func:`load_speed_profile` turns it into the engine's speed model
+(``ClusterWorkload.speed``); ``--speed PATH`` options call it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.speed.calibrated import FORMS, CalibratedSpeed
+
+__all__ = ["PROFILE_FORMAT", "load_speed_profile", "profile_speed"]
+
+PROFILE_FORMAT = "dmlsched-speed-profile/1"
+
+
+def profile_speed(
+    profile: dict,
+    *,
+    form: str | None = None,
+    slot_seconds: float | None = None,
+    ext_mbit: tuple[float, ...] | None = None,
+    int_mbit: tuple[float, ...] | None = None,
+) -> CalibratedSpeed:
+    """The profile's model (``form`` or its default) for a run's slot length and caps."""
+    if profile.get("format") != PROFILE_FORMAT:
+        raise InvalidInput("speed profile format", profile.get("format"), PROFILE_FORMAT)
+    form = form or profile["default"]
+    if form not in FORMS or form not in profile["forms"]:
+        raise InvalidInput("speed profile form", form, " | ".join(sorted(profile["forms"])))
+    consts = {k: float(v) for k, v in profile["forms"][form].items()}
+    if form == "eq1":
+        consts["ref_mbit"] = float(profile["ext_mbit"][0])
+    return CalibratedSpeed(
+        form=form,
+        slot_seconds=float(slot_seconds or profile["slot_seconds"]),
+        grad_bytes=float(profile["grad_bytes"]),
+        ext_mbit=tuple(ext_mbit or profile["ext_mbit"]),
+        int_mbit=tuple(int_mbit or profile.get("int_mbit", (0.0,))),
+        **consts,
+    )
+
+
+def load_speed_profile(path: Path | str, **overrides: object) -> CalibratedSpeed:
+    """Read ``path`` and build its speed model (see :func:`profile_speed`)."""
+    p = Path(path)
+    try:
+        blob = json.loads(p.read_text())
+    except (OSError, ValueError) as e:
+        raise InvalidInput("speed", str(p), f"a speed profile JSON file ({e})") from e
+    if not isinstance(blob, dict):
+        raise InvalidInput("speed", str(p), "a JSON object")
+    return profile_speed(blob, **overrides)  # type: ignore[arg-type]

@@ -1,0 +1,44 @@
+"""Shared pieces of the service tests: a small job request and a core on a temp db."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dmlsched.service.core import Core, ServiceConfig
+from dmlsched.service.schemas import JobRequest, MachineRequest
+from dmlsched.service.store import open_store
+
+CAPACITY = [4.0, 16.0, 64.0, 100.0]
+
+
+def job_request(**kw: Any) -> dict[str, Any]:
+    """A sync job of ~1-3 slots on one machine under the engine's speed model."""
+    body: dict[str, Any] = {
+        "epochs": 2,
+        "samples": 2000,
+        "batch": 4,
+        "grad_mb": 10.0,
+        "tau": 4e-4,
+        "gamma": 2.0,
+        "worker_demand": [1, 2, 4, 5],
+        "ps_demand": [0, 1, 2, 2],
+        "b_ext": 1.0,
+    }
+    body.update(kw)
+    return body
+
+
+def make_core(path: Path, scheduler: str = "fifo", **kw: Any) -> Core:
+    cfg = ServiceConfig(scheduler=scheduler, **kw)
+    return Core(cfg, open_store(str(path))).open()
+
+
+def add_machines(core: Core, n: int = 3) -> None:
+    for i in range(n):
+        core.register(MachineRequest(name=f"m{i}", capacity=tuple(CAPACITY)))
+
+
+def submit(core: Core, n: int, start: int = 0, **kw: Any) -> None:
+    for i in range(n):
+        core.submit(JobRequest.model_validate(job_request(**kw)), key=f"k{start + i}")

@@ -1,0 +1,102 @@
+"""The dashboard in a real headless Chromium (Debian's chromium + chromium-driver).
+
+Skipped with a reason where they are not installed (``make test-deps`` installs them
+as root from Debian's registry).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from dmlsched.service.loadtest import ServiceProcess
+from tests.service.helpers import CAPACITY, job_request
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None or DRIVER is None,
+    reason="needs Debian's chromium and chromium-driver (make test-deps, as root)",
+)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service as DriverService
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM  # type: ignore[assignment]
+    for flag in (
+        "--headless",
+        "--no-sandbox",  # we run as root in CI
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+        "--window-size=1200,900",
+    ):
+        opts.add_argument(flag)
+    drv = webdriver.Chrome(options=opts, service=DriverService(executable_path=DRIVER))
+    try:
+        yield drv
+    finally:
+        drv.quit()
+
+
+def test_the_dashboard_shows_machines_jobs_and_the_allocation(
+    tmp_path: Path, browser: object
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"],
+        tmp_path,
+        token="tok",
+    )
+    with svc:
+        h = svc.headers()
+        for name in ("alpha", "beta", "gamma"):
+            httpx.post(
+                svc.url + "/v1/machines", json={"name": name, "capacity": CAPACITY}, headers=h
+            ).raise_for_status()
+        for i, epochs in enumerate((1, 400, 400)):
+            httpx.post(
+                svc.url + "/v1/jobs", json=job_request(name=f"train-{i}", epochs=epochs), headers=h
+            ).raise_for_status()
+        httpx.post(svc.url + "/v1/tick", params={"n": 2}, headers=h).raise_for_status()
+        httpx.post(svc.url + "/v1/jobs", json=job_request(name="late"), headers=h)
+        expected = {j["id"]: j["state"] for j in httpx.get(svc.url + "/v1/jobs").json()}
+        alloc = httpx.get(svc.url + "/v1/allocation").json()["jobs"]
+
+        drv = browser
+        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        WebDriverWait(drv, 20).until(
+            lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "2"
+        )
+        rows = drv.find_elements(By.CSS_SELECTOR, "#machines tbody tr")  # type: ignore[attr-defined]
+        assert [r.get_attribute("data-machine") for r in rows] == ["alpha", "beta", "gamma"]
+        assert all("up" in r.text for r in rows)
+        jobs = drv.find_elements(By.CSS_SELECTOR, "#jobs tbody tr")  # type: ignore[attr-defined]
+        seen = {int(r.get_attribute("data-job")): r.get_attribute("data-state") for r in jobs}
+        assert seen == expected
+        assert seen[0] == "completed" and seen[3] == "queued"
+        names = {r.find_element(By.CSS_SELECTOR, "td:nth-child(2)").text for r in jobs}
+        assert names == {"train-0", "train-1", "train-2", "late"}
+        # the allocation grid: slot 1's cell of each machine lists the jobs placed there
+        for row in drv.find_elements(By.CSS_SELECTOR, "#history tbody tr"):  # type: ignore[attr-defined]
+            m = row.get_attribute("data-machine")
+            cell = row.find_element(By.CSS_SELECTOR, 'td[data-slot="1"]')
+            want = sorted(j for j, per in alloc.items() if m in per)
+            assert sorted(filter(None, cell.text.split(","))) == want
+        assert "slot 2" in drv.find_element(By.ID, "status").text  # type: ignore[attr-defined]
+        drv.save_screenshot(str(tmp_path / "dashboard.png"))  # type: ignore[attr-defined]

@@ -1,0 +1,148 @@
+"""Pure parts of the testbed: token buckets, the calibrated speed forms, profiles."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from dmlsched.errors import InvalidInput
+from dmlsched.model.cluster import ClusterJob
+from dmlsched.model.speed.calibrated import CalibratedSpeed, eq1_step, link_times, links_step
+from dmlsched.testbed.shaping import TokenBuckets
+from dmlsched.workloads.speed_profile import PROFILE_FORMAT, load_speed_profile
+
+
+def test_token_bucket_holds_the_rate_of_one_flow(tmp_path):
+    tb = TokenBuckets.create(tmp_path / "tb", [8e6, 0.0], burst_bytes=16 * 1024)  # 1 MB/s
+    t0 = time.monotonic()
+    sent = 0
+    while sent < 400_000:
+        wait = tb.reserve((0, 4), 16 * 1024)  # egress of machine 0, ingress of machine 1
+        if wait > 0:
+            time.sleep(wait)
+        sent += 16 * 1024
+    rate = sent / (time.monotonic() - t0)
+    assert 0.85e6 < rate < 1.15e6
+
+
+def test_unlimited_buckets_never_wait(tmp_path):
+    tb = TokenBuckets.create(tmp_path / "tb", [0.0], burst_bytes=1024)
+    assert tb.reserve((0, 1, 2), 10**9) == 0.0
+
+
+def test_eq1_step_by_hand():
+    # F = 64, W = 2, S = 1, τ = 10 µs, g/b = 5 ms: 32·1e-5 + 2·5e-3 = 10.32 ms
+    assert eq1_step(64, 2, 1, True, 1e-5, 5e-3, 1.0) == pytest.approx(0.01032)
+    assert eq1_step(64, 2, 2, False, 1e-5, 0.0, 8e-3) == pytest.approx(32e-5 + 8e-3)
+
+
+def test_link_times_count_the_shared_bottleneck():
+    # two workers on machine 0, one PS on machine 1: machine 1 receives 2·g per push
+    t_ext, t_int = link_times((2, 0), (0, 1), (1e6, 1e6), (0.0, 0.0), 1e5)
+    assert t_ext == pytest.approx(0.2) and t_int == 0.0
+    # co-located 2 workers + 2 PSs, loopback 1 MB/s: w·s·g/S = 2·2·1e5/2 bytes
+    t_ext, t_int = link_times((2,), (2,), (1e6,), (1e6,), 1e5)
+    assert t_ext == 0.0 and t_int == pytest.approx(0.2)
+    step = links_step(64, (2,), (2,), (1e6,), (1e6,), 1e5, 1e-5, 2.0, 1.5, 0.001)
+    assert step == pytest.approx(32e-5 + 2 * 0.2 * 1.5 + 0.001)
+
+
+def _job(mode="sync"):
+    return ClusterJob(
+        id=0,
+        arrival=0,
+        epochs=1,
+        samples=100,
+        batch=64,
+        grad_mb=0.08,
+        tau=1e-6,
+        gamma=1,
+        worker_demand=(0, 1, 1, 1),
+        ps_demand=(0, 1, 1, 1),
+        b_int=1.0,
+        b_ext=0.1,
+        mode=mode,
+    )
+
+
+def test_calibrated_speed_is_samples_per_slot():
+    sp = CalibratedSpeed("eq1", 10.0, 1e-5, 8e4, g_over_b_int=1e-3, g_over_b_ext=1e-2)
+    step = eq1_step(64, 2, 1, True, 1e-5, 1e-3, 1e-2)
+    assert sp.rate(_job(), (0,), (2,), (1,)) == pytest.approx(64 / step * 10.0)
+    split = eq1_step(64, 2, 1, False, 1e-5, 1e-3, 1e-2)
+    assert sp.rate(_job(), (0, 1), (2, 0), (0, 1)) == pytest.approx(64 / split * 10.0)
+    assert sp.rate(_job(), (0,), (0,), (1,)) == 0.0
+
+
+def test_eq1_profile_scales_external_time_with_the_cap(tmp_path):
+    prof = {
+        "format": PROFILE_FORMAT,
+        "default": "eq1",
+        "slot_seconds": 10.0,
+        "ext_mbit": [20.0],
+        "int_mbit": [0.0],
+        "grad_bytes": 8e4,
+        "forms": {"eq1": {"batch_tau_s": 1e-5, "g_over_b_int": 1e-3, "g_over_b_ext": 1e-2}},
+    }
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(prof))
+    at20 = load_speed_profile(path)
+    at40 = load_speed_profile(path, ext_mbit=(40.0,))
+    r20 = at20.rate(_job(), (0, 1), (1, 0), (0, 1))
+    r40 = at40.rate(_job(), (0, 1), (1, 0), (0, 1))
+    assert 64 / r40 * 10 == pytest.approx(64e-5 + 2 * 0.5e-2)
+    assert r40 > r20
+
+
+def test_a_bad_profile_names_the_field(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"format": "other"}))
+    with pytest.raises(InvalidInput, match="format"):
+        load_speed_profile(path)
+    with pytest.raises(InvalidInput, match="speed"):
+        load_speed_profile(tmp_path / "missing.json")
+
+
+def test_links_profile_predicts_the_shared_link():
+    sp = CalibratedSpeed(
+        "links",
+        10.0,
+        0.0,
+        1e5,
+        inv_eta_ext=1.0,
+        inv_eta_int=1.0,
+        overhead_s=0.0,
+        ext_mbit=(8.0,),
+        int_mbit=(0.0,),
+    )
+    # two workers on machine 0 push 2 × 1e5 bytes to the PS on machine 1 at 1 MB/s: 0.2 s,
+    # pull the same back: a step of 0.4 s, 64 samples → 160 samples/s, 1,600 per 10-s slot
+    assert sp.rate(_job(), (0, 1), (2, 0), (0, 1)) == pytest.approx(1600.0)
+    assert sp.step_seconds(64, (0,), (2,), (1,)) == 0.0 + 0.0  # uncapped loopback, τ = 0
+
+
+def test_jobs_sharing_a_saturated_link_slow_each_other_down():
+    from dmlsched.model.cluster import Placement
+
+    sp = CalibratedSpeed(
+        "links",
+        10.0,
+        0.0,
+        1e5,
+        inv_eta_ext=1.0,
+        inv_eta_int=1.0,
+        overhead_s=0.0,
+        ext_mbit=(8.0,),
+        int_mbit=(0.0,),
+    )
+    split = Placement((0, 1), (1, 0), (0, 1))  # 0.2 s a step alone (1e5 B each way at 1 MB/s)
+    alone = sp.rate(_job(), split.machines, split.workers, split.ps)
+    a, b = sp.slot_rates([(_job(), split), (_job(), split)])
+    # two jobs on the same two links: each gets half of them
+    assert a == pytest.approx(alone / 2, rel=1e-3) and b == pytest.approx(a)
+    # a job on other machines is not slowed
+    other = Placement((2, 3), (1, 0), (0, 1))
+    _, c = sp.slot_rates([(_job(), split), (_job(), other)])
+    assert c == pytest.approx(alone)
