@@ -1,11 +1,12 @@
 """The layout the design promises: dependencies point one way, and the README's
 "Plugging in a scheduler" example runs as written.
 
-Layers (``../shared/DESIGN.md``): ``cli -> experiments -> sim -> schedulers ->
-solvers``, ``workloads -> model``; ``model`` imports nothing of ours but
-itself and ``errors``.  A package may import only packages of a lower layer
-(or itself); a top-level package not listed here sits above all of them, so
-a new one never breaks this test, while importing it from below does.
+Layers of the core (``../shared/DESIGN.md``): ``sim -> schedulers -> solvers``,
+``workloads -> model``; ``model`` imports nothing of ours but itself and
+``errors``.  A core package may import only core packages of a lower layer
+(or itself) — so nothing in the core reaches up into ``experiments``, the CLI,
+the testbed or the service.  How the packages above the core import one
+another is theirs to arrange and not checked here.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "dmlsched"
 
-LAYER = {
+CORE_LAYER = {
     "errors": 0,
     "rng": 0,
     "model": 1,
@@ -32,16 +33,7 @@ LAYER = {
     "workloads": 3,
     "sim": 3,
     "offline": 3,
-    "experiments": 4,
-    "progress": 4,
-    "bench": 5,
-    "cli_options": 5,
-    "cli": 6,
-    "console": 7,
-    "__main__": 8,
-    "__init__": 8,
 }
-TOP = max(LAYER.values()) + 1
 
 
 def _package(path: Path) -> str:
@@ -65,12 +57,14 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-def test_every_import_points_down_the_layers() -> None:
+def test_every_import_of_the_core_points_down_its_layers() -> None:
     upward = []
     for path in sorted(PKG.rglob("*.py")):
         src = _package(path)
+        if src not in CORE_LAYER:
+            continue
         for dst in _imports(path) - {src}:
-            if LAYER.get(dst, TOP) >= LAYER.get(src, TOP):
+            if dst not in CORE_LAYER or CORE_LAYER[dst] >= CORE_LAYER[src]:
                 upward.append(f"{path.relative_to(ROOT)} imports dmlsched.{dst}")
     assert not upward, "upward or sideways imports:\n" + "\n".join(upward)
 

@@ -19,7 +19,7 @@ from dmlsched.service.core import Core, ServiceConfig
 from dmlsched.service.quickstart import MACHINE, QuickStart, job_body
 from dmlsched.service.schemas import JobRequest, job_from_request
 from dmlsched.service.store import open_store
-from dmlsched.sim.validate import check_capacity, check_placement
+from dmlsched.sim.cluster import check_capacity, check_placement, read_placement
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("sklearn") is None,
@@ -72,7 +72,8 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
             for key, (ms, ws, ss) in e["alloc"].items():
                 job = job_from_request(reqs[int(key)], int(key), arrival[int(key)])
                 p = Placement(tuple(ms), tuple(ws), tuple(ss))
-                check_placement("fifo", job, p, e["slot"], len(names))
+                c = read_placement("fifo", e["slot"], int(key), p, len(names))
+                check_placement("fifo", job, c, e["slot"])
                 for m, w, s in zip(ms, ws, ss, strict=True):
                     usage[m] += w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
                 placed += 1

@@ -42,9 +42,11 @@ its own record, so no decision ever rests on an uncommitted request.
    checkpoint);
 5. the scheduler decides through the ``cluster`` protocol on a read-only
    :class:`~dmlsched.model.views.ClusterView`; the decision is validated
-   with the engine's own checks (:func:`dmlsched.sim.validate.check_admissions`,
-   :func:`~dmlsched.sim.validate.check_placement`,
-   :func:`~dmlsched.sim.validate.check_capacity`).  An invalid decision is
+   with the engine's own boundary and checks (:func:`dmlsched.sim.cluster.read_decision`,
+   :func:`~dmlsched.sim.cluster.read_placement`,
+   :func:`~dmlsched.sim.cluster.check_admissions`,
+   :func:`~dmlsched.sim.cluster.check_placement`,
+   :func:`~dmlsched.sim.cluster.check_capacity`).  An invalid decision is
    never clipped: the slot runs nothing, the error is logged, and the next
    slot starts a new epoch;
 6. the tick record is committed, then applied: only then do agents see it.
@@ -68,14 +70,20 @@ from typing import Any
 import numpy as np
 
 from dmlsched.errors import InvalidDecision, InvalidInput
-from dmlsched.model.cluster import RESOURCES, Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.cluster import RESOURCES, Cluster, ClusterJob, Placement
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.views import ClusterView
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
 from dmlsched.service.store import Record, Store
-from dmlsched.sim.validate import check_admissions, check_capacity, check_placement
+from dmlsched.sim.cluster import (
+    check_admissions,
+    check_capacity,
+    check_placement,
+    read_decision,
+    read_placement,
+)
 
 __all__ = ["Core", "JobState", "Machine", "ServiceConfig"]
 
@@ -597,11 +605,21 @@ class Core:
     def _validate(self, decision: object) -> dict[str, Any]:
         """The engine's checks, in the engine's order (see :mod:`dmlsched.sim.cluster`)."""
         name, t = self.config.scheduler, self.slot
-        if not isinstance(decision, ClusterDecision):
-            raise InvalidDecision(name, None, t, f"decide returned {type(decision).__name__}")
+        # read once into plain values: exact types, a job named once (dmlsched.sim.boundary)
+        allocations, admit_ids, reject_ids = read_decision(
+            name, t, decision, len(self.pending) + len(self.active)
+        )
         rejected_before = {j for j in self.epoch_jobs if self.jobs[j].state == "rejected"}
         rej, adm, by_alloc = check_admissions(
-            name, decision, t, self.pending, self.active, rejected_before, self.epoch_finished
+            name,
+            t,
+            allocations,
+            admit_ids,
+            reject_ids,
+            self.pending,
+            self.active,
+            rejected_before,
+            self.epoch_finished,
         )
         admit = [int(j) for j in (*adm, *by_alloc)]  # the simulator's order of activation
         cluster = Cluster(np.asarray(self.epoch_cluster, dtype=float))
@@ -610,9 +628,11 @@ class Core:
         owners: dict[int, list[int]] = {}
         alloc: dict[str, list[list[int]]] = {}
         rates: dict[str, float] = {}
-        for j, p in decision.allocations.items():
+        for j, given in allocations.items():
             job = self.epoch_jobs[j]
-            check_placement(name, job, p, t, H)
+            c = read_placement(name, t, j, given, H)
+            check_placement(name, job, c, t)
+            p = Placement(*c)
             if not p.machines:
                 continue
             idx = np.asarray(p.machines, dtype=np.intp)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Collection, Iterable
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -77,10 +78,12 @@ from dmlsched.sim.events import Event
 
 __all__ = [
     "Counts",
+    "check_admissions",
     "check_capacity",
     "check_placement",
     "read_decision",
     "read_placement",
+    "read_until",
     "simulate_cluster",
 ]
 
@@ -104,24 +107,32 @@ class Counts(NamedTuple):
 
 def read_decision(
     sched: str, slot: int, decision: object, limit: int
-) -> tuple[dict[int, object], tuple[int, ...], tuple[int, ...], int]:
-    """(allocations by job, admit, reject, until) read once from an exact ``ClusterDecision``.
+) -> tuple[dict[int, object], tuple[int, ...], tuple[int, ...]]:
+    """(allocations by job, admit, reject) read once from an exact ``ClusterDecision``.
 
     ``limit`` bounds the allocations (the pending and active jobs); the
-    placements are returned as given, for :func:`read_placement`.  ``until``
-    comes back as the first slot to ask again (slot + 1 for ``None``).
+    placements are returned as given, for :func:`read_placement`.
     """
     d = expect_type(sched, slot, decision, ClusterDecision)
     alloc = read_mapping(sched, slot, "allocations", d.allocations, limit)
     admit = read_ints(sched, slot, None, "admit", d.admit)
     reject = read_ints(sched, slot, None, "reject", d.reject)
-    raw = getattr(d, "until", None)
+    return alloc, admit, reject
+
+
+def read_until(sched: str, slot: int, decision: ClusterDecision) -> int:
+    """The first slot to ask again, read once from a decision's ``until`` (slot + 1 for ``None``).
+
+    Only the engine's event-driven loop reads it; the testbed and the service
+    run in real time and ask every slot.
+    """
+    raw = getattr(decision, "until", None)
     if raw is None:
-        return alloc, admit, reject, slot + 1
+        return slot + 1
     until = read_int(raw)
     if until is None or until <= slot:
         refuse(sched, None, slot, f"until={shown(raw)} is not an integer slot > {slot}")
-    return alloc, admit, reject, until
+    return until
 
 
 def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) -> Counts:
@@ -162,6 +173,57 @@ def _sources(p: object) -> tuple:
 
 
 # ---------------------------------------------------------------- checks (PD-ORS constraints)
+
+
+def check_admissions(
+    sched: str,
+    slot: int,
+    allocations: Iterable[int],
+    admit: Iterable[int],
+    reject: Iterable[int],
+    pending: Collection[int],
+    active: Collection[int],
+    rejected: Collection[int],
+    finished: Collection[int],
+) -> tuple[list[int], list[int], list[int]]:
+    """Admission rules of a ``cluster`` decision (as read by :func:`read_decision`).
+
+    Rejects first (each must be pending), then admits (pending after the
+    rejects), then allocations (a pending job is admitted by its allocation;
+    any other must be active).  Returns (rejected, admitted, admitted by
+    allocation); raises :class:`InvalidDecision` on the first violation.
+    Shared with the testbed and the service, which apply decisions for real.
+    """
+    still = dict.fromkeys(pending)
+    rej: list[int] = []
+    adm: list[int] = []
+    by_alloc: list[int] = []
+    for j in reject:
+        if j not in still:
+            refuse(sched, j, slot, "rejected a job that is not pending")
+        del still[j]
+        rej.append(j)
+    for j in admit:
+        if j not in still:
+            refuse(sched, j, slot, "admitted a job that is not pending")
+        del still[j]
+        adm.append(j)
+    now_active = set(active) | set(adm)
+    for j in allocations:
+        if j in still:
+            del still[j]
+            by_alloc.append(j)
+            now_active.add(j)
+        elif j not in now_active:
+            why = (
+                "rejected"
+                if j in rejected or j in rej
+                else "finished"
+                if j in finished
+                else "unknown"
+            )
+            refuse(sched, j, slot, f"allocation for a {why} job")
+    return rej, adm, by_alloc
 
 
 def check_placement(sched: str, job: ClusterJob, c: Counts, slot: int) -> None:
@@ -302,7 +364,6 @@ def simulate_cluster(
     checked: dict[int, tuple] = {}
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     rate_model = workload.speed
-    rate_model = workload.speed
     last_arrival = max(by_slot, default=-1)
     arrival_slots = sorted(by_slot)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
@@ -332,20 +393,19 @@ def simulate_cluster(
             finished=finished_fs,
             slot_seconds=workload.slot_seconds,
         )
-        allocations, admit, reject, until = read_decision(
-            name, t, scheduler.decide(view), len(pending) + len(active)
-        )
+        decision = scheduler.decide(view)
+        allocations, admit, reject = read_decision(name, t, decision, len(pending) + len(active))
+        until = read_until(name, t, decision)  # type: ignore[arg-type]  # exact type checked above
 
-        for j in reject:
-            if j not in pending:
-                refuse(name, j, t, "rejected a job that is not pending")
+        rej_now, adm_now, _ = check_admissions(
+            name, t, allocations, admit, reject, pending, active, rejected, finished
+        )
+        for j in rej_now:
             del pending[j]
             rejected.add(j)
             if record_events:
                 events.append(Event(t, "reject", j))
-        for j in admit:
-            if j not in pending:
-                refuse(name, j, t, "admitted a job that is not pending")
+        for j in adm_now:
             del pending[j]
             active[j] = None
             done[j] = 0.0
@@ -362,9 +422,6 @@ def simulate_cluster(
                 done[j] = 0.0
                 if record_events:
                     events.append(Event(t, "admit", j))
-            elif j not in active:
-                why = "rejected" if j in rejected else "finished" if j in finished else "unknown"
-                refuse(name, j, t, f"allocation for a {why} job")
             job = jobs[j]
             hit = checked.get(j)
             try:  # inlined for speed: the same immutable tuples as last time need no copy
@@ -466,7 +523,7 @@ def simulate_cluster(
         # per-job JCT (workload order, NaN if unfinished): the testbed compares it with reality
         series={
             "utilization": util,
-            "jct": np.array([jct.get(j.id, np.nan) for j in workload.jobs], dtype=float),
+            "jct": np.array([jct.get(j.id, np.nan) for j in all_jobs], dtype=float),
         },
     )
 

@@ -33,7 +33,7 @@ is created; :func:`.state.cleanup` removes what dead runs left,
 (keep / start / resume / stop / resize / move, all stops first, in
 parallel) and returns ``SlotActions``; ``measure() -> {job: JobStatus}``;
 ``close()``.  It does not validate: callers pass decisions that went
-through the engine's checks (:mod:`dmlsched.sim.validate`), as
+through the engine's boundary and checks (:mod:`dmlsched.sim.cluster`), as
 :func:`.run.run_cluster` does.
 
 **Runs and calibration** — :func:`.run.run_cluster` (the slot loop with a

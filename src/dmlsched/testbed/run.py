@@ -7,9 +7,11 @@ Per slot t (``slot_seconds`` of wall time from the run's start):
 2. reveal the slot's arrivals and build the :class:`ClusterView` exactly as
    the engine does, with ``remaining`` from the *measured* work;
 3. ask the registered scheduler, and validate its decision with the
-   engine's own checks (:func:`~dmlsched.sim.validate.check_admissions`,
-   :func:`~dmlsched.sim.validate.check_placement`,
-   :func:`~dmlsched.sim.validate.check_capacity`) — an invalid decision
+   engine's own boundary and checks (:func:`~dmlsched.sim.cluster.read_decision`,
+   :func:`~dmlsched.sim.cluster.read_placement`,
+   :func:`~dmlsched.sim.cluster.check_admissions`,
+   :func:`~dmlsched.sim.cluster.check_placement`,
+   :func:`~dmlsched.sim.cluster.check_capacity`) — an invalid decision
    raises :class:`~dmlsched.errors.InvalidDecision` as in the simulator;
 4. the executor makes it so (:mod:`.executor`), then the slot runs.
 
@@ -45,13 +47,18 @@ from typing import Any
 
 import numpy as np
 
-from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import ClusterDecision, Placement, SpeedModel
+from dmlsched.model.cluster import Placement, SpeedModel
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.views import ClusterView
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.validate import check_admissions, check_capacity, check_placement
+from dmlsched.sim.cluster import (
+    check_admissions,
+    check_capacity,
+    check_placement,
+    read_decision,
+    read_placement,
+)
 from dmlsched.testbed.executor import ClusterExecutor, canonical
 from dmlsched.testbed.runtime import JobStatus, Testbed
 from dmlsched.testbed.workload import TestbedWorkload
@@ -197,10 +204,11 @@ def run_cluster(
             t0 = time.monotonic()
             decision = sched.decide(view)
             out.decide_s.append(time.monotonic() - t0)
-            if not isinstance(decision, ClusterDecision):
-                raise InvalidDecision(name, None, t, f"decide returned {type(decision).__name__}")
+            allocations, admit_ids, reject_ids = read_decision(
+                name, t, decision, len(pending) + len(active)
+            )
             rej, adm, by_alloc = check_admissions(
-                name, decision, t, pending, active, rejected, finished
+                name, t, allocations, admit_ids, reject_ids, pending, active, rejected, finished
             )
             for j in rej:
                 del pending[j]
@@ -211,9 +219,11 @@ def run_cluster(
             usage = np.zeros((H, len(cluster.resources)))
             owners: dict[int, list[int]] = defaultdict(list)
             allocs: dict[int, Placement] = {}
-            for j, p in decision.allocations.items():
+            for j, given in allocations.items():
                 job = jobs[j]
-                check_placement(name, job, p, t, H)
+                c = read_placement(name, t, j, given, H)
+                check_placement(name, job, c, t)
+                p = Placement(*c)
                 if not p.machines or p.total_workers == 0:
                     continue
                 idx = np.asarray(p.machines, dtype=np.intp)

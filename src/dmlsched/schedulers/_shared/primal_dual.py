@@ -43,6 +43,7 @@ DP re-run until the chosen path is made of realized cells (at most
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -58,6 +59,48 @@ from dmlsched.schedulers._shared.pricing import OnlineBounds, PriceBounds, price
 __all__ = ["JobPlan", "PrimalDualScheduler", "Quanta", "SlotOracle", "forward_dp", "quanta_for"]
 
 _TOL = 1e-9
+_WARMED: set[type] = set()  # scheduler classes whose compiled kernels this process has loaded
+
+
+def _warm_up(sched: PrimalDualScheduler, cluster: Cluster) -> None:
+    """Plan two throwaway jobs on a throwaway copy, once per class and process.
+
+    The compiled kernels (:mod:`dmlsched.schedulers._shared.kernels`) load from
+    numba's cache on first call, about 0.6 s; in the testbed and the service a
+    slot is wall-clock time, so that load must not fall inside the first real
+    decision.  The copy has its own per-run state (``reset`` replaces all of it)
+    and its own generator, so the run itself is untouched.
+    """
+    if type(sched) in _WARMED:
+        return
+    _WARMED.add(type(sched))
+    probe = copy.copy(sched)
+    cap = np.asarray(cluster.capacity, dtype=float)
+    row = cap[int(np.argmax(cap.sum(axis=1)))]
+    if not (row > 0).any():
+        return
+    small = Cluster(np.repeat(row[None, :], 2, axis=0), tuple(cluster.resources))
+    probe.reset(small, 4, np.random.default_rng(0))
+    demand = tuple(float(x) / 4 for x in row)
+    for i, workers in enumerate((2, 16)):  # one job that fits a machine, one that spans both
+        job = ClusterJob(
+            id=i,
+            arrival=0,
+            epochs=1,
+            samples=64 * workers,
+            batch=8 * workers,
+            grad_mb=1.0,
+            tau=1e-3,
+            gamma=1.0,
+            worker_demand=demand,
+            ps_demand=demand,
+            b_int=1.0,
+            b_ext=1.0,
+        )
+        probe.estimator_.observe(job)
+        plan = probe.plan(job, 0)
+        if plan is not None:
+            probe._reserve(job, plan)
 
 
 class SlotOracle(Protocol):
@@ -209,6 +252,7 @@ class PrimalDualScheduler:
             raise InvalidInput("price_estimate", self.price_estimate, "online | oracle")
         if self.price_estimate == "oracle" and not self.history:
             raise InvalidInput("history", self.history, "the jobs to estimate U and L from")
+        _warm_up(self, cluster)
         self.cluster_ = cluster
         self.horizon_ = horizon
         self.rng_ = rng
