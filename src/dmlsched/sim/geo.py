@@ -30,6 +30,10 @@ Metrics: ``total_cost``, ``cost_transfer``, ``cost_resource``,
 ``cost_deploy``, ``cost_communication``, plus ``workers`` (worker-slots) and
 ``discounted_share`` (share of (r, k, t) with usage above l_k^r among used
 ones).  Series: the four costs and the total per slot.
+
+Event-driven time does not apply here: every slot reveals new data
+D_i^r(t), which the decision must route exactly ((8b) is an equality) and
+size workers for ((8j)), so no decision can hold into the next slot.
 """
 
 from __future__ import annotations

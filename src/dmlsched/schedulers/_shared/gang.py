@@ -67,11 +67,13 @@ def gang_allocate(
     how: str = "packed",
     pointer: int = 0,
     needs: Mapping[int, tuple[float, ...]] | None = None,
+    keep_order: bool = False,
 ) -> tuple[dict[int, Placement], int]:
     """This slot's placements for jobs in priority ``order`` (see the module docstring).
 
     ``needs`` may carry precomputed :func:`gang_need` values (a hot path: it is
-    called every slot).
+    called every slot).  ``keep_order`` lists the jobs that keep running in
+    ``running``'s order (then the newly placed ones) instead of priority order.
     """
     left = [float(x) for x in capacity.sum(axis=0)]
     selected = []
@@ -97,6 +99,8 @@ def gang_allocate(
         p, pointer = got
         out[j] = p
         take(free, jobs[j], p)
+    if keep_order:
+        out = {**{j: out[j] for j in running if j in out}, **out}
     return out, pointer
 
 
@@ -109,6 +113,9 @@ class GangPolicy:
     """
 
     setting: ClassVar[str] = "cluster"
+    # list running jobs in the order they started (not priority order): for a rule whose
+    # ranking of running jobs drifts between events (SRTF), so a held decision is exact
+    keep_order: ClassVar[bool] = False
 
     def __init__(self, placement: str = "packed") -> None:
         self.placement = placement
@@ -165,6 +172,7 @@ class GangPolicy:
             self.placement,
             self.pointer_,
             self.need_,
+            self.keep_order,
         )
         # a job placed this slot is listed among the running ones next slot: the
         # decision's order changes, so event-driven time starts a slot later
