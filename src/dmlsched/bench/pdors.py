@@ -9,7 +9,8 @@
   minutes with a per-machine external LP (4,000 packing rows); solving
   Problem (23) over classes of identical machines brought it to 40–70 s on
   the shared 2-core machine; issue 16's sorted pass and compiled kernels
-  (see :mod:`dmlsched.schedulers.cluster.pdors`) to about 10 s.
+  (see :mod:`dmlsched.schedulers.cluster.pdors`) to 14.5 s (median of 3 beside
+  5e2d4bc's 40.9 s, docs/benchmarks.md).
 * ``scale_pdors_as_5e2d4b_s`` — the same run with the algorithm ``pd-ors`` had
   at issue 16's starting commit 5e2d4bc: ``pd-ors+`` without ``spread`` and
   with ``lp_tol=1e-2`` (its safe packing, MILP fallback, greedy fill, aligned
