@@ -130,9 +130,8 @@ def test_round_robin_and_take_match_numpy(seed, machines, workers, ps, start, fr
     free[rng.random(machines) < 0.3] = 0.0  # full machines: scans and misses
     if rng.random() < 0.5:  # identical machines, some untouched (the reference rows' shortcut)
         free[rng.random(machines) < 0.5] = free[0]
-    for classes in (None, machine_rows(free), machine_rows(free[::-1].copy())[0:1] + (
-        np.zeros(machines, dtype=np.int64),
-    )):
+    wrong = (machine_rows(free[::-1].copy())[0], np.zeros(machines, dtype=np.int64))
+    for classes in (None, machine_rows(free), wrong):
         assert place_packed(free.copy(), job, workers, ps, classes) == _packed_ref(
             free.copy(), job, workers, ps
         )

@@ -177,7 +177,8 @@ class GangPolicy:
         reject = []
         for job in view.arrivals:
             w, s = gang_size(job, self.rng_)
-            if not fits_empty(cap, job, w, s, self.placement, self.classes_) or not self._admit(job, w, s):
+            fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
+            if not fits or not self._admit(job, w, s):
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)

@@ -172,9 +172,9 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
     for _ in range(ps):
         chosen = -1
         for s in range(used):
-            if wcnt[s] > 0 and (chosen < 0 or machine[s] < chosen):
-                if _fit_row(free, left, s, machine[s], pd, eps, big) > 0:
-                    chosen = machine[s]
+            lower = wcnt[s] > 0 and (chosen < 0 or machine[s] < chosen)
+            if lower and _fit_row(free, left, s, machine[s], pd, eps, big) > 0:
+                chosen = machine[s]
         if chosen < 0:
             if not full:
                 _all_fits(free, left, slot_of, ref, cls, pd, eps, big, fits)
