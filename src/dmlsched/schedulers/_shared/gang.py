@@ -153,6 +153,7 @@ class GangPolicy:
         self.running_: dict[int, Placement] = {}
         self.pointer_ = 0
         self.classes_ = machine_rows(cluster.capacity)
+        self.fits_empty_: dict[tuple, bool] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -177,7 +178,13 @@ class GangPolicy:
         reject = []
         for job in view.arrivals:
             w, s = gang_size(job, self.rng_)
-            fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
+            # a sync gang's fit on the empty cluster depends only on its demands and size
+            key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
+            fits = self.fits_empty_.get(key) if key is not None else None
+            if fits is None:
+                fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
+                if key is not None:
+                    self.fits_empty_[key] = fits
             if not fits or not self._admit(job, w, s):
                 reject.append(job.id)
                 continue

@@ -103,14 +103,18 @@ def _fit_row(free, left, slot, m, d, eps, big):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _all_fits(free, left, slot_of, ref, cls, d, eps, big, fits):  # type: ignore[no-untyped-def]
-    """``fits[m]`` for every machine; a machine whose row equals its reference row bit
-    for bit (an untouched machine of a class) reuses the reference row's count."""
+def _first_most(free, left, slot_of, ref, cls, d, eps, big):  # type: ignore[no-untyped-def]
+    """(machine, count): the first machine that fits the most tasks of demand ``d``
+    (``np.argmax`` of every machine's :func:`_fit_row`).  A machine is skipped as soon
+    as one resource shows it cannot beat the best so far; an untouched machine whose
+    row equals its reference row bit for bit reuses the reference row's count."""
     H, R = free.shape
     C = ref.shape[0]
     ref_fit = np.empty(C, dtype=np.int64)
     for c in range(C):
         ref_fit[c] = _fit_row(ref, left, -1, c, d, eps, big)
+    best_m = -1
+    best = np.int64(0)
     for m in range(H):
         s = slot_of[m]
         if s < 0 and C > 0:
@@ -121,9 +125,28 @@ def _all_fits(free, left, slot_of, ref, cls, d, eps, big, fits):  # type: ignore
                     same = False
                     break
             if same:
-                fits[m] = ref_fit[c]
+                f = ref_fit[c]
+                if best_m < 0 or f > best:
+                    best_m = m
+                    best = f
                 continue
-        fits[m] = _fit_row(free, left, s, m, d, eps, big)
+        if best_m < 0:
+            best_m = m
+            best = _fit_row(free, left, s, m, d, eps, big)
+            continue
+        low = False  # some resource caps this machine at ≤ best: it cannot win
+        for r in range(R):
+            if d[r] > eps:
+                room = left[s, r] if s >= 0 else free[m, r]
+                if np.floor((room + eps) / d[r]) <= best:
+                    low = True
+                    break
+        if not low:
+            f = _fit_row(free, left, s, m, d, eps, big)
+            if f > best:
+                best_m = m
+                best = f
+    return best_m, best
 
 
 @njit(cache=True)
@@ -146,15 +169,12 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
     wcnt = np.zeros(n + 1, dtype=np.int64)
     scnt = np.zeros(n + 1, dtype=np.int64)
     used = 0
-    fits = np.empty(H, dtype=np.int64)
     need = workers
-    if need > 0:
-        _all_fits(free, left, slot_of, ref, cls, wd, eps, big, fits)
     while need > 0:
-        m = np.argmax(fits)
-        if fits[m] <= 0:
+        m, f = _first_most(free, left, slot_of, ref, cls, wd, eps, big)
+        if m < 0 or f <= 0:
             return False, machine[:0], wcnt[:0], scnt[:0]
-        k = min(fits[m], need)
+        k = min(f, need)
         s = slot_of[m]
         if s < 0:
             s = used
@@ -167,8 +187,6 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
             left[s, r] = left[s, r] - k * wd[r]
         wcnt[s] += k
         need -= k
-        fits[m] = _fit_row(free, left, s, m, wd, eps, big)
-    full = False  # fits of a PS on every machine, computed when first needed
     for _ in range(ps):
         chosen = -1
         for s in range(used):
@@ -176,11 +194,8 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
             if lower and _fit_row(free, left, s, machine[s], pd, eps, big) > 0:
                 chosen = machine[s]
         if chosen < 0:
-            if not full:
-                _all_fits(free, left, slot_of, ref, cls, pd, eps, big, fits)
-                full = True
-            chosen = np.argmax(fits)
-            if fits[chosen] <= 0:
+            chosen, f = _first_most(free, left, slot_of, ref, cls, pd, eps, big)
+            if chosen < 0 or f <= 0:
                 return False, machine[:0], wcnt[:0], scnt[:0]
         s = slot_of[chosen]
         if s < 0:
@@ -193,6 +208,4 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
         for r in range(R):
             left[s, r] = left[s, r] - pd[r]
         scnt[s] += 1
-        if full:
-            fits[chosen] = _fit_row(free, left, s, chosen, pd, eps, big)
     return True, machine[:used], wcnt[:used], scnt[:used]
