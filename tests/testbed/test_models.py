@@ -9,7 +9,13 @@ import pytest
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import ClusterJob
-from dmlsched.model.speed.calibrated import CalibratedSpeed, eq1_step, link_times, links_step
+from dmlsched.model.speed.calibrated import (
+    CalibratedSpeed,
+    eq1_step,
+    link_times,
+    links_step,
+    one_worker_ext,
+)
 from dmlsched.testbed.shaping import TokenBuckets
 from dmlsched.workloads.speed_profile import PROFILE_FORMAT, load_speed_profile
 
@@ -47,6 +53,20 @@ def test_link_times_count_the_shared_bottleneck():
     assert t_ext == 0.0 and t_int == pytest.approx(0.2)
     step = links_step(64, (2,), (2,), (1e6,), (1e6,), 1e5, 1e-5, 2.0, 1.5, 0.001)
     assert step == pytest.approx(32e-5 + 2 * 0.2 * 1.5 + 0.001)
+
+
+def test_overlap_and_pipeline_terms_by_hand():
+    # mixed: a worker on machine 0 with the PS (loopback), one on machine 1 (NIC), 1 MB/s each
+    # e = 2·0.1 s, i = 2·0.1 s; κ = 0 → max = 0.2 s; κ = 1 → sum = 0.4 s
+    args = (64, (1, 1), (1, 0), (1e6, 1e6), (1e6, 1e6), 1e5, 0.0, 1.0, 1.0, 0.0)
+    assert links_step(*args, overlap=0.0) == pytest.approx(0.2)
+    assert links_step(*args, overlap=1.0) == pytest.approx(0.4)
+    # split W = 3 → 1 PS: t_ext = 0.3 s, t_one = 0.1 s; ω = 1 → 2·0.3 − 0.2 = 0.4 s = (W + 1)·t_one
+    args = (64, (3, 0), (0, 1), (1e6, 1e6), (0.0, 0.0), 1e5, 0.0, 1.0, 1.0, 0.0)
+    assert one_worker_ext((3, 0), (0, 1), (1e6, 1e6), 1e5) == pytest.approx(0.1)
+    assert links_step(*args, pipeline=1.0) == pytest.approx(0.4)
+    assert links_step(*args, pipeline=0.0) == pytest.approx(0.6)
+    assert links_step(*args) == pytest.approx(0.6)  # defaults: the form as first fitted
 
 
 def _job(mode="sync"):
@@ -140,8 +160,9 @@ def test_jobs_sharing_a_saturated_link_slow_each_other_down():
     split = Placement((0, 1), (1, 0), (0, 1))  # 0.2 s a step alone (1e5 B each way at 1 MB/s)
     alone = sp.rate(_job(), split.machines, split.workers, split.ps)
     a, b = sp.slot_rates([(_job(), split), (_job(), split)])
-    # two jobs on the same two links: each gets half of them
-    assert a == pytest.approx(alone / 2, rel=1e-3) and b == pytest.approx(a)
+    # two jobs on the same two links, no compute: each step T is stretched by the other's
+    # duty cycle v/T (v = 0.2 s its transfers alone): T = v·(1 + v/T), T = v·(1 + √5)/2
+    assert a == pytest.approx(alone * 2 / (1 + 5**0.5), rel=1e-6) and b == pytest.approx(a)
     # a job on other machines is not slowed
     other = Placement((2, 3), (1, 0), (0, 1))
     _, c = sp.slot_rates([(_job(), split), (_job(), other)])
