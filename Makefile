@@ -10,12 +10,17 @@ SEEDS ?= 10
 install: $(STAMP)
 
 $(STAMP): pyproject.toml requirements.lock
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	rm -f $(VENV)/.installed-*
-	touch $@
+	@test -x $(BIN)/python || { echo "make install: creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@echo "make install: upgrading pip in $(VENV)"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "make install: $$(grep -c . requirements.lock) pinned packages from requirements.lock:"
+	@tr '\n' ' ' < requirements.lock | fold -s -w 100 | sed 's/^/    /'; echo
+	@$(BIN)/python -m pip install --quiet -r requirements.lock
+	@echo "make install: dmlsched itself (editable, from src/)"
+	@$(BIN)/python -m pip install --quiet --no-deps -e .
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+	@echo "make install: done ($(VENV)/bin/dmlsched)"
 
 demo: $(STAMP)
 	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,pd-ors+,oasis,dorm,drf,fifo \

@@ -38,12 +38,23 @@ def _cli(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_compare_twice_gives_byte_identical_results(tmp_path: Path) -> None:
-    assert main([*COMPARE, "--out", str(tmp_path / "a")]) == 0
+    assert main([*COMPARE, "--out", str(tmp_path / "a"), "--plots"]) == 0
     assert main([*COMPARE, "--out", str(tmp_path / "b")]) == 0
     a = (tmp_path / "a" / "results.csv").read_bytes()
     assert a == (tmp_path / "b" / "results.csv").read_bytes()
     assert (tmp_path / "a" / "summary.md").exists()
     assert list((tmp_path / "a").glob("*.png"))
+    # plots only when asked: the second run wrote its summary without drawing
+    assert (tmp_path / "b" / "summary.md").exists()
+    assert not list((tmp_path / "b").glob("*.png"))
+
+
+def test_a_run_whose_output_is_not_a_terminal_prints_plain_progress_lines(tmp_path: Path) -> None:
+    r = _cli(["run", "--scheduler", "fifo", "--jobs", "4", "--machines", "2", "--slots", "5"])
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("run fifo seed 0:")]
+    assert lines and "admitted" in lines[-1] and "completed" in lines[-1]
+    assert "elapsed" in lines[-1]
 
 
 def test_unknown_scheduler_exits_2_with_one_line(tmp_path: Path) -> None:

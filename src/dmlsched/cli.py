@@ -25,7 +25,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dmlsched.cli_options import (
@@ -146,60 +145,58 @@ def _check_taken(wl: Any, extra: dict[str, Any]) -> None:
         raise InvalidInput("gpu", gpu, "only with gavel: workloads")
 
 
+_BUILT: dict[str, Any] = {}  # workloads built by this process, by what built them
+
+
 def _build(
     setting: str, workload: str, params: WorkloadParams, point: Any, seed: int, quick: bool
 ) -> Any:
-    wl_rng, _ = spawn(make_rng(seed), 2)
-    wl = build_workload(setting, workload, params, wl_rng)
-    profile = params.extra.get("speed_profile") if params.extra else None
-    if profile:
-        import dataclasses
+    """The workload of one seed, built once per process: a command checks its input on
+    seed 0, records its notes and runs cells on it; each build reads and parses the
+    trace again (a third of ``compare``'s time on a peer replay).  Workloads are
+    frozen and every engine copies what it uses, so sharing one is safe."""
+    key = repr((setting, workload, params, seed))
+    hit = _BUILT.get(key)
+    if hit is None:
+        wl_rng, _ = spawn(make_rng(seed), 2)
+        hit = build_workload(setting, workload, params, wl_rng)
+        profile = params.extra.get("speed_profile") if params.extra else None
+        if profile:
+            import dataclasses
 
-        from dmlsched.workloads.speed_profile import load_speed_profile
+            from dmlsched.workloads.speed_profile import load_speed_profile
 
-        if setting != "cluster":
-            raise InvalidInput("speed", profile, "a profile only with --setting cluster")
-        wl = dataclasses.replace(wl, speed=load_speed_profile(profile))
-    return wl
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    )
+            if setting != "cluster":
+                raise InvalidInput("speed", profile, "a profile only with --setting cluster")
+            hit = dataclasses.replace(hit, speed=load_speed_profile(profile))
+        if len(_BUILT) >= 4:  # a few seeds' worth; large traces stay bounded
+            _BUILT.clear()
+        _BUILT[key] = hit
+    return hit
 
 
 def _warn(text: str) -> None:
     print(f"dmlsched: {text}", file=sys.stderr, flush=True)
 
 
-def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str) -> Path:
+def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str, plots: bool = True) -> Path:
+    """Run the sweep with progress on stderr (cells; inside a cell run in this
+    process, its slots, jobs and ETA), then write summary.md (and the PNGs
+    if ``plots``) once."""
     from dmlsched.experiments.lock import hold
     from dmlsched.experiments.runner import workload_notes
+    from dmlsched.progress import Reporter
+    from dmlsched.sim.engine import watching
 
     notes = workload_notes(exp, cfg.quick, cfg.traces)  # bad input fails before OUT is made
     # one lock around the sweep and its report (the runner re-enters it)
     with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
-        prog = _progress()
-        task = prog.add_task(label, total=None)
-
-        def cb(done: int, total: int) -> None:
-            if not prog.live.is_started:  # the first call comes after every input check
-                prog.start()
-            prog.update(task, completed=done, total=total)
-
+        with Reporter(label) as rep, watching(rep):
+            path = run_experiment(
+                exp, out, cfg, on_progress=rep.cells, on_warning=_warn, notes=notes
+            )
         try:
-            path = run_experiment(exp, out, cfg, on_progress=cb, on_warning=_warn, notes=notes)
-        finally:
-            if prog.live.is_started:
-                prog.stop()
-        try:
-            render_report(out, on_warning=_warn)
+            render_report(out, on_warning=_warn, plots=plots)
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted: every cell is kept in {path}; "
@@ -276,8 +273,12 @@ def compare(
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
     wait: Wait = False,
+    plots: Annotated[
+        bool, typer.Option(help="Also draw one PNG per metric (or later: dmlsched report OUT).")
+    ] = False,
 ) -> None:
-    """Compare schedulers on one workload over seeds; writes results.csv, summary.md, PNGs."""
+    """Compare schedulers on one workload over seeds; writes results.csv, summary.md
+    (and PNGs with --plots)."""
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     names = _split(schedulers, "schedulers")
@@ -321,10 +322,11 @@ def compare(
             **peer,
         },
     )
-    results = _run(exp, out, cfg, f"compare {setting}")
+    results = _run(exp, out, cfg, f"compare {setting}", plots=plots)
     over = "1 seed, no interval" if seeds == 1 else f"mean ± 95% CI over {seeds} seeds"
     _print_table(results, f"{setting} on {workload}: {over}")
-    console.print(f"wrote {results}, {out / 'summary.md'} and plots")
+    drawn = "and plots" if plots else f"(plots: dmlsched report {out})"
+    console.print(f"wrote {results}, {out / 'summary.md'} {drawn}")
 
 
 @app.command()
@@ -481,8 +483,14 @@ def run(
     _check_nodes(wl, nodes)
     for w in warning_notes(getattr(wl, "notes", ())):
         _warn(w)
+    from dmlsched.progress import Reporter
+
     _, rng = spawn(make_rng(seed), 2)
-    result = simulate(setting, wl, sched, rng)
+    with Reporter(f"run {scheduler} seed {seed}") as rep:
+        # the event log only when it is written: a long run has one event per job and slot
+        result = simulate(
+            setting, wl, sched, rng, progress=rep.run(scheduler), record_events=bool(events)
+        )
     if events:
         write_events_csv(result.events, events)
     print(json_text(result.metrics, indent=2, sort_keys=True))

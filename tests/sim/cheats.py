@@ -89,7 +89,7 @@ def clone(d: Any) -> Any:
     """A fresh copy of a decision (new mappings, placements and arrays)."""
     if type(d) is ClusterDecision:
         alloc = {j: Placement(p.machines, p.workers, p.ps) for j, p in d.allocations.items()}
-        return ClusterDecision(alloc, tuple(d.admit), tuple(d.reject))
+        return ClusterDecision(alloc, tuple(d.admit), tuple(d.reject), d.until)
     if type(d) is IntervalDecision:
         return IntervalDecision(dict(d.allocations))
     if type(d) is EdgeCloudDecision:

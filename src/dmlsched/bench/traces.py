@@ -1,8 +1,17 @@
-"""Scale benchmark (issue 3): FIFO on 10,000 Philly-arrival jobs, 1,000 machines, 1,000 slots.
+"""Scale benchmarks on Philly arrivals (issues 3 and 16).
 
-``scale_fifo_s`` is the median wall time of 3 :func:`dmlsched.sim.engine.simulate`
-runs (the workload is built once, outside the timing).  Without
-``../shared/traces/philly-pollux`` the figure is left out.
+* ``scale_fifo_s`` — FIFO on 10,000 Philly-arrival jobs, 1,000 machines, 1,000
+  slots: median wall time of 3 :func:`dmlsched.sim.engine.simulate` runs (the
+  workload is built once, outside the timing).
+* ``scale_100k_fifo_s``, ``scale_100k_tiresias_s`` (opt-in: ``--only scale-100k``)
+  — FIFO and Tiresias on 100,000 jobs, 10,000 machines, 1,000 slots, one run
+  each in a fresh process (so ``scale_100k_*_rss_mb``, its peak resident
+  memory, is the run's own); wall time of the simulation, workload built
+  outside the timing.  Beside them, ``scale_10k_*_5e2d4bc_s``: the same at
+  10,000 jobs on 1,000 machines at issue 16's starting commit (measured in one
+  alternating run on the shared 2-core machine, medians of 3; constants here).
+
+Without ``../shared/traces/philly-pollux`` the figures are left out.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.traces import default_trace_dir, load_trace, trace_cluster
 
-__all__ = ["JOBS", "MACHINES", "SLOTS", "scale_fifo", "scale_workload"]
+__all__ = ["JOBS", "MACHINES", "SLOTS", "scale_100k", "scale_fifo", "scale_workload"]
 
 JOBS, MACHINES, SLOTS = 10_000, 1_000, 1_000
 _REPEATS = 3
@@ -40,3 +49,43 @@ def scale_fifo() -> dict[str, float]:
         simulate("cluster", workload, make_scheduler("cluster", "fifo"), sched_rng)
         times.append(time.perf_counter() - start)
     return {"scale_fifo_s": statistics.median(times)}
+
+
+#: 10,000 jobs × 1,000 machines × 1,000 slots at issue 16's starting commit 5e2d4bc
+#: (wall seconds of the simulation, median of 3 alternating with this commit's 100k runs)
+BASE_10K_S = {"fifo": 4.09, "tiresias": 6.41}
+
+_CHILD = """
+import json, resource, sys, time
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.engine import simulate
+from dmlsched.workloads.traces import load_trace, trace_cluster
+name, jobs, machines, slots = sys.argv[1], *map(int, sys.argv[2:5])
+wl = trace_cluster(load_trace("philly"), jobs, machines, slots, make_rng(0))
+_, rng = spawn(make_rng(0), 2)
+t0 = time.perf_counter()
+simulate("cluster", wl, make_scheduler("cluster", name), rng, record_events=False)
+wall = time.perf_counter() - t0
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"wall": wall, "rss_mb": rss}))
+"""
+
+
+@benchmark("scale-100k", default=False)
+def scale_100k() -> dict[str, float]:
+    import json
+    import subprocess
+    import sys
+
+    if default_trace_dir("philly") is None:
+        return {}
+    out: dict[str, float] = {}
+    for name in ("fifo", "tiresias"):
+        cmd = [sys.executable, "-c", _CHILD, name, "100000", "10000", str(SLOTS)]
+        got = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        out[f"scale_100k_{name}_s"] = got["wall"]
+        out[f"scale_100k_{name}_rss_mb"] = got["rss_mb"]
+        out[f"scale_10k_{name}_5e2d4bc_s"] = BASE_10K_S[name]
+        out[f"scale_100k_{name}_ratio"] = got["wall"] / BASE_10K_S[name]
+    return out

@@ -78,14 +78,19 @@ def _completeness(config: dict, cells: int, cut: object) -> list[str]:
     return out
 
 
-def render_report(out: Path, on_warning: Callable[[str], None] | None = None) -> Path:
-    """Write ``out/summary.md`` and ``out/<metric>.png``; returns the summary path.
+def render_report(
+    out: Path, on_warning: Callable[[str], None] | None = None, plots: bool = True
+) -> Path:
+    """Write ``out/summary.md`` and (``plots``) ``out/<metric>.png``; returns the summary path.
 
-    ``on_warning`` hears what is missing from the results (see the module docstring).
+    ``on_warning`` hears what is missing from the results (see the module
+    docstring).  Without ``plots`` matplotlib is never imported, and PNGs
+    left from an earlier report are not linked.
     """
-    # deferred: matplotlib is slow to import
-    from dmlsched.experiments.plots import plot_metric
     from dmlsched.experiments.runner import read_config
+
+    if plots:  # deferred: matplotlib is slow to import
+        from dmlsched.experiments.plots import plot_metric
 
     scan = scan_results(out / "results.csv")
     df = frame(scan.rows)
@@ -140,7 +145,7 @@ def render_report(out: Path, on_warning: Callable[[str], None] | None = None) ->
     paper = exp.paper if exp else ()
     for m in metrics:
         t = summary_table(df, m)
-        png = plot_metric(
+        png = plots and plot_metric(
             df,
             m,
             param,

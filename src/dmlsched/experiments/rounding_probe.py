@@ -41,9 +41,9 @@ def _packing_matrix(oracle: PdorsOracle) -> sp.csr_matrix:
 
 
 class _ProbingOracle(PdorsOracle):
-    def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
-        new = free.tobytes() not in self.cache
-        out = super().costs(t, price, free)
+    def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
+        new = key not in self.cache
+        out = super().costs(t, price, free, key)
         if new:
             self.sched.probe(self, t)  # type: ignore[attr-defined]
         return out

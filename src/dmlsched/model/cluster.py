@@ -227,6 +227,9 @@ class ClusterWorkload:
         if len(set(ids)) != len(ids):
             raise InvalidInput("job.id", ids, "unique ids")
         cap_max = self.cluster.capacity.max(axis=0)
+        # "fits some machine" only needs the distinct machine rows (a cluster of
+        # identical machines has one): O(jobs), not O(jobs × machines)
+        caps = np.unique(self.cluster.capacity, axis=0)
         for job in self.jobs:
             if len(job.worker_demand) != len(self.cluster.resources):
                 raise InvalidInput(
@@ -239,8 +242,8 @@ class ClusterWorkload:
                 raise InvalidInput(
                     "arrival", job.arrival, f"< slots={self.horizon}", f"job {job.id}"
                 )
-            fits_w = np.all(self.cluster.capacity >= np.asarray(job.worker_demand), axis=1)
-            fits_p = np.all(self.cluster.capacity >= np.asarray(job.ps_demand), axis=1)
+            fits_w = np.all(caps >= np.asarray(job.worker_demand), axis=1)
+            fits_p = np.all(caps >= np.asarray(job.ps_demand), axis=1)
             if not fits_w.any():
                 r = int(np.argmax(np.asarray(job.worker_demand) - cap_max))
                 raise InvalidInput(
@@ -301,8 +304,17 @@ class ClusterDecision:
       A rejected job can never run; allocating to a pending job admits it.
       Jobs may stay pending (queued) as long as the scheduler likes.
     * ``allocations``: job id → placement for this slot only.
+    * ``until``: event-driven time.  ``None`` (default): ask again next slot.
+      A slot k > this slot: the scheduler promises that, asked at any slot
+      before k at which no job has arrived and none has completed since this
+      decision, it would return these same allocations (same placements, same
+      order) and nothing to admit or reject; the engine then applies them to
+      those slots in bulk without asking (``horizon``: until the next arrival
+      or completion).  The engine still checks and credits every slot as it
+      would slot by slot, so results are identical either way.
     """
 
     allocations: Mapping[int, Placement] = field(default_factory=lambda: _EMPTY)
     admit: tuple[int, ...] = ()
     reject: tuple[int, ...] = ()
+    until: int | None = None

@@ -51,6 +51,7 @@ machines, averaged over slots).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from types import MappingProxyType
@@ -66,12 +67,13 @@ from dmlsched.schedulers.protocols import ClusterScheduler
 from dmlsched.sim.boundary import (
     expect_type,
     private_copy,
+    read_int,
     read_ints,
     read_mapping,
     refuse,
     shown,
 )
-from dmlsched.sim.engine import RunResult, register_engine
+from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
 __all__ = [
@@ -81,6 +83,7 @@ __all__ = [
     "check_placement",
     "read_decision",
     "read_placement",
+    "read_until",
     "simulate_cluster",
 ]
 
@@ -115,6 +118,21 @@ def read_decision(
     admit = read_ints(sched, slot, None, "admit", d.admit)
     reject = read_ints(sched, slot, None, "reject", d.reject)
     return alloc, admit, reject
+
+
+def read_until(sched: str, slot: int, decision: ClusterDecision) -> int:
+    """The first slot to ask again, read once from a decision's ``until`` (slot + 1 for ``None``).
+
+    Only the engine's event-driven loop reads it; the testbed and the service
+    run in real time and ask every slot.
+    """
+    raw = getattr(decision, "until", None)
+    if raw is None:
+        return slot + 1
+    until = read_int(raw)
+    if until is None or until <= slot:
+        refuse(sched, None, slot, f"until={shown(raw)} is not an integer slot > {slot}")
+    return until
 
 
 def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) -> Counts:
@@ -258,6 +276,48 @@ def check_capacity(
 # ---------------------------------------------------------------- the loop
 
 
+def _advance(
+    running: list[tuple[int, float, int, str]],
+    done: dict[int, float],
+    jobs: dict[int, ClusterJob],
+    slots: int,
+) -> tuple[int, list[tuple[int, float, float]]]:
+    """Credit the running jobs for up to ``slots`` slots of the same allocations,
+    stopping after the first slot in which one completes.
+
+    Returns (slots credited, [(job, its work before its last slot, its rate)]
+    for the jobs that completed in the last one).  Each job's work is accumulated
+    slot by slot, as a cumulative sum (a sequential sum: the same floats as
+    adding the rate once per slot), so bulk and step-by-step runs agree bit
+    for bit.
+    """
+    if slots == 1 or not running:
+        k = slots if not running else 1
+        out = []
+        if running:
+            for j, rate, _, _ in running:
+                before = done[j]
+                done[j] += rate
+                if done[j] >= jobs[j].total_work * (1 - _DONE_TOL):
+                    out.append((j, before, rate))
+        return k, out
+    paths = {}
+    k = slots
+    for j, rate, _, _ in running:
+        path = np.cumsum(np.concatenate([[done[j]], np.full(slots, rate)]))
+        hit = np.flatnonzero(path[1:] >= jobs[j].total_work * (1 - _DONE_TOL))
+        if hit.size:
+            k = min(k, int(hit[0]) + 1)
+        paths[j] = path
+    out = []
+    for j, rate, _, _ in running:
+        path = paths[j]
+        done[j] = float(path[k])
+        if done[j] >= jobs[j].total_work * (1 - _DONE_TOL):
+            out.append((j, float(path[k - 1]), rate))
+    return k, out
+
+
 @register_engine("cluster")
 def simulate_cluster(
     workload: ClusterWorkload,
@@ -265,8 +325,15 @@ def simulate_cluster(
     rng: np.random.Generator,
     *,
     record_events: bool = True,
+    progress: Progress | None = None,
+    event_driven: bool = True,
 ) -> RunResult:
-    """Run ``scheduler`` on ``workload``; the engine owns progress and metrics."""
+    """Run ``scheduler`` on ``workload``; the engine owns progress and metrics.
+
+    ``progress`` hears (slot, horizon, admitted, completed) after every
+    decision; ``event_driven=False`` ignores decisions' ``until`` and asks
+    every slot (the reference the event-driven path is tested against).
+    """
     name = type(scheduler).name
     # The engine's own copies: nothing a scheduler is shown aliases them.
     cluster = private_copy(workload.cluster)
@@ -298,9 +365,12 @@ def simulate_cluster(
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     rate_model = workload.speed
     last_arrival = max(by_slot, default=-1)
+    arrival_slots = sorted(by_slot)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
 
-    for t in range(T):
+    t = -1
+    while t + 1 < T:
+        t += 1
         if t > last_arrival and not pending and not active:
             break  # nothing left that a decision could change (see module docstring)
         arrivals = []
@@ -323,9 +393,9 @@ def simulate_cluster(
             finished=finished_fs,
             slot_seconds=workload.slot_seconds,
         )
-        allocations, admit, reject = read_decision(
-            name, t, scheduler.decide(view), len(pending) + len(active)
-        )
+        decision = scheduler.decide(view)
+        allocations, admit, reject = read_decision(name, t, decision, len(pending) + len(active))
+        until = read_until(name, t, decision)  # type: ignore[arg-type]  # exact type checked above
 
         rej_now, adm_now, _ = check_admissions(
             name, t, allocations, admit, reject, pending, active, rejected, finished
@@ -343,8 +413,9 @@ def simulate_cluster(
                 events.append(Event(t, "admit", j))
 
         usage = np.zeros((H, len(cluster.resources)))
-        owners: dict[int, list[int]] = defaultdict(list)
-        progress: list[tuple[int, float]] = []
+        idx_parts: list[np.ndarray] = []  # machine rows and demands, in allocation order
+        demand_parts: list[np.ndarray] = []
+        running: list[tuple[int, float, int, str]] = []  # (job, rate, ΣW, event detail)
         for j, p in allocations.items():
             if j in pending:  # allocation admits implicitly
                 del pending[j]
@@ -381,51 +452,64 @@ def simulate_cluster(
             _, _, _, c, idx, demand, rate, total_w, total_s = hit
             if not c.machines:
                 continue
-            np.add.at(usage, idx, demand)
-            for m in c.machines:
-                owners[m].append(j)
-            progress.append((j, rate))
-            worker_slots += total_w
-            job_slots += 1
+            idx_parts.append(idx)
+            demand_parts.append(demand)
+            detail = ""
             if record_events:
-                events.append(
-                    Event(
-                        t,
-                        "allocate",
-                        j,
-                        f"workers={total_w} ps={total_s} machines={len(c.machines)} "
-                        f"rate={rate:.6g}",
-                    )
+                detail = (
+                    f"workers={total_w} ps={total_s} machines={len(c.machines)} rate={rate:.6g}"
                 )
-        check_capacity(name, cluster, usage, t, owners)
+                events.append(Event(t, "allocate", j, detail))
+            running.append((j, rate, total_w, detail))
+        if idx_parts:  # one unbuffered add in allocation order: the same sums as job by job
+            np.add.at(usage, np.concatenate(idx_parts), np.concatenate(demand_parts))
+        if (usage > cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)).any():
+            owners: dict[int, list[int]] = defaultdict(list)  # for the message only
+            for j, *_ in running:
+                for m in checked[j][3].machines:
+                    owners[m].append(j)
+            check_capacity(name, cluster, usage, t, owners)
         util[t] = np.divide(
             usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
         )
-
         joint = getattr(rate_model, "slot_rates", None)
-        if joint is not None and len(progress) > 1:
-            # a speed model that knows what jobs running at once do to each other (shared links)
-            rates = joint([(jobs[j], Placement(*checked[j][3])) for j, _ in progress])
-            progress = [(j, float(r)) for (j, _), r in zip(progress, rates, strict=True)]
-
-        newly_done = False
-        for j, rate in progress:
-            before = done[j]
-            done[j] += rate
+        if joint is not None and len(running) > 1:
+            # a speed model that knows what jobs running at once do to each other (shared
+            # links): the same set runs in every held slot, so the rates hold with it
+            rates = joint([(jobs[j], Placement(*checked[j][3])) for j, _, _, _ in running])
+            running = [(r[0], float(x), r[2], r[3]) for r, x in zip(running, rates, strict=True)]
+        # event-driven time: the same allocations stand until ``until``, the next
+        # arrival or the first completion, whichever comes first
+        end = min(until, T) if event_driven else t + 1
+        nxt = bisect_right(arrival_slots, t)
+        if nxt < len(arrival_slots):
+            end = min(end, arrival_slots[nxt])
+        k, done_at = _advance(running, done, jobs, max(end - t, 1))
+        if k > 1:
+            util[t + 1 : t + k] = util[t]
+        worker_slots += k * sum(r[2] for r in running)
+        job_slots += k * len(running)
+        if record_events:
+            for s in range(t + 1, t + k):
+                events.extend(Event(s, "allocate", j, detail) for j, _, _, detail in running)
+        t += k - 1
+        for j, before, rate in done_at:
             total = jobs[j].total_work
-            if done[j] >= total * (1 - _DONE_TOL):
-                del active[j]
-                checked.pop(j, None)
-                finished[j] = t
-                # JCT counts whole slots from the start of the arrival slot to the moment
-                # within slot t when the work ran out (linear progress within a slot)
-                jct[j] = t - jobs[j].arrival + min(1.0, max(0.0, total - before) / rate)
-                newly_done = True
-                if record_events:
-                    events.append(Event(t, "complete", j))
-        if newly_done:
+            del active[j]
+            checked.pop(j, None)
+            finished[j] = t
+            # JCT counts whole slots from the start of the arrival slot to the moment
+            # within slot t when the work ran out (linear progress within a slot)
+            jct[j] = t - jobs[j].arrival + min(1.0, max(0.0, total - before) / rate)
+            if record_events:
+                events.append(Event(t, "complete", j))
+        if done_at:
             finished_fs = frozenset(finished)
+        if progress is not None:
+            progress(t + 1, T, len(active) + len(finished), len(finished))
 
+    if progress is not None:  # the slots left (if the loop stopped early) change nothing
+        progress(T, T, len(active) + len(finished), len(finished))
     mean_workers = worker_slots / job_slots if job_slots else 0.0
     return RunResult(
         metrics=_metrics(

@@ -44,6 +44,18 @@ max c_j − min r_j; ``cloud_chunk_share`` — fraction of chunks sent to the
 cloud; ``fractional_flow`` — the ILP (4) objective Σ_j Σ_d f_jd(y) of
 Eq. (3) on the actual schedule (mini-batches trained in slot t weighted by
 (t − r_j)/(E_j D_j B_j)).  The loop stops once every job has completed (or at T).
+
+Event-driven time (a decision that says how long it holds, as in the
+``cluster`` engine) does not apply here, deliberately: what a decision runs
+changes at chunk granularity, not job granularity — each edge worker trains
+one chunk per slot and switches when any chunk on it completes (HAPRF,
+Tiresias-L, SRTF all re-rank then), when a dispatched chunk's data arrives
+(Δ_js) and when A_ps re-pairs PSs; and ``preemptions`` and
+``fractional_flow`` are defined per slot.  Holding would need chunk-level
+events in this engine and a promise from every policy for gains that are
+small here: edge-cloud horizons are about a thousand slots
+(:mod:`dmlsched.workloads.edge_cloud`), not the hundreds of thousands of
+the cluster replays.
 """
 
 from __future__ import annotations
@@ -68,7 +80,7 @@ from dmlsched.sim.boundary import (
     refuse,
     shown,
 )
-from dmlsched.sim.engine import RunResult, register_engine
+from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
 __all__ = ["read_decision", "simulate_edge_cloud"]
@@ -133,8 +145,10 @@ def simulate_edge_cloud(
     rng: np.random.Generator,
     *,
     record_events: bool = True,
+    progress: Progress | None = None,
 ) -> RunResult:
-    """Run ``scheduler`` on ``workload``; the engine owns progress and metrics."""
+    """Run ``scheduler`` on ``workload``; the engine owns progress and metrics
+    (``progress`` hears (slot, horizon, admitted, completed) after every slot)."""
     name = type(scheduler).name
     # The engine's own copies of the system and the jobs; the scheduler gets others.
     system = private_copy(workload.system)
@@ -407,6 +421,8 @@ def simulate_edge_cloud(
         last_ps = {j: sp for j, sp in ps_of.items() if j in last_run}
         util.append(busy / W if W else 0.0)
         t += 1
+        if progress is not None:
+            progress(t, T, len(active) + len(finished), len(finished))
 
     return RunResult(
         metrics={

@@ -1,23 +1,55 @@
 """What every setting's engine returns, and the table of engines by setting.
 
 Each setting module in :mod:`dmlsched.sim` provides
-``simulate(workload, scheduler, rng) -> RunResult`` and registers it here with
-:func:`register_engine`; experiments and the CLI call :func:`simulate` and
-never branch on the setting.
+``simulate(workload, scheduler, rng, *, progress=None) -> RunResult`` and
+registers it here with :func:`register_engine`; experiments and the CLI call
+:func:`simulate` and never branch on the setting.
+
+Progress: an engine calls ``progress(slot, horizon, admitted, completed)``
+after each decision it asks for (``None``: no reporting).  A command that
+wants to show the runs it makes in this process wraps them in
+:func:`watching` with a :class:`dmlsched.progress.Reporter`-like object (its
+``run(label)`` gives the callback); :func:`simulate` then passes each run's
+callback down, so the many experiment cells that call :func:`simulate` need
+no parameter for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from dmlsched.errors import InvalidInput
 from dmlsched.sim.events import Event
 
-__all__ = ["RunResult", "register_engine", "simulate"]
+__all__ = ["Progress", "RunResult", "Watcher", "register_engine", "simulate", "watching"]
+
+#: (slot reached, horizon, jobs admitted so far, jobs completed so far)
+Progress = Callable[[int, int, int, int], None]
+
+
+class Watcher(Protocol):
+    """What :func:`watching` takes: a callback per run, by label."""
+
+    def run(self, label: str) -> Progress: ...
+
+
+_WATCHER: ContextVar[Watcher | None] = ContextVar("dmlsched_watcher", default=None)
+
+
+@contextmanager
+def watching(watcher: Watcher | None) -> Iterator[None]:
+    """Report every :func:`simulate` run in this context to ``watcher``."""
+    token = _WATCHER.set(watcher)
+    try:
+        yield
+    finally:
+        _WATCHER.reset(token)
 
 
 @dataclass(frozen=True)
@@ -29,7 +61,7 @@ class RunResult:
     series: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-Engine = Callable[[Any, Any, np.random.Generator], RunResult]
+Engine = Callable[..., RunResult]
 _ENGINES: dict[str, Engine] = {}
 
 
@@ -52,8 +84,26 @@ def _load_all() -> None:
                 raise
 
 
-def simulate(setting: str, workload: Any, scheduler: Any, rng: np.random.Generator) -> RunResult:
+def simulate(
+    setting: str,
+    workload: Any,
+    scheduler: Any,
+    rng: np.random.Generator,
+    *,
+    progress: Progress | None = None,
+    record_events: bool = True,
+) -> RunResult:
+    """Run ``scheduler`` on ``workload`` with the setting's engine (see module docstring);
+    ``record_events=False`` leaves the event log empty (long runs: one allocate event per
+    job and slot)."""
     _load_all()
     if setting not in _ENGINES:
         raise InvalidInput("setting", setting, " | ".join(sorted(_ENGINES)))
-    return _ENGINES[setting](workload, scheduler, rng)
+    if progress is None:
+        watcher = _WATCHER.get()
+        if watcher is not None:
+            progress = watcher.run(f"{getattr(type(scheduler), 'name', type(scheduler).__name__)}")
+    kw: dict[str, Any] = {} if record_events else {"record_events": False}
+    if progress is not None:
+        kw["progress"] = progress
+    return _ENGINES[setting](workload, scheduler, rng, **kw)

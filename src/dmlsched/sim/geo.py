@@ -30,6 +30,10 @@ Metrics: ``total_cost``, ``cost_transfer``, ``cost_resource``,
 ``cost_deploy``, ``cost_communication``, plus ``workers`` (worker-slots) and
 ``discounted_share`` (share of (r, k, t) with usage above l_k^r among used
 ones).  Series: the four costs and the total per slot.
+
+Event-driven time does not apply here: every slot reveals new data
+D_i^r(t), which the decision must route exactly ((8b) is an equality) and
+size workers for ((8j)), so no decision can hold into the next slot.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ from dmlsched.sim.boundary import (
     refuse,
     shown,
 )
-from dmlsched.sim.engine import RunResult, register_engine
+from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
 __all__ = ["check_placement", "read_decision", "revealed", "simulate_geo"]
@@ -153,8 +157,17 @@ def check_placement(sched: str, t: int, job: GeoJob, w: tuple[int, ...], q: np.n
 
 
 @register_engine("geo")
-def simulate_geo(workload: GeoWorkload, scheduler: object, rng: np.random.Generator) -> RunResult:
-    """Run ``scheduler`` on ``workload``; the engine validates and prices every slot."""
+def simulate_geo(
+    workload: GeoWorkload,
+    scheduler: object,
+    rng: np.random.Generator,
+    *,
+    progress: Progress | None = None,
+    record_events: bool = True,
+) -> RunResult:
+    """Run ``scheduler`` on ``workload``; the engine validates and prices every slot
+    (``progress`` hears (slot, horizon, jobs arrived, jobs ended) after each;
+    ``record_events=False``: no event log)."""
     name = type(scheduler).name  # type: ignore[attr-defined]
     # The engine's own copies of the sites and jobs; the scheduler gets others.
     sites = private_copy(workload.sites)
@@ -228,6 +241,10 @@ def simulate_geo(workload: GeoWorkload, scheduler: object, rng: np.random.Genera
         for j in all_jobs:
             if j.arrival + j.duration - 1 == t:
                 events.append(Event(t, "complete", j.id))
+        if progress is not None:
+            arrived = sum(1 for j in all_jobs if j.arrival <= t)
+            ended = sum(1 for j in all_jobs if j.arrival + j.duration - 1 <= t)
+            progress(t + 1, T, arrived, ended)
     parts = {k: float(v.sum()) for k, v in series.items()}
     metrics = {
         "total_cost": sum(parts.values()),
@@ -239,4 +256,4 @@ def simulate_geo(workload: GeoWorkload, scheduler: object, rng: np.random.Genera
         "discounted_share": disc_over / disc_used if disc_used else 0.0,
     }
     series["total"] = sum(series[k] for k in ("transfer", "resource", "deploy", "communication"))
-    return RunResult(metrics=metrics, events=tuple(events), series=series)
+    return RunResult(metrics=metrics, events=tuple(events) if record_events else (), series=series)

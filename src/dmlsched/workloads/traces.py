@@ -953,7 +953,8 @@ def trace_cluster(
     if stragglers is not None and not stragglers.stragglers:
         raise InvalidInput("straggler trace", str(stragglers.path), "a PAI mini-batch trace")
     cluster = _cluster_from(trace, machines, rng)
-    cap = cluster.capacity
+    # the distinct machine rows: "fits some machine" never needs all of them
+    cap = np.unique(cluster.capacity, axis=0)
     rows = arrival_rows(trace)
     lo, hi = rows[0].arrival_s, rows[-1].arrival_s
     fits: list[TraceRow] = rows if not trace.nodes else []

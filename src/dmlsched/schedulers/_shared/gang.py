@@ -67,11 +67,13 @@ def gang_allocate(
     how: str = "packed",
     pointer: int = 0,
     needs: Mapping[int, tuple[float, ...]] | None = None,
+    keep_order: bool = False,
 ) -> tuple[dict[int, Placement], int]:
     """This slot's placements for jobs in priority ``order`` (see the module docstring).
 
     ``needs`` may carry precomputed :func:`gang_need` values (a hot path: it is
-    called every slot).
+    called every slot).  ``keep_order`` lists the jobs that keep running in
+    ``running``'s order (then the newly placed ones) instead of priority order.
     """
     left = [float(x) for x in capacity.sum(axis=0)]
     selected = []
@@ -97,6 +99,8 @@ def gang_allocate(
         p, pointer = got
         out[j] = p
         take(free, jobs[j], p)
+    if keep_order:
+        out = {**{j: out[j] for j in running if j in out}, **out}
     return out, pointer
 
 
@@ -109,6 +113,9 @@ class GangPolicy:
     """
 
     setting: ClassVar[str] = "cluster"
+    # list running jobs in the order they started (not priority order): for a rule whose
+    # ranking of running jobs drifts between events (SRTF), so a held decision is exact
+    keep_order: ClassVar[bool] = False
 
     def __init__(self, placement: str = "packed") -> None:
         self.placement = placement
@@ -117,6 +124,7 @@ class GangPolicy:
         if self.placement not in ("packed", "round-robin"):
             raise ValueError(f"placement must be packed | round-robin, not {self.placement!r}")
         self.cluster_ = cluster
+        self.horizon_ = horizon
         self.rng_ = rng
         self.gang_: dict[int, tuple[int, int]] = {}
         self.need_: dict[int, tuple[float, ...]] = {}
@@ -133,6 +141,13 @@ class GangPolicy:
 
     def _order(self, candidates: list[int], view: ClusterView) -> list[int]:
         raise NotImplementedError
+
+    def _until(self, view: ClusterView) -> int | None:
+        """The first later slot at which the ranking can change with no arrival or
+        completion (None: it may change next slot).  Asked only when this slot
+        placed no new job, so the next decision keeps every placement in the
+        same order (:func:`gang_allocate` lists running jobs first)."""
+        return None
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         cap = self.cluster_.capacity
@@ -157,6 +172,11 @@ class GangPolicy:
             self.placement,
             self.pointer_,
             self.need_,
+            self.keep_order,
         )
+        # a job placed this slot is listed among the running ones next slot: the
+        # decision's order changes, so event-driven time starts a slot later
+        steady = all(j in self.running_ for j in alloc)
         self.running_ = alloc
-        return ClusterDecision(allocations=dict(alloc), reject=tuple(reject))
+        until = self._until(view) if steady else None
+        return ClusterDecision(allocations=dict(alloc), reject=tuple(reject), until=until)

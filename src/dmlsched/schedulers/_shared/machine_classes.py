@@ -44,6 +44,13 @@ def machine_classes(key: np.ndarray) -> MachineClasses:
     if H == 0:
         empty = np.zeros(0, dtype=np.int64)
         return MachineClasses(empty, empty, empty, empty, np.zeros(1, dtype=np.int64))
+    from dmlsched.schedulers._shared.kernels import group_rows  # numba: imported when used
+
+    # rows hashed from their bits (equal rows, equal hashes) and checked bit for bit,
+    # in one compiled loop; a hash shared by different rows falls back to sorting rows
+    first, of, count, members, starts, ok = group_rows(key.view(np.uint64))
+    if ok:
+        return MachineClasses(first, of, count, members, starts)
     rows = key.view(np.dtype((np.void, key.dtype.itemsize * key.shape[1]))).ravel()
     _, first, inv, count = np.unique(
         rows, return_index=True, return_inverse=True, return_counts=True
@@ -108,75 +115,23 @@ def fill_classes(
     binding resources even when ``amount @ demand ≤ n_c room``) falls back
     to :func:`split_bundles` for that class.
     """
-    amount = np.asarray(amount, dtype=float)
-    demand = np.asarray(demand, dtype=float)
+    from dmlsched.schedulers._shared.kernels import fill_members  # numba: imported when used
+
+    amount = np.ascontiguousarray(amount, dtype=float)
+    demand = np.ascontiguousarray(demand, dtype=float)
     room = np.maximum(np.asarray(room, dtype=float), 0.0)
-    H, k = classes.of.size, amount.shape[1]
-    out = np.zeros((H, k))
-    busy = np.flatnonzero(np.any(amount > 0, axis=1))
-    if busy.size == 0:
-        return out
+    # one compiled loop over the classes of several machines (tiny arrays)
+    out, failed = fill_members(
+        amount, demand, room, classes.count, classes.members, classes.starts, apart, tol
+    )
     # a one-machine class's row is the machine's row: it takes the whole amount
-    single = busy[classes.count[busy] == 1]
+    single = np.flatnonzero((classes.count == 1) & np.any(amount > 0, axis=1))
     out[classes.first[single]] = amount[single]
-    members, starts = classes.members, classes.starts
-    fallback = []
-    for c in busy[classes.count[busy] > 1]:
-        ids = members[starts[c] : starts[c + 1]]
-        left = amount[c].copy()
-        x = np.zeros((ids.size, k))  # items per member machine
-        n_used = 0  # members 0 … n_used−1 hold items (each kind fills fresh ones in order)
-        for kind in range(k):
-            dem = demand[kind]
-            pos = dem > 0
-            done = tol * max(1.0, amount[c, kind])
-            if left[kind] <= done:
-                continue
-            if not apart:  # leftover room of the machines already holding items first
-                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
-            # fresh machines all have the class's room: fill whole ones at once
-            put = 0
-            cap = float(np.min(room[c, pos] / dem[pos])) if pos.any() else np.inf
-            n_fresh = ids.size - n_used
-            if left[kind] > done and cap > 0 and n_fresh > 0:
-                full = min(n_fresh, int(left[kind] // cap)) if np.isfinite(cap) else 0
-                x[n_used : n_used + full, kind] = cap
-                left[kind] -= full * cap
-                put = full
-                if left[kind] > done and full < n_fresh:
-                    x[n_used + full, kind] = left[kind]
-                    left[kind] = 0.0
-                    put += 1
-                elif left[kind] <= done:
-                    left[kind] = 0.0
-            if apart:
-                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
-            n_used += put
-        if np.any(left > tol * np.maximum(1.0, amount[c])):
-            fallback.append(c)
-            continue
-        out[ids] = x
-    if fallback:
-        fb = np.asarray(fallback)
+    fallback = np.flatnonzero(failed)
+    if fallback.size:
         sub = np.zeros_like(amount)
-        sub[fb] = amount[fb]
+        sub[fallback] = amount[fallback]
         per = split_bundles(classes, sub, sub @ demand, room)
-        rows = np.isin(classes.of, fb)
+        rows = np.isin(classes.of, fallback)
         out[rows] = per[rows]
     return out
-
-
-def _fill_used(
-    x: np.ndarray, n: int, kind: int, demand: np.ndarray, room: np.ndarray, left: float, done: float
-) -> float:
-    """Put up to ``left`` items of ``kind`` in the leftover room of rows 0 … n−1 of ``x``."""
-    dem = demand[kind]
-    pos = dem > 0
-    if n == 0 or left <= done:
-        return left
-    free = np.maximum(room[None, :] - x[:n] @ demand, 0.0)
-    cap = np.min(free[:, pos] / dem[pos], axis=1) if pos.any() else np.full(n, np.inf)
-    before = np.concatenate([[0.0], np.cumsum(cap)[:-1]])  # room on earlier machines
-    take = np.clip(left - before, 0.0, cap)  # first fit in machine order
-    x[:n, kind] += take
-    return max(left - float(take.sum()), 0.0)

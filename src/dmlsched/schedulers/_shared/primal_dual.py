@@ -43,9 +43,9 @@ DP re-run until the chosen path is made of realized cells (at most
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -59,13 +59,59 @@ from dmlsched.schedulers._shared.pricing import OnlineBounds, PriceBounds, price
 __all__ = ["JobPlan", "PrimalDualScheduler", "Quanta", "SlotOracle", "forward_dp", "quanta_for"]
 
 _TOL = 1e-9
+_WARMED: set[type] = set()  # scheduler classes whose compiled kernels this process has loaded
+
+
+def _warm_up(sched: PrimalDualScheduler, cluster: Cluster) -> None:
+    """Plan two throwaway jobs on a throwaway copy, once per class and process.
+
+    The compiled kernels (:mod:`dmlsched.schedulers._shared.kernels`) load from
+    numba's cache on first call, about 0.6 s; in the testbed and the service a
+    slot is wall-clock time, so that load must not fall inside the first real
+    decision.  The copy has its own per-run state (``reset`` replaces all of it)
+    and its own generator, so the run itself is untouched.
+    """
+    if type(sched) in _WARMED:
+        return
+    _WARMED.add(type(sched))
+    probe = copy.copy(sched)
+    cap = np.asarray(cluster.capacity, dtype=float)
+    row = cap[int(np.argmax(cap.sum(axis=1)))]
+    if not (row > 0).any():
+        return
+    small = Cluster(np.repeat(row[None, :], 2, axis=0), tuple(cluster.resources))
+    probe.reset(small, 4, np.random.default_rng(0))
+    demand = tuple(float(x) / 4 for x in row)
+    for i, workers in enumerate((2, 16)):  # one job that fits a machine, one that spans both
+        job = ClusterJob(
+            id=i,
+            arrival=0,
+            epochs=1,
+            samples=64 * workers,
+            batch=8 * workers,
+            grad_mb=1.0,
+            tau=1e-3,
+            gamma=1.0,
+            worker_demand=demand,
+            ps_demand=demand,
+            b_int=1.0,
+            b_ext=1.0,
+        )
+        probe.estimator_.observe(job)
+        plan = probe.plan(job, 0)
+        if plan is not None:
+            probe._reserve(job, plan)
 
 
 class SlotOracle(Protocol):
     """Per-job θ(t, ·) of Alg. 4 (or OASiS's per-slot subroutine)."""
 
-    def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
-        """(Q+1,) estimated cost of k quanta in slot t (inf = infeasible); [0] = 0."""
+    def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
+        """(Q+1,) estimated cost of k quanta in slot t (inf = infeasible); [0] = 0.
+
+        ``key`` is ``free.tobytes()``, made once per slot state by the scheduler
+        (equal keys, equal states: an oracle may cache by it).
+        """
         ...
 
     def realize(self, t: int, k: int) -> tuple[float, Placement, int] | None:
@@ -133,43 +179,21 @@ def quanta_for(
     return Quanta(max(1, math.ceil(per_peak * peak_slots - _TOL)), slot_work / per_peak)
 
 
-@lru_cache(maxsize=64)
-def _dp_index(q1: int, band: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(k, k − j clipped at 0, k − j < 0) for the DP's (Q+1) × band min-plus step."""
-    k_idx = np.arange(q1)
-    diff = k_idx[:, None] - np.arange(band)[None, :]  # k − j
-    invalid = diff < 0
-    out = (k_idx, np.where(invalid, 0, diff), invalid)
-    for a in out:
-        a.flags.writeable = False
-    return out
-
-
 def forward_dp(theta: np.ndarray, start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Φ (n_slots × Q+1) and argmin choices for ``theta`` (n_slots × Q+1), Eq. (21).
 
     ``Φ[s, k]`` = cheapest way to train k quanta in the first s+1 slots;
     ``choice[s, k]`` = quanta trained in slot s on that way.
     """
-    n, q1 = theta.shape
-    finite = np.isfinite(theta)
-    band = int(np.max(np.where(finite, np.arange(q1)[None, :], 0))) + 1  # largest j used
-    k_idx, diff_c, invalid = _dp_index(q1, band)
-    phi = np.empty((n, q1))
-    choice = np.zeros((n, q1), dtype=np.int64)
+    from dmlsched.schedulers._shared.kernels import min_plus  # numba: imported when used
+
+    theta = np.ascontiguousarray(theta, dtype=float)
     if start is None:
-        prev = np.full(q1, np.inf)
+        prev = np.full(theta.shape[1], np.inf)
         prev[0] = 0.0
     else:
-        prev = np.asarray(start, dtype=float)
-    for s in range(n):
-        m = theta[s, :band][None, :] + prev[diff_c]
-        m[invalid] = np.inf
-        j = np.argmin(m, axis=1)
-        phi[s] = m[k_idx, j]
-        choice[s] = j
-        prev = phi[s]
-    return phi, choice
+        prev = np.array(start, dtype=float)  # a writable copy: the kernel's rows alias it
+    return min_plus(theta, prev)
 
 
 def _backtrack(choice: np.ndarray, last: int, q: int) -> list[tuple[int, int]]:
@@ -228,6 +252,7 @@ class PrimalDualScheduler:
             raise InvalidInput("price_estimate", self.price_estimate, "online | oracle")
         if self.price_estimate == "oracle" and not self.history:
             raise InvalidInput("history", self.history, "the jobs to estimate U and L from")
+        _warm_up(self, cluster)
         self.cluster_ = cluster
         self.horizon_ = horizon
         self.rng_ = rng
@@ -236,7 +261,7 @@ class PrimalDualScheduler:
         self.rho_ = np.zeros((horizon, cap.shape[0], cap.shape[1]))
         # slot t's (prices, free) are cached until its reservations change
         self.version_ = np.zeros(horizon, dtype=np.int64)
-        self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray]] = {}
+        self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray, bytes]] = {}
         self.plans_: dict[int, JobPlan] = {}
         self.estimator_ = OnlineBounds(cap.shape[1], horizon, float(cap.sum()))
         if self.price_estimate == "oracle":
@@ -273,7 +298,27 @@ class PrimalDualScheduler:
             self.plans_[j] = plan
             admit.append(j)
         alloc = {j: p.slots[t] for j, p in self.plans_.items() if t in p.slots}
-        return ClusterDecision(allocations=alloc, admit=tuple(admit), reject=tuple(reject))
+        return ClusterDecision(
+            allocations=alloc, admit=tuple(admit), reject=tuple(reject), until=self._until(t)
+        )
+
+    def _until(self, t: int) -> int:
+        """The first slot after t at which a committed plan's placement changes (or the
+        horizon): until then the decision repeats itself (plans change only at an
+        arrival — a new plan — or a completion — a released one)."""
+        until = self.horizon_
+        for p in self.plans_.values():
+            now = p.slots.get(t)
+            if now is None:  # idle now: the plan's next slot starts it again
+                later = [s for s in p.slots if s > t]
+                if later:
+                    until = min(until, min(later))
+                continue
+            s = t + 1
+            while s < until and p.slots.get(s) == now:
+                s += 1
+            until = min(until, s)
+        return max(until, t + 1)
 
     def _reserve(self, job: ClusterJob, plan: JobPlan, sign: float = 1.0, since: int = 0) -> None:
         a = np.asarray(job.worker_demand, dtype=float)
@@ -291,18 +336,22 @@ class PrimalDualScheduler:
     def _release(self, plan: JobPlan, since: int) -> None:
         self._reserve(self.known_[plan.job], plan, sign=-1.0, since=since)
 
-    def slot_state(self, t: int, bounds: PriceBounds) -> tuple[np.ndarray, np.ndarray]:
-        """Eq. (12) prices and residual capacities Ĉ of slot t (read-only, cached)."""
+    def slot_state(self, t: int, bounds: PriceBounds) -> tuple[np.ndarray, np.ndarray, bytes]:
+        """Eq. (12) prices and residual capacities Ĉ of slot t (read-only, cached), and
+        Ĉ's bytes as a cache key (one copy per slot state, so its hash is computed once)."""
         hit = self._state.get(t)
         if hit is not None and hit[0] == self.version_[t] and hit[1] == bounds:
-            return hit[2], hit[3]
+            return hit[2], hit[3], hit[4]
         rho = self.rho_[t]
         price = prices(rho, self.capacity_, bounds)
         free = self.capacity_ - rho
         price.flags.writeable = False
         free.flags.writeable = False
-        self._state[t] = (int(self.version_[t]), bounds, price, free)
-        return price, free
+        key = free.tobytes()
+        if hit is not None and hit[4] == key:
+            key = hit[4]  # the same state: keep the bytes whose hash is known
+        self._state[t] = (int(self.version_[t]), bounds, price, free, key)
+        return price, free, key
 
     # -- Alg. 2 + 3 ------------------------------------------------------
     def plan(self, job: ClusterJob, now: int) -> JobPlan | None:

@@ -4,7 +4,8 @@ Dorm partitions the cluster among the running applications and re-partitions
 *whenever the set of jobs changes* (an arrival or a completion) by solving
 a MILP: maximize resource utilization subject to capacity, a fairness
 constraint and an adjustment-overhead constraint.  Between changes the
-partition (and placement) is kept.  Workers and PSs are then placed
+partition (and placement) is kept — so a decision holds until the next
+arrival or completion (event-driven time).  Workers and PSs are then placed
 round-robin (PD-ORS Sec. V) with the shared helper.
 
 Our MILP (Dorm's paper gives the structure, not every constant) over the
@@ -185,6 +186,7 @@ class Dorm:
 
     def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
         self.cluster_ = cluster
+        self.horizon_ = horizon
         self.total_ = np.asarray(cluster.capacity, dtype=float).sum(axis=0)
         self.jobset_: frozenset[int] = frozenset()
         self.sizes_: dict[int, int] = {}
@@ -208,8 +210,11 @@ class Dorm:
                 mip_gap=self.mip_gap,
             )
             self._place(view, current)
+        # the partition changes only with the set of jobs (an arrival or a completion):
+        # until then this decision repeats itself, so it holds (event-driven time)
         return ClusterDecision(
-            allocations={j: p for j, p in self.placed_.items() if j in self.jobset_}
+            allocations={j: p for j, p in self.placed_.items() if j in self.jobset_},
+            until=self.horizon_,
         )
 
     def _place(self, view: ClusterView, current: list[int]) -> None:

@@ -9,6 +9,14 @@ fits).  Ties go to the earlier arrival.
 
 Assumption: re-dividing every slot moves workers for free (the engine
 charges no migration), as in the paper's comparison.
+
+Event-driven time: a decision is a function of the jobs (active, then
+pending, in the view's order), the cluster and the round-robin pointer,
+which carries over from slot to slot.  When the pointer ends where it
+started and no pending job got workers (so the lists stay the same), the
+next slot's decision is this one again, so it holds until the next arrival
+or completion; otherwise the pointer has moved and the next slot places
+differently, so nothing is promised (holding would change DRF).
 """
 
 from __future__ import annotations
@@ -36,8 +44,10 @@ class Drf:
         self.cluster_ = cluster
         self.total_ = np.where(cluster.capacity.sum(axis=0) > 0, cluster.capacity.sum(axis=0), 1.0)
         self.pointer_ = 0
+        self.horizon_ = horizon
 
     def decide(self, view: ClusterView) -> ClusterDecision:
+        start = self.pointer_
         free = np.array(self.cluster_.capacity, dtype=float)
         jobs = list(view.active) + list(view.pending)
         w_cnt: dict[int, dict[int, int]] = {j: {} for j in jobs}
@@ -72,4 +82,7 @@ class Drf:
             used = w1 * np.asarray(job.worker_demand) + s1 * np.asarray(job.ps_demand)
             heapq.heappush(heap, (float(np.max(used / self.total_)), k, j))
         alloc = {j: Placement.from_counts(w_cnt[j], s_cnt[j]) for j in jobs if size[j][0] > 0}
-        return ClusterDecision(allocations=alloc)
+        active = set(view.active)
+        steady = self.pointer_ == start and all(j in active for j in alloc)
+        until = self.horizon_ if steady else None  # see the module docstring
+        return ClusterDecision(allocations=alloc, until=until)

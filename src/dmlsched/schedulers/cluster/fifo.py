@@ -65,6 +65,7 @@ class Fifo:
                 f"placement must be auto | packed | round-robin, not {self.placement!r}"
             )
         self.cluster_ = cluster
+        self.horizon_ = horizon
         self.rng_ = rng
         self.size_: dict[int, tuple[int, int]] = {}
         self.running_: dict[int, Placement] = {}
@@ -96,4 +97,8 @@ class Fifo:
             p, self.pointer_ = placed
             take(self.free_, job, p)
             self.running_[j] = p
-        return ClusterDecision(allocations=dict(self.running_), reject=tuple(reject))
+        # nothing changes until a job arrives or completes: the head that did not fit
+        # still does not, and running jobs keep their placements (event-driven time)
+        return ClusterDecision(
+            allocations=dict(self.running_), reject=tuple(reject), until=self.horizon_
+        )

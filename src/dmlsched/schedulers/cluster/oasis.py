@@ -106,8 +106,7 @@ class OasisOracle:
         self.cache: dict[bytes, _Slot] = {}
         self.slot_key: dict[int, bytes] = {}
 
-    def costs(self, t: int, price: np.ndarray, free: np.ndarray) -> np.ndarray:
-        key = free.tobytes()
+    def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
         self.slot_key[t] = key
         if key not in self.cache:
             self.cache[key] = self._slot(np.array(price), np.array(free))

@@ -16,6 +16,16 @@ skip-ahead, no migration of a job that keeps running, consolidated placement).
 * A job whose gang cannot be placed on the empty cluster (consolidated, and
   with ``placement``) is rejected on arrival
   (:class:`~dmlsched.schedulers._shared.gang.GangPolicy`).
+* Event-driven time: once a slot places no new job, the decision holds until
+  the next arrival or completion.  Between those, a waiting job's remaining
+  time is constant and a running job's only falls, so running jobs only move
+  up past waiting ones: the greedy selection of
+  :func:`~dmlsched.schedulers._shared.gang.gang_allocate` keeps the same set
+  (every job selected before still fits, as a subset of a set that fit; every
+  job skipped before has at least the same jobs ahead of it), and running
+  jobs keep their placements.  Only the order among running jobs may drift
+  (their rates differ), so SRTF lists running jobs in the order they started
+  (``keep_order``) — the same allocations, in the same order, every slot.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ __all__ = ["Srtf"]
 @register
 class Srtf(GangPolicy):
     name: ClassVar[str] = "srtf"
+    keep_order: ClassVar[bool] = True
 
     def _reset(self) -> None:
         self.rate_: dict[int, float] = {}
@@ -57,3 +68,7 @@ class Srtf(GangPolicy):
             return srtf_key(left / self.rate_[j], job.arrival, j)
 
         return sorted(candidates, key=key)
+
+    def _until(self, view: ClusterView) -> int | None:
+        """Hold until the next arrival or completion (module docstring)."""
+        return self.horizon_

@@ -31,6 +31,7 @@ engine's speed model, not the scheduler, decides what a placement is worth.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 from dmlsched.model.cluster import ClusterJob
@@ -63,6 +64,7 @@ class Tiresias(GangPolicy):
         self.queue_: dict[int, int] = {}
         self.entered_: dict[int, int] = {}
         self.counter_ = 0
+        self.last_slot_: int | None = None  # the slot of the previous decision
 
     def _enter(self, j: int, queue: int) -> None:
         self.queue_[j] = queue
@@ -78,12 +80,18 @@ class Tiresias(GangPolicy):
     def _order(self, candidates: list[int], view: ClusterView) -> list[int]:
         if self.thresholds_ is None:
             self.thresholds_ = threshold_slots(self.thresholds_gpu_hours, view.slot_seconds)
+        # slots since the previous decision: more than 1 after event-driven time held
+        # it (then nothing was promoted in between: see _until)
+        k = 1 if self.last_slot_ is None else view.slot - self.last_slot_
+        self.last_slot_ = view.slot
         for j in candidates:
-            if j in self.running_:  # ran during the previous slot
-                self.executed_[j] += self.gang_[j][0]
+            if j in self.running_:  # ran during the previous k slots
+                for _ in range(k):  # one slot at a time: the same floats as slot by slot
+                    self.executed_[j] += self.gang_[j][0]
                 self.waited_[j] = 0.0
             elif self.executed_[j] > 0:
-                self.waited_[j] += 1.0
+                for _ in range(k):
+                    self.waited_[j] += 1.0
                 if self.queue_[j] > 0 and starving(
                     self.waited_[j], self.executed_[j] / self.gang_[j][0], self.starvation
                 ):
@@ -94,3 +102,23 @@ class Tiresias(GangPolicy):
             if q != self.queue_[j]:
                 self._enter(j, q)
         return sorted(candidates, key=lambda j: las_key(self.queue_[j], self.entered_[j], j))
+
+    def _until(self, view: ClusterView) -> int | None:
+        """The first slot at which a running job's attained service crosses its
+        queue's threshold (its queue, so the order, changes then); with the
+        starvation guard on, no promise (a waiting job may be promoted)."""
+        if self.starvation > 0 or self.thresholds_ is None:
+            return None
+        until = self.horizon_
+        for j in self.running_:
+            q = self.queue_[j]
+            if q >= len(self.thresholds_):
+                continue  # the last queue: never demoted
+            w, e, theta = self.gang_[j][0], self.executed_[j], self.thresholds_[q]
+            n = max(1, math.ceil((theta - e) / w))  # slots until e + n·w ≥ θ, as _order adds
+            while n > 1 and e + (n - 1) * w >= theta:
+                n -= 1
+            while e + n * w < theta:
+                n += 1
+            until = min(until, view.slot + n)
+        return until

@@ -1,0 +1,400 @@
+"""Compiled small-array kernels of PD-ORS (numba), imported only where used.
+
+PD-ORS prices tens of thousands of (job, slot) cells, each a handful of
+loops over tens of machine classes and a few workload bounds; as NumPy
+array operations they cost more in call overhead than in arithmetic.  Each
+kernel here is the plain loop its caller's docstring describes (run
+without compiling under ``NUMBA_DISABLE_JIT=1``); ``cache=True`` keeps the
+compiled code beside the module, so only the first run on a machine pays
+for compiling (3–8 s on the shared 2-core machine).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "cover_pass",
+    "fill_members",
+    "group_rows",
+    "internal_fit",
+    "min_plus",
+    "rounding_ok",
+    "trim_workers",
+]
+
+_REL = 1e-9  # certificate: pass cost ≤ bound · (1 + _REL)
+_FEAS = 1e-9
+
+
+@njit(cache=True)
+def _vertices(cap, a, b):  # type: ignore[no-untyped-def]
+    """(W, S, valid) of the candidate vertices of {aW + bS ≤ cap_c, W, S ≥ 0} per class:
+    the intersections of pairs of its R + 2 edges (two axes, one edge per resource)."""
+    C, R = cap.shape
+    E = R + 2
+    V = E * (E - 1) // 2
+    vw = np.zeros((C, V))
+    vs = np.zeros((C, V))
+    valid = np.zeros((C, V), dtype=np.bool_)
+    p = np.zeros(E)
+    q = np.zeros(E)
+    p[0] = 1.0
+    q[1] = 1.0
+    p[2:] = a
+    q[2:] = b
+    for c in range(C):
+        v = 0
+        for i in range(E):
+            ki = cap[c, i - 2] if i >= 2 else 0.0
+            for j in range(i + 1, E):
+                kj = cap[c, j - 2] if j >= 2 else 0.0
+                det = p[i] * q[j] - p[j] * q[i]
+                if abs(det) > 1e-12:
+                    w = (ki * q[j] - kj * q[i]) / det
+                    s = (p[i] * kj - p[j] * ki) / det
+                    good = w >= -_FEAS and s >= -_FEAS
+                    for r in range(R):
+                        if good and w * a[r] + s * b[r] > cap[c, r] + _FEAS * max(1.0, cap[c, r]):
+                            good = False
+                    if good:
+                        vw[c, v] = max(w, 0.0)
+                        vs[c, v] = max(s, 0.0)
+                        valid[c, v] = True
+                v += 1
+    return vw, vs, valid
+
+
+@njit(cache=True)
+def _order(cost, tie):  # type: ignore[no-untyped-def]
+    """Indices by ``cost``, then ``tie``, then index (two stable sorts)."""
+    by_tie = np.argsort(tie, kind="mergesort")
+    return by_tie[np.argsort(cost[by_tie], kind="mergesort")]
+
+
+@njit(cache=True)
+def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on capacities ``cap`` (C × R)."""
+    C, R = cap.shape
+    M = ms.size
+    order_w = _order(cost_w, tie_w)
+    order_s = _order(cost_s, tie_s)
+    ok = np.zeros(M, dtype=np.bool_)
+    obj = np.zeros(M)
+    W = np.zeros((M, C))
+    S = np.zeros((M, C))
+    w_max = np.full(C, np.inf)
+    for c in range(C):
+        for r in range(R):
+            if a[r] > 0:
+                w_max[c] = min(w_max[c], cap[c, r] / a[r])
+    vw, vs, valid = _vertices(cap, a, b)
+    for k in range(M):
+        m = ms[k]
+        # workers, cheapest classes first; λ_w = the marginal worker's cost
+        left = m
+        lam_w = 0.0
+        for t in range(C):
+            c = order_w[t]
+            take = min(max(left, 0.0), w_max[c])
+            if take > 0:
+                W[k, c] = take
+                left -= take
+                lam_w = cost_w[c]
+        if left > _FEAS * max(1.0, m):
+            continue
+        need = ratio * m
+        one = False  # async: the "at least one PS" row binds instead of the ratio row
+        if not sync:
+            if need < 1.0:
+                need = 1.0
+                one = True
+            if need > m + _FEAS * max(1.0, m):  # (3.5): ΣS ≤ ΣW
+                continue
+        # PSs in the room the workers left, cheapest first; μ = the marginal PS's cost
+        left = need
+        mu = 0.0
+        for t in range(C):
+            c = order_s[t]
+            s_max = np.inf
+            for r in range(R):
+                if b[r] > 0:
+                    s_max = min(s_max, (cap[c, r] - W[k, c] * a[r]) / b[r])
+            take = min(max(left, 0.0), max(s_max, 0.0))
+            if take > 0:
+                S[k, c] = take
+                left -= take
+                mu = cost_s[c]
+        if left > _FEAS * max(1.0, need):
+            continue
+        o = 0.0
+        for c in range(C):
+            o += cost_w[c] * W[k, c] + cost_s[c] * S[k, c]
+        obj[k] = o
+        # the Lagrangian bound D(λ, μ) (module docstring)
+        mu2 = 0.0 if one else mu
+        mu1 = mu - mu2
+        lam = lam_w + ratio * mu2
+        total = 0.0
+        for c in range(C):
+            u = lam_w - cost_w[c]  # λ − κμ₂ − cw_c
+            v = mu - cost_s[c]  # μ₁ + μ₂ − cs_c
+            best = -np.inf
+            for j in range(vw.shape[1]):
+                if valid[c, j]:
+                    best = max(best, u * vw[c, j] + v * vs[c, j])
+            total += best
+        bound = lam * m + mu1 - total
+        ok[k] = o <= bound + _REL * max(abs(bound), 1e-300)
+    return ok, obj, W, S
+
+
+@njit(cache=True)
+def min_plus(theta, prev):  # type: ignore[no-untyped-def]
+    """Eq. (21) forward over the rows of ``theta`` from Φ₋₁ = ``prev``
+    (:func:`~dmlsched.schedulers._shared.primal_dual.forward_dp`): Φ[s, k] =
+    min over j ≤ k of θ[s, j] + Φ[s−1, k−j], and the first minimizing j (as
+    ``np.argmin``); columns j beyond the last finite θ of any row are skipped."""
+    band = 1
+    for s in range(theta.shape[0]):
+        for j in range(theta.shape[1]):
+            if np.isfinite(theta[s, j]) and j + 1 > band:
+                band = j + 1
+    n, q1 = theta.shape
+    phi = np.empty((n, q1))
+    choice = np.zeros((n, q1), dtype=np.int64)
+    for s in range(n):
+        for k in range(q1):
+            best = np.inf
+            arg = 0
+            for j in range(min(k + 1, band)):
+                v = theta[s, j] + prev[k - j]
+                if v < best:
+                    best = v
+                    arg = j
+            phi[s, k] = best
+            choice[s, k] = arg
+        prev = phi[s]
+    return phi, choice
+
+
+@njit(cache=True)
+def trim_workers(cand, order, max_workers):  # type: ignore[no-untyped-def]
+    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._trim`: in each row
+    (w_1..w_n, s_1..s_n) with more than ``max_workers`` workers, drop the
+    surplus from the machines in ``order`` (costliest first); a copy."""
+    out = cand.copy()
+    n = cand.shape[1] // 2
+    for i in range(cand.shape[0]):
+        excess = -max_workers
+        for h in range(n):
+            excess += cand[i, h]
+        for h in order:
+            if excess <= 0:
+                break
+            cut = min(excess, out[i, h])
+            out[i, h] -= cut
+            excess -= cut
+    return out
+
+
+@njit(cache=True)
+def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
+    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round`'s test of each
+    row (w_1..w_n, s_1..s_n): the workload row (26), the packing rows (24)
+    against ``ub_tol`` (n × R) and the engine's rules (Eq. (2)/(4); async
+    (3.2), (3.4), (3.5))."""
+    k, n2 = cand.shape
+    n = n2 // 2
+    R = a.size
+    ok = np.zeros(k, dtype=np.bool_)
+    for i in range(k):
+        tw = 0.0
+        ts = 0.0
+        n_ps = 0
+        for h in range(n):
+            tw += cand[i, h]
+            ts += cand[i, n + h]
+            if cand[i, n + h] > 0:
+                n_ps += 1
+        if tw < m - tol or tw < 1 or tw > max_workers:
+            continue
+        good = True
+        for h in range(n):
+            for r in range(R):
+                if cand[i, h] * a[r] + cand[i, n + h] * b[r] > ub_tol[h, r]:
+                    good = False
+        if not good:
+            continue
+        if sync:
+            ok[i] = np.ceil(tw / gamma - tol) <= ts
+            continue
+        load = 0.0
+        for h in range(n):
+            per = n_ps * b_ext + (b_int - b_ext if cand[i, n + h] > 0 else 0.0)
+            load += cand[i, h] * per
+        ok[i] = ts >= 1 and ts <= tw and load <= ts * ps_bw * (1 + 1e-9)
+    return ok
+
+
+@njit(cache=True)
+def internal_fit(dem, ok, room, price, first):  # type: ignore[no-untyped-def]
+    """PD-ORS's internal case (Fact 1) for every quantum count: the cheapest class
+    (first in class order among equals) whose one machine's ``room`` (C × R)
+    holds ``dem[k]``, its first machine and cost ``dem[k] · price_c``; cost ∞
+    where none fits or ``ok[k]`` is False."""
+    q1, R = dem.shape
+    C = room.shape[0]
+    cost = np.full(q1, np.inf)
+    machine = np.zeros(q1, dtype=np.int64)
+    for k in range(q1):
+        if not ok[k]:
+            continue
+        for c in range(C):
+            fits = True
+            for r in range(R):
+                if dem[k, r] > room[c, r]:
+                    fits = False
+                    break
+            if fits:
+                v = 0.0
+                for r in range(R):
+                    v += dem[k, r] * price[c, r]
+                if v < cost[k]:
+                    cost[k] = v
+                    machine[k] = first[c]
+    return cost, machine
+
+
+@njit(cache=True)
+def _fill_used(x, n, kind, demand, room, left, done):  # type: ignore[no-untyped-def]
+    """Put up to ``left`` items of ``kind`` in the leftover room of rows 0 … n−1 of ``x``."""
+    if n == 0 or left <= done:
+        return left
+    K, R = demand.shape
+    taken = 0.0
+    before = 0.0
+    for i in range(n):
+        cap = np.inf
+        for r in range(R):
+            if demand[kind, r] > 0:
+                used = 0.0
+                for j in range(K):
+                    used += x[i, j] * demand[j, r]
+                cap = min(cap, max(room[r] - used, 0.0) / demand[kind, r])
+        take = min(max(left - before, 0.0), cap)
+        x[i, kind] += take
+        taken += take
+        before += cap
+    return max(left - taken, 0.0)
+
+
+@njit(cache=True)
+def fill_members(amount, demand, room, count, members, starts, apart, tol):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes` for the
+    classes with more than one machine: (H × k amounts, classes whose items
+    did not fit this way)."""
+    C, K = amount.shape
+    H = members.size
+    out = np.zeros((H, K))
+    failed = np.zeros(C, dtype=np.bool_)
+    for c in range(C):
+        if count[c] <= 1:
+            continue
+        busy = False
+        for kind in range(K):
+            if amount[c, kind] > 0:
+                busy = True
+        if not busy:
+            continue
+        ids = members[starts[c] : starts[c + 1]]
+        n_ids = ids.size
+        left = amount[c].copy()
+        x = np.zeros((n_ids, K))
+        n_used = 0
+        for kind in range(K):
+            done = tol * max(1.0, amount[c, kind])
+            if left[kind] <= done:
+                continue
+            if not apart:
+                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
+            put = 0
+            cap = np.inf
+            for r in range(demand.shape[1]):
+                if demand[kind, r] > 0:
+                    cap = min(cap, room[c, r] / demand[kind, r])
+            n_fresh = n_ids - n_used
+            if left[kind] > done and cap > 0 and n_fresh > 0:
+                full = min(n_fresh, int(left[kind] // cap)) if np.isfinite(cap) else 0
+                for i in range(n_used, n_used + full):
+                    x[i, kind] = cap
+                left[kind] -= full * cap
+                put = full
+                if left[kind] > done and full < n_fresh:
+                    x[n_used + full, kind] = left[kind]
+                    left[kind] = 0.0
+                    put += 1
+                elif left[kind] <= done:
+                    left[kind] = 0.0
+            if apart:
+                left[kind] = _fill_used(x, n_used, kind, demand, room[c], left[kind], done)
+            n_used += put
+        for kind in range(K):
+            if left[kind] > tol * max(1.0, amount[c, kind]):
+                failed[c] = True
+        if not failed[c]:
+            for i in range(n_ids):
+                out[ids[i]] = x[i]
+    return out, failed
+
+
+@njit(cache=True)
+def group_rows(bits):  # type: ignore[no-untyped-def]
+    """Classes of equal rows of ``bits`` (H × k, a float matrix's bit patterns), for
+    :func:`~dmlsched.schedulers._shared.machine_classes.machine_classes`: rows
+    are hashed, sorted by hash (stably) and each run of equal hashes checked
+    row by row.  Returns (first, of, count, members, starts, ok) with classes
+    numbered by lowest row; ``ok`` is False if two different rows share a hash
+    (the caller then groups whole rows instead)."""
+    H, k = bits.shape
+    h = np.empty(H, dtype=np.uint64)
+    for i in range(H):
+        x = np.uint64(14695981039346656037)
+        for j in range(k):
+            x = (x ^ bits[i, j]) * np.uint64(1099511628211)
+        h[i] = x
+    order = np.argsort(h, kind="mergesort")  # equal hashes stay in row order
+    label = np.empty(H, dtype=np.int64)
+    firsts = np.empty(H, dtype=np.int64)
+    n = 0
+    for t in range(H):
+        i = order[t]
+        if t == 0 or h[i] != h[order[t - 1]]:
+            firsts[n] = i  # the lowest row of its run
+            n += 1
+        else:
+            f = firsts[n - 1]
+            for j in range(k):
+                if bits[i, j] != bits[f, j]:
+                    return firsts[:0], label, firsts[:0], label, firsts[:0], False
+        label[i] = n - 1
+    rank = np.empty(n, dtype=np.int64)
+    by_first = np.argsort(firsts[:n])
+    for c in range(n):
+        rank[by_first[c]] = c
+    of = np.empty(H, dtype=np.int64)
+    count = np.zeros(n, dtype=np.int64)
+    for i in range(H):
+        of[i] = rank[label[i]]
+        count[of[i]] += 1
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for c in range(n):
+        starts[c + 1] = starts[c] + count[c]
+    members = np.empty(H, dtype=np.int64)
+    fill = starts[:n].copy()
+    for i in range(H):  # rows in increasing order: ascending within each class
+        members[fill[of[i]]] = i
+        fill[of[i]] += 1
+    first = firsts[:n][by_first]
+    return first, of, count, members, starts, True
