@@ -18,20 +18,44 @@ __all__ = ["packed_fit", "round_robin_fit", "take_rows"]
 
 
 @njit(cache=True)
-def round_robin_fit(free, wd, pd, order, start, eps):  # type: ignore[no-untyped-def]
-    """Machine of each task of ``order`` (True = PS) placed round-robin from ``start``.
+def _task_order(workers, ps):  # type: ignore[no-untyped-def]
+    """``placement.task_order`` as a boolean array (True = PS)."""
+    order = np.empty(workers + ps, dtype=np.bool_)
+    n = 0
+    placed = 0
+    for k in range(workers):
+        while placed < ps and placed * workers <= k * ps:
+            order[n] = True
+            n += 1
+            placed += 1
+        order[n] = False
+        n += 1
+    while placed < ps:
+        order[n] = True
+        n += 1
+        placed += 1
+    return order
 
-    A task goes to the first machine at or after the pointer (cyclically) whose
-    room — ``free``'s row, less what earlier tasks of this gang took there —
-    is at least its demand less ``eps`` in every resource; the pointer moves
-    past it.  Returns (machines, pointer); ``machines[0] == -1`` when some task
-    fits nowhere.  ``free`` is not modified.
+
+@njit(cache=True)
+def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-untyped-def]
+    """Round-robin placement of ``workers`` + ``ps`` tasks from pointer ``start``.
+
+    Tasks go in ``task_order`` (PSs interleaved among workers); a task goes to
+    the first machine at or after the pointer (cyclically) whose room —
+    ``free``'s row, less what earlier tasks of this gang took there — is at
+    least its demand less ``eps`` in every resource; the pointer moves past
+    it.  Returns (ok, machines in increasing order, workers and PSs on each,
+    pointer); ``ok`` is False when some task fits nowhere.  ``free`` is not
+    modified.
     """
     H, R = free.shape
+    order = _task_order(workers, ps)
     n = order.shape[0]
-    out = np.empty(n, dtype=np.int64)
     used = np.empty(n, dtype=np.int64)  # machines this gang touched, in first-use order
     left = np.empty((n, R))  # their room left
+    wcnt = np.zeros(n, dtype=np.int64)
+    scnt = np.zeros(n, dtype=np.int64)
     n_used = 0
     need_w = wd - eps
     need_p = pd - eps
@@ -59,8 +83,7 @@ def round_robin_fit(free, wd, pd, order, start, eps):  # type: ignore[no-untyped
                 slot = u
                 break
         if found < 0:
-            out[0] = -1
-            return out, h
+            return False, used[:0], wcnt[:0], scnt[:0], h
         if slot < 0:
             slot = n_used
             used[slot] = found
@@ -69,9 +92,13 @@ def round_robin_fit(free, wd, pd, order, start, eps):  # type: ignore[no-untyped
             n_used += 1
         for r in range(R):
             left[slot, r] = left[slot, r] - d[r]
-        out[t] = found
+        if order[t]:
+            scnt[slot] += 1
+        else:
+            wcnt[slot] += 1
         h = (found + 1) % H
-    return out, h
+    rank = np.argsort(used[:n_used], kind="mergesort")
+    return True, used[:n_used][rank], wcnt[:n_used][rank], scnt[:n_used][rank], h
 
 
 @njit(cache=True)
