@@ -275,6 +275,43 @@ def check_capacity(
 
 # ---------------------------------------------------------------- the loop
 
+# Below this every partial sum of integer-valued floats is an exact integer.
+_EXACT_BOUND = 2.0**50
+_EXACT_DEMAND = 2.0**20
+
+
+def integral_usage(jobs: Iterable[ClusterJob], cluster: Cluster) -> bool:
+    """Whether machine usage can be kept incrementally with the same floats as recomputed.
+
+    True when every demand is a non-negative whole number ≤ 2^20 and every
+    capacity is finite and < 2^50 (as in the Philly workload: GPUs, CPUs,
+    memory, bandwidth in whole units).  Then every usage row the engine
+    accepts is a sum of whole numbers below 2^53, exact in any order, so
+    adding a changed placement's demand and subtracting the old one gives the
+    bits that summing every allocation afresh gives.  (A usage over capacity
+    is recomputed afresh before it is reported.)
+    """
+    cap = np.asarray(cluster.capacity, dtype=float)
+    if cap.size and not (np.isfinite(cap).all() and cap.max() < _EXACT_BOUND):
+        return False
+    for job in jobs:
+        for d in (job.worker_demand, job.ps_demand):
+            a = np.asarray(d, dtype=float)
+            if not ((a >= 0) & (a <= _EXACT_DEMAND) & (np.floor(a) == a)).all():
+                return False
+    return True
+
+
+def _recomputed_usage(H: int, R: int, parts: Iterable[tuple]) -> np.ndarray:
+    """Σ demand over the given (machine rows, demand) parts, in their order, from zeros."""
+    usage = np.zeros((H, R))
+    parts = list(parts)
+    if parts:  # one unbuffered add in allocation order: the same sums as job by job
+        np.add.at(
+            usage, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        )
+    return usage
+
 
 def _advance(
     running: list[tuple[int, float, int, str]],
@@ -367,6 +404,11 @@ def simulate_cluster(
     last_arrival = max(by_slot, default=-1)
     arrival_slots = sorted(by_slot)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
+    R = len(cluster.resources)
+    # usage kept across decisions (only changed placements re-added) when exact
+    incremental = integral_usage(all_jobs, cluster)
+    kept = np.zeros((H, R))
+    in_kept: dict[int, tuple] = {}  # job -> (machine rows, demand) counted in ``kept``
 
     t = -1
     while t + 1 < T:
@@ -412,9 +454,7 @@ def simulate_cluster(
             if record_events:
                 events.append(Event(t, "admit", j))
 
-        usage = np.zeros((H, len(cluster.resources)))
-        idx_parts: list[np.ndarray] = []  # machine rows and demands, in allocation order
-        demand_parts: list[np.ndarray] = []
+        now: dict[int, tuple] = {}  # job -> (machine rows, demand), in allocation order
         running: list[tuple[int, float, int, str]] = []  # (job, rate, ΣW, event detail)
         for j, p in allocations.items():
             if j in pending:  # allocation admits implicitly
@@ -452,8 +492,7 @@ def simulate_cluster(
             _, _, _, c, idx, demand, rate, total_w, total_s = hit
             if not c.machines:
                 continue
-            idx_parts.append(idx)
-            demand_parts.append(demand)
+            now[j] = (idx, demand)
             detail = ""
             if record_events:
                 detail = (
@@ -461,9 +500,21 @@ def simulate_cluster(
                 )
                 events.append(Event(t, "allocate", j, detail))
             running.append((j, rate, total_w, detail))
-        if idx_parts:  # one unbuffered add in allocation order: the same sums as job by job
-            np.add.at(usage, np.concatenate(idx_parts), np.concatenate(demand_parts))
+        if incremental:
+            for j, (idx, demand) in in_kept.items():  # gone or changed
+                got = now.get(j)
+                if got is None or got[1] is not demand:
+                    kept[idx] -= demand  # a placement's machines are distinct
+            for j, (idx, demand) in now.items():  # new or changed
+                had = in_kept.get(j)
+                if had is None or had[1] is not demand:
+                    kept[idx] += demand
+            in_kept = now
+            usage = kept
+        else:
+            usage = _recomputed_usage(H, R, now.values())
         if (usage > cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)).any():
+            usage = _recomputed_usage(H, R, now.values())  # the report's figures, afresh
             owners: dict[int, list[int]] = defaultdict(list)  # for the message only
             for j, *_ in running:
                 for m in checked[j][3].machines:
