@@ -145,10 +145,9 @@ def place_packed(
     )
     if not ok:
         return None
-    ms, ws, ss = machines.tolist(), w.tolist(), s.tolist()
-    w_cnt = dict(zip(ms, ws, strict=True))
-    s_cnt = dict(zip(ms, ss, strict=True))
-    p = Placement.from_counts(w_cnt, s_cnt)
+    # machines are distinct and each holds a task: sorting them is Placement.from_counts
+    o = np.argsort(machines, kind="stable")
+    p = Placement(tuple(machines[o].tolist()), tuple(w[o].tolist()), tuple(s[o].tolist()))
     if job.mode == "async":
         load, cap = ps_bandwidth_load(job, p.machines, p.workers, p.ps)
         if load > cap * (1 + 1e-9):
