@@ -135,6 +135,17 @@ def test_round_robin_and_take_match_numpy(seed, machines, workers, ps, start, fr
         assert place_packed(free.copy(), job, workers, ps, classes) == _packed_ref(
             free.copy(), job, workers, ps
         )
+    # capacity less placements (no row above its class's row): the scan may stop early
+    cap = np.maximum(free, rng.uniform(0.0, 60.0, size=(machines, 4)).round())
+    if rng.random() < 0.5:
+        cap[rng.random(machines) < 0.7] = cap[0]
+    less = np.minimum(free, cap)
+    assert place_packed(less.copy(), job, workers, ps, machine_rows(cap), True) == _packed_ref(
+        less.copy(), job, workers, ps
+    )
+    assert place_packed(cap.copy(), job, workers, ps, machine_rows(cap), True) == _packed_ref(
+        cap.copy(), job, workers, ps
+    )
     got = place_round_robin(free.copy(), job, workers, ps, start)
     want = _round_robin_ref(free.copy(), job, workers, ps, start)
     assert got == want

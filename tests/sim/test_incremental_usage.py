@@ -73,12 +73,10 @@ def test_fractional_or_huge_demands_fall_back_to_the_full_recompute() -> None:
     wl = synthetic_cluster(5, 3, 10, make_rng(0))
     whole = _whole(wl, 1, False)
     assert engine.integral_usage(whole.jobs, whole.cluster)
-    half = dataclasses.replace(
-        whole.jobs[0], worker_demand=(0.5,) + whole.jobs[0].worker_demand[1:]
-    )
+    half = dataclasses.replace(whole.jobs[0], worker_demand=(0.5, *whole.jobs[0].worker_demand[1:]))
     assert not engine.integral_usage((half, *whole.jobs[1:]), whole.cluster)
     huge = dataclasses.replace(
-        whole.jobs[0], worker_demand=(2.0**21,) + whole.jobs[0].worker_demand[1:]
+        whole.jobs[0], worker_demand=(2.0**21, *whole.jobs[0].worker_demand[1:])
     )
     assert not engine.integral_usage((huge, *whole.jobs[1:]), whole.cluster)
     big = Cluster(np.full_like(whole.cluster.capacity, 2.0**51), whole.cluster.resources)

@@ -54,6 +54,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Collection, Iterable
+from itertools import chain
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -294,12 +295,10 @@ def integral_usage(jobs: Iterable[ClusterJob], cluster: Cluster) -> bool:
     cap = np.asarray(cluster.capacity, dtype=float)
     if cap.size and not (np.isfinite(cap).all() and cap.max() < _EXACT_BOUND):
         return False
-    for job in jobs:
-        for d in (job.worker_demand, job.ps_demand):
-            a = np.asarray(d, dtype=float)
-            if not ((a >= 0) & (a <= _EXACT_DEMAND) & (np.floor(a) == a)).all():
-                return False
-    return True
+    a = np.fromiter(
+        chain.from_iterable(chain(j.worker_demand, j.ps_demand) for j in jobs), dtype=float
+    )
+    return bool(((a >= 0) & (a <= _EXACT_DEMAND) & (np.floor(a) == a)).all())
 
 
 def _recomputed_usage(H: int, R: int, parts: Iterable[tuple]) -> np.ndarray:

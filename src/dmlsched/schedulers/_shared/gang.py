@@ -42,12 +42,14 @@ def place(
     how: str,
     pointer: int,
     classes: tuple[np.ndarray, np.ndarray] | None = None,
+    below: bool = False,
 ) -> tuple[Placement, int] | None:
     """One gang on ``free``: ("packed" | "round-robin"); returns (placement, pointer).
 
-    ``classes`` (:func:`machine_rows` of the cluster) only saves work for "packed"."""
+    ``classes`` (:func:`machine_rows` of the cluster) only saves work for "packed";
+    ``below``: ``free`` is the capacity less placements (see :func:`place_packed`)."""
     if how == "packed":
-        p = place_packed(free, job, w, s, classes)
+        p = place_packed(free, job, w, s, classes, below)
         return None if p is None else (p, pointer)
     return place_round_robin(free, job, w, s, pointer)
 
@@ -61,7 +63,7 @@ def fits_empty(
     classes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> bool:
     """Whether the gang can be placed on the empty cluster at all."""
-    return w > 0 and place(capacity, job, w, s, how, 0, classes) is not None
+    return w > 0 and place(capacity, job, w, s, how, 0, classes, below=True) is not None
 
 
 def gang_size(
@@ -94,8 +96,10 @@ def gang_allocate(
     """This slot's placements for jobs in priority ``order`` (see the module docstring).
 
     ``needs`` may carry precomputed :func:`gang_need` values (a hot path: it is
-    called every slot).  ``keep_order`` lists the jobs that keep running in
-    ``running``'s order (then the newly placed ones) instead of priority order.
+    called every slot).  ``classes``, if given, must be :func:`machine_rows` of
+    ``capacity`` (placements then stop scanning early: see :func:`place_packed`).
+    ``keep_order`` lists the jobs that keep running in ``running``'s order (then
+    the newly placed ones) instead of priority order.
     """
     left = [float(x) for x in capacity.sum(axis=0)]
     selected = []
@@ -115,7 +119,8 @@ def gang_allocate(
         if j in out:
             continue
         w, s = gangs[j]
-        got = place(free, jobs[j], w, s, how, pointer, classes)
+        # free is the capacity less placements (take with sign +1 only): below it
+        got = place(free, jobs[j], w, s, how, pointer, classes, below=True)
         if got is None:
             continue
         p, pointer = got

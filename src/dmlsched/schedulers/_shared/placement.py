@@ -119,6 +119,7 @@ def place_packed(
     workers: int,
     ps: int,
     classes: tuple[np.ndarray, np.ndarray] | None = None,
+    below: bool = False,
 ) -> Placement | None:
     """Consolidate ``workers`` + ``ps`` tasks on as few machines as possible.
 
@@ -128,7 +129,9 @@ def place_packed(
     fits the most of them (ties: lower index), then PSs to machines the job
     already uses, else to the machine with most room.  All-or-nothing;
     ``free`` (H × R) is not modified; async jobs must also meet (3.4).
-    ``classes`` (:func:`machine_rows`) only saves work on large clusters.
+    ``classes`` (:func:`machine_rows`) only saves work on large clusters, more
+    so with ``below``: the caller's promise that no row of ``free`` exceeds its
+    class's row anywhere (true when ``free`` is the capacity less placements).
     """
     free = np.asarray(free, dtype=float)
     ref, cls = classes if classes is not None else _NO_CLASSES
@@ -142,6 +145,7 @@ def place_packed(
         int(ps),
         _EPS,
         _BIG,
+        bool(below) and classes is not None,
     )
     if not ok:
         return None

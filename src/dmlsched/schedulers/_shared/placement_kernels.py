@@ -130,16 +130,22 @@ def _fit_row(free, left, slot, m, d, eps, big):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _first_most(free, left, slot_of, ref, cls, d, eps, big):  # type: ignore[no-untyped-def]
+def _first_most(free, left, slot_of, ref, cls, d, eps, big, below):  # type: ignore[no-untyped-def]
     """(machine, count): the first machine that fits the most tasks of demand ``d``
     (``np.argmax`` of every machine's :func:`_fit_row`).  A machine is skipped as soon
     as one resource shows it cannot beat the best so far; an untouched machine whose
-    row equals its reference row bit for bit reuses the reference row's count."""
+    row equals its reference row bit for bit reuses the reference row's count.  With
+    ``below`` (every row of ``free`` ≤ its reference row), no machine fits more than
+    the best reference row, so the scan stops at the first machine that does."""
     H, R = free.shape
     C = ref.shape[0]
     ref_fit = np.empty(C, dtype=np.int64)
+    top = np.int64(-1)
     for c in range(C):
         ref_fit[c] = _fit_row(ref, left, -1, c, d, eps, big)
+        if ref_fit[c] > top:
+            top = ref_fit[c]
+    stop = below and C > 0
     best_m = -1
     best = np.int64(0)
     for m in range(H):
@@ -156,10 +162,14 @@ def _first_most(free, left, slot_of, ref, cls, d, eps, big):  # type: ignore[no-
                 if best_m < 0 or f > best:
                     best_m = m
                     best = f
+                    if stop and best >= top:
+                        break
                 continue
         if best_m < 0:
             best_m = m
             best = _fit_row(free, left, s, m, d, eps, big)
+            if stop and best >= top:
+                break
             continue
         low = False  # some resource caps this machine at ≤ best: it cannot win
         for r in range(R):
@@ -173,11 +183,13 @@ def _first_most(free, left, slot_of, ref, cls, d, eps, big):  # type: ignore[no-
             if f > best:
                 best_m = m
                 best = f
+                if stop and best >= top:
+                    break
     return best_m, best
 
 
 @njit(cache=True)
-def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[no-untyped-def]
+def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: ignore[no-untyped-def]
     """Consolidated placement of ``workers`` + ``ps`` tasks (see ``place_packed``).
 
     Workers go, a batch at a time, to the first machine that fits the most of
@@ -185,7 +197,9 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
     fits one, else to the first machine that fits the most.  ``free`` is not
     modified.  ``ref``/``cls`` (C × R reference rows, each machine's row index;
     C = 0: none) only save work: an untouched machine equal to its reference
-    row has its count.  Returns (ok, machines, workers per machine, PSs per
+    row has its count; ``below`` (every row of ``free`` ≤ its reference row)
+    lets a scan stop at the first machine that fits as many as the best
+    reference row.  Returns (ok, machines, workers per machine, PSs per
     machine) over the machines used, in first-use order.
     """
     H, R = free.shape
@@ -198,7 +212,7 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
     used = 0
     need = workers
     while need > 0:
-        m, f = _first_most(free, left, slot_of, ref, cls, wd, eps, big)
+        m, f = _first_most(free, left, slot_of, ref, cls, wd, eps, big, below)
         if m < 0 or f <= 0:
             return False, machine[:0], wcnt[:0], scnt[:0]
         k = min(f, need)
@@ -221,7 +235,7 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big):  # type: ignore[n
             if lower and _fit_row(free, left, s, machine[s], pd, eps, big) > 0:
                 chosen = machine[s]
         if chosen < 0:
-            chosen, f = _first_most(free, left, slot_of, ref, cls, pd, eps, big)
+            chosen, f = _first_most(free, left, slot_of, ref, cls, pd, eps, big, below)
             if chosen < 0 or f <= 0:
                 return False, machine[:0], wcnt[:0], scnt[:0]
         s = slot_of[chosen]
