@@ -251,22 +251,3 @@ def read_mapping(
     except Exception as e:  # the scheduler's own mapping raised while read: its fault, named
         raise InvalidDecision(sched, None, slot, f"reading {what} raised {type(e).__name__}") from e
     return out
-    if not isinstance(mapping, Mapping):
-        refuse(sched, None, slot, f"{what} is a {type(mapping).__name__}, expected a mapping")
-    out = {}
-    try:
-        for n, item in enumerate(mapping.items()):
-            if n > limit:  # one more lets the engine name the job that does not belong
-                refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
-            if type(item) is not tuple or len(item) != 2:
-                refuse(sched, None, slot, f"{what}.items() yielded {shown(item)}, not a pair")
-            key, value = item
-            j = _key(sched, slot, what, key)
-            if j in out:
-                refuse(sched, j, slot, f"{what} names the job twice")
-            out[j] = value
-    except InvalidDecision:
-        raise
-    except Exception as e:  # the scheduler's own mapping raised while read: its fault, named
-        raise InvalidDecision(sched, None, slot, f"reading {what} raised {type(e).__name__}") from e
-    return out

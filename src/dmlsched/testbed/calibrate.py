@@ -6,19 +6,25 @@ machines, for each external cap C in ``caps``:
 * co-located — W workers and S PSs on machine 0, (W, S) ∈ {(1,1), (2,1),
   (2,2), (3,1)} (at the first cap only: they do not use the external link);
 * split — W workers on machine 0, S PSs on machine 1, (W, S) ∈ {(1,1),
-  (2,1), (2,2)};
+  (2,1), (2,2), (3,1), (4,4)} (the schedulers place up to four workers per
+  machine);
 * mixed — workers on machines 0 and 1, the PS on machine 0: (1+1, 1),
   (2+1, 1).
 
-Each probe runs ``probe_seconds`` after a one-second warm-up; its step time
-is (Δ wall time) ÷ (Δ steps) from PS 0's status reports.
+Each probe runs ``probe_seconds`` after a one-second warm-up, longer (up to
+four times) until it has seen ``MIN_STEPS`` steps — a slow split probe at
+5 Mbit/s takes most of a second a step; its step time is (Δ wall time) ÷
+(Δ steps) from PS 0's status reports.
 
-Fits (weighted least squares on relative error, non-negative, scipy's
-``nnls``) of the two forms of :mod:`dmlsched.model.speed.calibrated`:
+Fits (least squares on relative error) of the two forms of
+:mod:`dmlsched.model.speed.calibrated`:
 
 * ``eq1`` — PD-ORS Eq. (1): τ, g/b^(i) and g/b^(e) (b^(e) scaled as the
-  cap: g/b^(e) = η⁻¹·g/C);
-* ``links`` — τ, η_e⁻¹, η_i⁻¹ and a per-step overhead c.
+  cap: g/b^(e) = η⁻¹·g/C); linear, non-negative (scipy's ``nnls``);
+* ``links`` — τ, η_e⁻¹, η_i⁻¹, a per-step overhead c and the overlap
+  fractions κ, ω ∈ [0, 1]; nonlinear in κ (a max), bounded
+  (``scipy.optimize.least_squares``, started from the ``nnls`` fit of
+  κ = 1, ω = 0 — the form as first fitted).
 
 Reported (``calibration.md``, ``probes.csv``, ``profile.json``): the fitted
 constants; per placement class the median and largest relative error of
@@ -47,21 +53,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import nnls
+from scipy.optimize import least_squares, nnls
 
 from dmlsched.model.cluster import Placement
-from dmlsched.model.speed.calibrated import link_times
+from dmlsched.model.speed.calibrated import link_times, links_step
 from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
 from dmlsched.testbed.state import DEFAULT_STATE_DIR
 from dmlsched.testbed.training import n_params
 from dmlsched.workloads.speed_profile import PROFILE_FORMAT
 
-__all__ = ["Probe", "calibrate", "fit"]
+__all__ = ["CALIBRATION_VERSION", "Probe", "calibrate", "fit"]
+
+# 2: the links form's κ, ω fitted by nonlinear least squares; split probes up to W = 4
+CALIBRATION_VERSION = 2
 
 BATCH = 64
 HIDDEN = 256
 COLOCATED = ((1, 1), (2, 1), (2, 2), (3, 1))
-SPLIT = ((1, 1), (2, 1), (2, 2))
+SPLIT = ((1, 1), (2, 1), (2, 2), (3, 1), (4, 4))
+MIN_STEPS = 8
 MIXED = (((1, 1, 0), (1, 0, 0)), ((2, 1, 0), (1, 0, 0)))
 
 
@@ -110,6 +120,11 @@ def _measure(tb: Testbed, probe: Probe, seconds: float, n: int) -> float:
         a = json.loads(path.read_text())
         time.sleep(seconds)
         b = json.loads(path.read_text())
+        for _ in range(int(3 * seconds / 0.5)):  # slow probes: wait for MIN_STEPS steps
+            if b["step"] - a["step"] >= MIN_STEPS:
+                break
+            time.sleep(0.5)
+            b = json.loads(path.read_text())
     finally:
         job.stop()
     steps = b["step"] - a["step"]
@@ -130,7 +145,7 @@ def _features(p: Probe, g: float, int_mbit: float | None) -> tuple[list[float], 
 
 
 def fit(probes: list[Probe], g: float, int_mbit: float | None) -> dict:
-    """Both forms' constants from ``probes`` (weighted nnls, module docstring)."""
+    """Both forms' constants from ``probes`` (module docstring)."""
     rows = [_features(p, g, int_mbit) for p in probes]
     y = np.array([p.step_s for p in probes])
     out = {}
@@ -138,19 +153,43 @@ def fit(probes: list[Probe], g: float, int_mbit: float | None) -> dict:
         A = np.array([r[k] for r in rows]) / y[:, None]
         x, _ = nnls(A, np.ones(len(y)))
         out[form] = x
+    # links: κ, ω by bounded nonlinear least squares from the linear fit (κ = 1, ω = 0)
+    scale = np.maximum(out["links"], 1e-6)  # parameters of very different sizes
+    x0 = np.concatenate([out["links"] / scale, [1.0, 0.0]])
+
+    def rel(z: np.ndarray) -> np.ndarray:
+        x = np.concatenate([z[:4] * scale, z[4:]])
+        return np.array([_predict("links", x, p, g, int_mbit) for p in probes]) / y - 1.0
+
+    hi = np.array([np.inf] * 4 + [1.0, 1.0])
+    r = least_squares(rel, x0, bounds=(np.zeros(6), hi), max_nfev=2000)
+    out["links"] = np.concatenate([r.x[:4] * scale, r.x[4:]])
     return out
 
 
 def _predict(form: str, x: np.ndarray, p: Probe, g: float, int_mbit: float | None) -> float:
-    eq1, links = _features(p, g, int_mbit)
-    return float(np.dot(eq1 if form == "eq1" else links, x))
+    if form == "eq1":
+        return float(np.dot(_features(p, g, int_mbit)[0], x))
+    if len(x) == 4:  # the linear start: κ = 1, ω = 0
+        return float(np.dot(_features(p, g, int_mbit)[1], x))
+    icap = (int_mbit or 0) * 1e6 / 8 or 1e9  # uncapped: as in _features
+    return links_step(
+        BATCH,
+        p.workers,
+        p.ps,
+        [p.cap_mbit * 1e6 / 8] * 3,
+        [icap] * 3,
+        g,
+        *(float(v) for v in x),
+    )
 
 
 def _consts(form: str, x: np.ndarray, g: float, ref_mbit: float) -> dict:
     if form == "eq1":
         cap = ref_mbit * 1e6 / 8
         return {"batch_tau_s": x[0], "g_over_b_int": x[1], "g_over_b_ext": x[2] * g / cap}
-    return {"batch_tau_s": x[0], "inv_eta_ext": x[1], "inv_eta_int": x[2], "overhead_s": x[3]}
+    names = ("batch_tau_s", "inv_eta_ext", "inv_eta_int", "overhead_s", "overlap", "pipeline")
+    return dict(zip(names, x, strict=True))
 
 
 def calibrate(
@@ -254,6 +293,7 @@ def calibrate(
             )
     profile = {
         "format": PROFILE_FORMAT,
+        "calibration_version": CALIBRATION_VERSION,
         "scheduler_eq1": bound,
         "default": default,
         "slot_seconds": slot_seconds,
@@ -335,7 +375,9 @@ def _write_md(
         "## Link (bottleneck) model fitted",
         "",
         f"- τ = {lk['batch_tau_s'] * 1e6:.2f} µs per sample, η_e⁻¹ = {lk['inv_eta_ext']:.3f}, "
-        f"η_i⁻¹ = {lk['inv_eta_int']:.3f}, overhead c = {1e3 * lk['overhead_s']:.2f} ms per step",
+        f"η_i⁻¹ = {lk['inv_eta_int']:.3f}, overhead c = {1e3 * lk['overhead_s']:.2f} ms per step, "
+        f"κ = {lk['overlap']:.3f} (NIC and loopback: 0 overlap, 1 add up), "
+        f"ω = {lk['pipeline']:.3f} (push/pull overlap across workers)",
         "",
         f"Default form of the profile: **{prof['default']}** (smaller median leave-one-out error).",
         "",

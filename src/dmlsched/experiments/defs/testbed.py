@@ -51,15 +51,24 @@ EXT_MBIT = 10.0
 INT_MBIT = 50.0
 
 
+def _current(path: Path) -> bool:
+    """A cached profile written by this version of the calibration."""
+    from dmlsched.testbed.calibrate import CALIBRATION_VERSION
+
+    if not path.exists():
+        return False
+    return json.loads(path.read_text()).get("calibration_version") == CALIBRATION_VERSION
+
+
 def _profile(emulation: str, quick: bool) -> dict:
     from dmlsched.testbed.calibrate import calibrate
 
     full = CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}" / "profile.json"
-    if full.exists():  # a full calibration serves quick runs too
+    if _current(full):  # a full calibration serves quick runs too
         return json.loads(full.read_text())
     d = CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}{'-quick' if quick else ''}"
     path = d / "profile.json"
-    if not path.exists():
+    if not _current(path):
         calibrate(
             d,
             emulation=emulation,

@@ -8,18 +8,28 @@ placement (machines, w_h, s_h) with W = Σ w_h workers and S = Σ s_h PSs:
 
       step = (F/W)·τ + (2/S)·(g/b)
 
-* ``links`` — the bottleneck of the machines' shared links, which is what a
-  tc cap on a machine's external link (or a token bucket) enforces: in a
-  push (and again in a pull) each worker sends g/S to every PS, so machine
-  h's external link carries max(w_h·(S − s_h), s_h·(W − w_h))·g/S bytes in
-  each direction; with fitted efficiencies η_e, η_i of the caps and a
-  fitted per-step overhead c::
+* ``links`` (ours, not the papers') — the bottleneck of the machines'
+  shared links, which is what a tc cap on a machine's external link (or a
+  token bucket) enforces: in a push (and again in a pull) each worker sends
+  g/S to every PS, so machine h's external link carries
+  max(w_h·(S − s_h), s_h·(W − w_h))·g/S bytes in each direction; with
+  fitted efficiencies η_e, η_i of the caps, a fitted per-step overhead c
+  and two fitted overlap fractions κ, ω ∈ [0, 1]::
 
-      step = (F/W)·τ + 2·(t_ext/η_e + t_int/η_i) + c
+      e = (2·t_ext − ω·(t_ext − t_one))/η_e     i = 2·t_int/η_i
+      step = (F/W)·τ + max(e, i) + κ·min(e, i) + c
 
   where t_ext = max_h ext_bytes_h / C_h and t_int = max_h w_h·s_h·(g/S) / C^(i)_h
   (machine h's loopback, capped at C^(i)_h) are one push's times at the
-  raw caps.
+  raw caps, and t_one is t_ext of a single worker (its own g through the
+  same links).  κ: how much of the shorter of the NIC and loopback times
+  adds to the longer (1 = they follow each other, 0 = they overlap: a
+  mixed placement's local and remote workers use different links at the
+  same time).  ω: how much of a full-duplex link's push and pull overlap
+  across workers (0 = the whole pull phase, then the whole push phase, as
+  Eq. (1) counts it; 1 = the first worker pushes while the last is still
+  pulling, so W workers take (W + 1)·t_one instead of 2W·t_one).  κ = 1,
+  ω = 0 is the form as first fitted (profiles without them load so).
 
 Async jobs (thesis (3.1)): a worker's mini-batch time is the same
 expression with W = 1 seen from that worker (its own PSs), summed as rates.
@@ -38,7 +48,7 @@ from dataclasses import dataclass
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import ClusterJob, Placement
 
-__all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step"]
+__all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step", "one_worker_ext"]
 
 FORMS = ("eq1", "links")
 _MIN_STEP_S = 1e-6  # a fit with τ = c = 0 must not promise infinite speed
@@ -83,6 +93,24 @@ def link_times(
     return t_ext, t_int
 
 
+def one_worker_ext(
+    workers: Sequence[int], ps: Sequence[int], ext_caps: Sequence[float], grad_bytes: float
+) -> float:
+    """t_one: the largest external time of one push of a single worker of the placement."""
+    S = sum(ps)
+    t = 0.0
+    for h, w in enumerate(workers):
+        if w:
+            one = [1 if q == h else 0 for q in range(len(workers))]
+            t = max(t, link_times(one, ps, ext_caps, [0.0] * len(ps), grad_bytes)[0])
+    return t if S else 0.0
+
+
+def combine(ext_s: float, int_s: float, overlap: float) -> float:
+    """max(e, i) + κ·min(e, i): a step's NIC and loopback seconds together."""
+    return max(ext_s, int_s) + overlap * min(ext_s, int_s)
+
+
 def links_step(
     batch: int,
     workers: Sequence[int],
@@ -94,11 +122,15 @@ def links_step(
     inv_eta_ext: float,
     inv_eta_int: float,
     overhead_s: float,
+    overlap: float = 1.0,
+    pipeline: float = 0.0,
 ) -> float:
     """The ``links`` form (module docstring)."""
     t_ext, t_int = link_times(workers, ps, ext_caps, int_caps, grad_bytes)
+    t_one = one_worker_ext(workers, ps, ext_caps, grad_bytes) if pipeline and t_ext else 0.0
+    e = (2.0 * t_ext - pipeline * (t_ext - t_one)) * inv_eta_ext
     W = sum(workers)
-    return batch / W * tau_s + 2.0 * (t_ext * inv_eta_ext + t_int * inv_eta_int) + overhead_s
+    return batch / W * tau_s + combine(e, 2.0 * t_int * inv_eta_int, overlap) + overhead_s
 
 
 @dataclass(frozen=True)
@@ -117,6 +149,8 @@ class CalibratedSpeed:
     inv_eta_ext: float = 1.0  # links
     inv_eta_int: float = 1.0  # links
     overhead_s: float = 0.0  # links
+    overlap: float = 1.0  # links: κ (1 = NIC and loopback times add up)
+    pipeline: float = 0.0  # links: ω (0 = a link's pull and push phases do not overlap)
     ext_mbit: tuple[float, ...] = (20.0,)
     int_mbit: tuple[float, ...] = (0.0,)  # 0 = uncapped loopback
     ref_mbit: float = 0.0  # eq1: the cap g_over_b_ext was fitted at (0 = this run's)
@@ -157,6 +191,8 @@ class CalibratedSpeed:
             self.inv_eta_ext,
             self.inv_eta_int,
             self.overhead_s,
+            self.overlap,
+            self.pipeline,
         )
 
     def rate(
@@ -188,12 +224,18 @@ class CalibratedSpeed:
     def slot_rates(self, items: Sequence[tuple[ClusterJob, Placement]]) -> list[float]:
         """Rates of jobs running together: ``links`` shares every machine's links.
 
-        Each job's step is its solo ``links`` step with every link time
-        stretched by that link's offered load max(1, ρ), ρ = Σ_jobs (the time
-        the job keeps the link busy per step ÷ its solo step time): a
-        saturated link is shared in proportion, so two jobs that each need a
-        link all the time get half of it each.  Async jobs and the ``eq1``
-        form: solo rates.
+        Ours (the papers' jobs never share a link).  A job's transfers on a
+        link it shares run, on average, at 1 / (1 + Σ_j d_j) of its solo
+        speed, where d_j ≤ 1 is the duty cycle of each other job j on that
+        link (the share of j's step it keeps the link busy): while two jobs
+        transfer at once each gets half the link (TCP's per-connection
+        fairness through one FIFO qdisc, roughly per job for these
+        all-to-all jobs), and a job that is mostly computing takes little.
+        Steps and duty cycles depend on each other: a damped fixed-point
+        iteration (at most 100 rounds).  Measured on the FIFO runs of
+        ``testbed-pdors`` this sharing predicts the per-slot work better
+        than sharing a saturated link in proportion to offered load
+        (docs/testbed.md).  Async jobs and the ``eq1`` form: solo rates.
         """
         solo = [self.rate(j, p.machines, p.workers, p.ps) for j, p in items]
         if self.form != "links" or any(j.mode != "sync" for j, _ in items):
@@ -206,34 +248,46 @@ class CalibratedSpeed:
             base.append(job.batch / max(W, 1) * self.batch_tau_s + self.overhead_s)
             b: dict[tuple[int, str], float] = {}
             if W and S:
+                caps = [self._cap(self.ext_mbit, m) for m in p.machines]
+                t_ext, _ = link_times(p.workers, p.ps, caps, [0.0] * len(caps), self.grad_bytes)
+                t_one = one_worker_ext(p.workers, p.ps, caps, self.grad_bytes)
+                # the job's push/pull overlap (ω) shortens its time on every external link
+                pipe = 1.0 - self.pipeline * (t_ext - t_one) / (2.0 * t_ext) if t_ext else 1.0
                 g = self.grad_bytes / S
-                for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
+                for m, w, s, ce in zip(p.machines, p.workers, p.ps, caps, strict=True):
                     ext = max(w * (S - s), s * (W - w)) * g
                     loc = w * s * g
-                    ce, ci = self._cap(self.ext_mbit, m), self._cap(self.int_mbit, m)
+                    ci = self._cap(self.int_mbit, m)
                     if ext and ce < float("inf"):
-                        b[(m, "e")] = 2.0 * ext / ce * self.inv_eta_ext
+                        b[(m, "e")] = 2.0 * ext / ce * self.inv_eta_ext * pipe
                     if loc and ci < float("inf"):
                         b[(m, "i")] = 2.0 * loc / ci * self.inv_eta_int
             busy.append(b)
-        step = [
-            max(
-                base[k]
-                + max((v for (m, kd), v in busy[k].items() if kd == "e"), default=0.0)
-                + max((v for (m, kd), v in busy[k].items() if kd == "i"), default=0.0),
-                _MIN_STEP_S,
+
+        def steps(stretch: list[dict[tuple[int, str], float]]) -> list[float]:
+            out = []
+            for k, b in enumerate(busy):
+                te = max((v * stretch[k][lk] for lk, v in b.items() if lk[1] == "e"), default=0.0)
+                ti = max((v * stretch[k][lk] for lk, v in b.items() if lk[1] == "i"), default=0.0)
+                out.append(max(base[k] + combine(te, ti, self.overlap), _MIN_STEP_S))
+            return out
+
+        step = steps([dict.fromkeys(b, 1.0) for b in busy])
+        for _ in range(100):
+            duty: dict[tuple[int, str], float] = {}  # Σ over jobs of duty cycles per link
+            for k, b in enumerate(busy):
+                for lk, v in b.items():
+                    duty[lk] = duty.get(lk, 0.0) + min(1.0, v / step[k])
+            new = steps(
+                [
+                    {lk: 1.0 + duty[lk] - min(1.0, v / step[k]) for lk, v in b.items()}
+                    for k, b in enumerate(busy)
+                ]
             )
-            for k in range(len(items))
-        ]
-        # offered load of each link: the share of its solo step a job keeps the link busy
-        load: dict[tuple[int, str], float] = {}
-        for k, b in enumerate(busy):
-            for link, v in b.items():
-                load[link] = load.get(link, 0.0) + v / step[k]
-        for k, b in enumerate(busy):
-            te = max((v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "e"), default=0.0)
-            ti = max((v * max(1.0, load[lk]) for lk, v in b.items() if lk[1] == "i"), default=0.0)
-            step[k] = max(base[k] + te + ti, _MIN_STEP_S)
+            done = max(abs(a / b_ - 1.0) for a, b_ in zip(new, step, strict=True)) < 1e-9
+            step = [0.5 * (a + b_) for a, b_ in zip(new, step, strict=True)]
+            if done:
+                break
         return [
             job.batch / st * self.slot_seconds if sum(p.workers) and sum(p.ps) else 0.0
             for (job, p), st in zip(items, step, strict=True)
