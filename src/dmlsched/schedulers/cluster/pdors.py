@@ -408,6 +408,8 @@ class PdorsOracle:
         self.res = [int(r) for r in np.flatnonzero(used)]
         self.other = [int(r) for r in np.flatnonzero(~used)]
         self.a_res, self.b_res = self.alpha[self.res], self.beta[self.res]
+        self.res_key = tuple(self.res)
+        self.margin = (self.alpha + self.beta)[self.res]  # the safe packing's margin
         self.ratio = ps_ratio(job)
         work = np.arange(q + 1) * quanta.size
         wmax = job.max_workers
@@ -462,7 +464,7 @@ class PdorsOracle:
         if room is None:
             room = d.shared.free[:, self.res]
             if margin and self.sched.safe_packing:
-                room = room - (self.alpha + self.beta)[self.res]
+                room = room - self.margin
             d.lp_room[margin] = room
         return room
 
@@ -526,11 +528,12 @@ class PdorsOracle:
         ok = res.ok
         full = np.hstack([res.w[ok], res.s[ok]])
         obj = full @ cost
-        for m, o, x in zip(np.asarray(ms)[ok].tolist(), obj.tolist(), full, strict=True):
+        at = np.asarray(ms)
+        for m, o, x in zip(at[ok].tolist(), obj.tolist(), full, strict=True):
             d.lp[m] = (o, x)
             if margin:
                 d.lp_margin.add(m)
-        return np.asarray(ms)[~ok].tolist()
+        return at[~ok].tolist()
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -602,17 +605,21 @@ class PdorsOracle:
 
     def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
         """Machines equal in everything the job's two cases see (shared across jobs)."""
-        tag = (key, self.bounds, tuple(self.res))
+        tag = (key, self.bounds, self.res_key)
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
+            res, n = self.res, len(self.res)
+            cols = np.empty((free.shape[0], 2 * n + 1))
+            cols[:, :n] = free[:, res]
+            cols[:, n : 2 * n] = price[:, res]
             # the internal case's fit on the resources the job does not use
-            other_ok = np.all(
-                free[:, self.other] >= -_TOL * np.maximum(1.0, free[:, self.other]), axis=1
-            )
-            classes = machine_classes(
-                np.column_stack([free[:, self.res], price[:, self.res], other_ok])
-            )
+            if self.other:
+                rest = free[:, self.other]
+                cols[:, 2 * n] = np.all(rest >= -_TOL * np.maximum(1.0, rest), axis=1)
+            else:
+                cols[:, 2 * n] = 1.0
+            classes = machine_classes(cols)
             first = classes.first
             free_c = free[first]
             hit = _SlotClasses(
