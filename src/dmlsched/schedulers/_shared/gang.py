@@ -21,7 +21,13 @@ import numpy as np
 
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.views import ClusterView
-from dmlsched.schedulers._shared.placement import bundle, place_packed, place_round_robin, take
+from dmlsched.schedulers._shared.placement import (
+    bundle,
+    machine_rows,
+    place_packed,
+    place_round_robin,
+    take,
+)
 
 __all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_size", "place"]
 
@@ -29,18 +35,33 @@ _EPS = 1e-9
 
 
 def place(
-    free: np.ndarray, job: ClusterJob, w: int, s: int, how: str, pointer: int
+    free: np.ndarray,
+    job: ClusterJob,
+    w: int,
+    s: int,
+    how: str,
+    pointer: int,
+    classes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[Placement, int] | None:
-    """One gang on ``free``: ("packed" | "round-robin"); returns (placement, pointer)."""
+    """One gang on ``free``: ("packed" | "round-robin"); returns (placement, pointer).
+
+    ``classes`` (:func:`machine_rows` of the cluster) only saves work for "packed"."""
     if how == "packed":
-        p = place_packed(free, job, w, s)
+        p = place_packed(free, job, w, s, classes)
         return None if p is None else (p, pointer)
     return place_round_robin(free, job, w, s, pointer)
 
 
-def fits_empty(capacity: np.ndarray, job: ClusterJob, w: int, s: int, how: str) -> bool:
+def fits_empty(
+    capacity: np.ndarray,
+    job: ClusterJob,
+    w: int,
+    s: int,
+    how: str,
+    classes: tuple[np.ndarray, np.ndarray] | None = None,
+) -> bool:
     """Whether the gang can be placed on the empty cluster at all."""
-    return w > 0 and place(capacity, job, w, s, how, 0) is not None
+    return w > 0 and place(capacity, job, w, s, how, 0, classes) is not None
 
 
 def gang_size(
@@ -68,6 +89,7 @@ def gang_allocate(
     pointer: int = 0,
     needs: Mapping[int, tuple[float, ...]] | None = None,
     keep_order: bool = False,
+    classes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[dict[int, Placement], int]:
     """This slot's placements for jobs in priority ``order`` (see the module docstring).
 
@@ -93,7 +115,7 @@ def gang_allocate(
         if j in out:
             continue
         w, s = gangs[j]
-        got = place(free, jobs[j], w, s, how, pointer)
+        got = place(free, jobs[j], w, s, how, pointer, classes)
         if got is None:
             continue
         p, pointer = got
@@ -130,6 +152,8 @@ class GangPolicy:
         self.need_: dict[int, tuple[float, ...]] = {}
         self.running_: dict[int, Placement] = {}
         self.pointer_ = 0
+        self.classes_ = machine_rows(cluster.capacity)
+        self.fits_empty_: dict[tuple, bool] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -154,7 +178,14 @@ class GangPolicy:
         reject = []
         for job in view.arrivals:
             w, s = gang_size(job, self.rng_)
-            if not fits_empty(cap, job, w, s, self.placement) or not self._admit(job, w, s):
+            # a sync gang's fit on the empty cluster depends only on its demands and size
+            key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
+            fits = self.fits_empty_.get(key) if key is not None else None
+            if fits is None:
+                fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
+                if key is not None:
+                    self.fits_empty_[key] = fits
+            if not fits or not self._admit(job, w, s):
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)
@@ -173,6 +204,7 @@ class GangPolicy:
             self.pointer_,
             self.need_,
             self.keep_order,
+            self.classes_,
         )
         # a job placed this slot is listed among the running ones next slot: the
         # decision's order changes, so event-driven time starts a slot later

@@ -36,7 +36,7 @@ import numpy as np
 from dmlsched.model.cluster import Cluster, ClusterDecision, Placement
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.gang import gang_size, place
-from dmlsched.schedulers._shared.placement import bundle, take
+from dmlsched.schedulers._shared.placement import bundle, machine_rows, take
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Fifo"]
@@ -71,6 +71,7 @@ class Fifo:
         self.running_: dict[int, Placement] = {}
         self.free_ = np.array(cluster.capacity, dtype=float)
         self.pointer_ = 0
+        self.classes_ = machine_rows(cluster.capacity)
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         for job in view.arrivals:  # drawn at arrival so the stream is order-stable
@@ -88,7 +89,7 @@ class Fifo:
             how = self.placement
             if how == "auto":
                 how = "packed" if job.requested_workers and self.use_requested else "round-robin"
-            placed = place(self.free_, job, w, s, how, self.pointer_) if w else None
+            placed = place(self.free_, job, w, s, how, self.pointer_, self.classes_) if w else None
             if placed is None:
                 if self.running_:
                     break
