@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml requirements.lock
 	@$(BIN)/python -m pip install --quiet -r requirements.lock
 	@echo "make install: dmlsched itself (editable, from src/)"
 	@$(BIN)/python -m pip install --quiet --no-deps -e .
+	@echo "make install: compiling dmlsched's bytecode (as pip does for a regular install)"
+	@$(BIN)/python -m compileall -q src >/dev/null
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 	@echo "make install: done ($(VENV)/bin/dmlsched)"

@@ -26,6 +26,7 @@ PKG = ROOT / "src" / "dmlsched"
 CORE_LAYER = {
     "errors": 0,
     "rng": 0,
+    "limits": 0,
     "model": 1,
     "solvers": 1,
     "config": 2,

@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -49,7 +50,7 @@ from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, expla
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.reproduction import write_reproduction
-from dmlsched.experiments.results import read_results
+from dmlsched.experiments.results import columns, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
@@ -207,13 +208,15 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str, plots: bool = T
 
 def _print_table(results: Path, title: str) -> None:
     """Metrics × schedulers, mean ± 95% CI (per-resource breakdowns: see summary.md)."""
-    df = read_results(results)
+    rows = scan_results(results).rows  # rows, not a DataFrame: pandas is slow to import
+    cols = columns(rows)
     metrics = [
         m
-        for m in dict.fromkeys(df["metric"])
+        for m in dict.fromkeys(cols["metric"])
         if not m.startswith(("mean_utilization_", WORKLOAD_PREFIX))
     ]
-    scheds = list(dict.fromkeys(df["scheduler"]))
+    scheds = list(dict.fromkeys(cols["scheduler"]))
+    cells = groups(cols, "metric", "scheduler")
     table = Table(title=title)
     table.add_column("metric", no_wrap=True)
     for s in scheds:
@@ -221,11 +224,11 @@ def _print_table(results: Path, title: str) -> None:
     for m in metrics:
         row = []
         for s in scheds:
-            vals = df[(df.metric == m) & (df.scheduler == s)]["metric_value"].to_numpy()
+            vals = np.array(cells.get((m, s), []), float)
             row.append(format_cell(cell_stats(vals, describe(m))))
         table.add_row(m, *row)
     console.print(table)
-    for line in explain_completions(df):  # why few jobs completed, when that is the case
+    for line in explain_completions(rows):  # why few jobs completed, when that is the case
         console.print(f"- {line}")
 
 

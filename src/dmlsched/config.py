@@ -14,15 +14,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dmlsched.errors import InvalidInput
+from dmlsched.limits import MAX_SIZE
 from dmlsched.model.cluster import RESOURCES, ClusterJob
 from dmlsched.model.utility import utility_from_dict
 
 __all__ = ["MAX_SIZE", "ClusterSpec", "JobFile", "JobSpec", "raise_first"]
-
-# Largest jobs / machines / slots count accepted anywhere a user gives one (a
-# flag, a job file, a computed horizon): far beyond any experiment here, small
-# enough that a typo (an extra run of zeros) is refused instead of exhausting memory.
-MAX_SIZE = 1_000_000
 
 
 class _Strict(BaseModel):

@@ -13,6 +13,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,6 +113,24 @@ def test_a_second_writer_is_refused(db: str) -> None:
         open_store(db)
     first.close()
     open_store(db).close()  # the lock goes with the session
+
+
+def test_a_restart_waits_for_the_dead_writers_session_to_end(db: str) -> None:
+    # The first writer's session ends 0.5 s after the second asks (as a SIGKILLed
+    # service's session ends once the server notices): the second must get the lock,
+    # not call the database someone else's.
+    import psycopg
+
+    from dmlsched.service.store import _PG_LOCK_KEY
+
+    holder = psycopg.connect(db, autocommit=True)
+    holder.execute("SELECT pg_advisory_lock(%s)", (_PG_LOCK_KEY,))
+    ends = threading.Timer(0.5, holder.close)
+    ends.start()
+    try:
+        open_store(db).close()
+    finally:
+        ends.join()
 
 
 def test_the_service_state_is_rebuilt_from_postgres(db: str, tmp_path: Path) -> None:

@@ -45,16 +45,22 @@ def _timed_run(
 ) -> tuple[float, list[float]]:
     wl = synthetic_cluster(jobs, machines, slots, make_rng(seed))
     sched = make_scheduler("cluster", which[0], **which[1])
-    inner = sched.plan
     per_job: list[float] = []
+    base = type(sched)
 
-    def plan(job, now):  # type: ignore[no-untyped-def]
-        t0 = time.perf_counter()
-        out = inner(job, now)
-        per_job.append((time.perf_counter() - t0) * 1e3)
-        return out
+    class Timed(base):  # type: ignore[valid-type,misc]
+        """Times each job's plan; a subclass, not a wrapped attribute, so the throwaway
+        copy that reset warms the compiled kernels on plans as itself (and is not timed)."""
 
-    sched.plan = plan  # type: ignore[method-assign]
+        def plan(self, job, now):  # type: ignore[no-untyped-def]
+            t0 = time.perf_counter()
+            out = super().plan(job, now)
+            if self is sched:
+                per_job.append((time.perf_counter() - t0) * 1e3)
+            return out
+
+    Timed.__name__ = Timed.__qualname__ = base.__name__
+    sched.__class__ = Timed
     t0 = time.perf_counter()
     simulate("cluster", wl, sched, make_rng(seed + 1), record_events=False)
     return time.perf_counter() - t0, per_job

@@ -34,10 +34,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # claims only read frames given to them; pandas is slow to import
+    import pandas as pd
 
 __all__ = [
     "Beats",

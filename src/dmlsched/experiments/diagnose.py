@@ -23,15 +23,20 @@ summary prints (the demo's "why do FIFO and DRF complete so few jobs").
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment, Point
+from dmlsched.experiments.results import Row, columns, groups
 from dmlsched.model.cluster import ClusterJob, ClusterWorkload
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers._shared.placement import bundle, place_packed
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["WORKLOAD_PREFIX", "alone_rate", "diagnosed_cell", "explain_completions"]
 
@@ -97,33 +102,35 @@ def diagnosed_cell(
     return metrics
 
 
-def _mean(df: pd.DataFrame, metric: str, scheduler: str | None = None) -> float:
-    sub = df[df["metric"] == metric]
-    if scheduler is not None:
-        sub = sub[sub["scheduler"] == scheduler]
-    v = sub["metric_value"].to_numpy(dtype=float)
-    v = v[np.isfinite(v)]
-    return float(v.mean()) if v.size else float("nan")
-
-
-def explain_completions(df: pd.DataFrame, share: float = 0.5) -> list[str]:
+def explain_completions(results: Iterable[Row] | pd.DataFrame, share: float = 0.5) -> list[str]:
     """Sentences on why schedulers completed fewer than ``share`` of the jobs that
     could finish alone (or of all jobs, when few could).
 
-    Empty when the results lack the diagnosis or every scheduler did well.
+    ``results``: rows of results.csv or their DataFrame.  Empty when the
+    results lack the diagnosis or every scheduler did well.
     """
-    jobs = _mean(df, "workload_jobs")
-    if not math.isfinite(jobs) or "completed_jobs" not in set(df["metric"]):
+    cols = columns(results)
+    by_metric = groups(cols, "metric")
+    by_sched = groups(cols, "metric", "scheduler")
+
+    def _mean(metric: str, scheduler: str | None = None) -> float:
+        got = by_metric if scheduler is None else by_sched
+        v = np.array(got.get((metric,) if scheduler is None else (metric, scheduler), []), float)
+        v = v[np.isfinite(v)]
+        return float(v.mean()) if v.size else float("nan")
+
+    jobs = _mean("workload_jobs")
+    if not math.isfinite(jobs) or ("completed_jobs",) not in by_metric:
         return []
-    ok = _mean(df, "workload_finishable_alone")
-    scheds = list(dict.fromkeys(df["scheduler"]))
-    low = [s for s in scheds if _mean(df, "completed_jobs", s) < share * ok]
+    ok = _mean("workload_finishable_alone")
+    scheds = list(dict.fromkeys(cols["scheduler"]))
+    low = [s for s in scheds if _mean("completed_jobs", s) < share * ok]
     if not low:
         return []
-    med = _mean(df, "workload_alone_median_slots")
-    gw = _mean(df, "workload_alone_median_workers")
-    T = _mean(df, "workload_horizon")
-    seeds = df["seed"].nunique()
+    med = _mean("workload_alone_median_slots")
+    gw = _mean("workload_alone_median_workers")
+    T = _mean("workload_horizon")
+    seeds = len(set(cols["seed"]))
     avg = f" (mean over {seeds} seeds)" if seeds > 1 else ""
     out = [
         f"Alone on the empty cluster with its fastest gang, only {ok:.3g} of the "
@@ -134,10 +141,10 @@ def explain_completions(df: pd.DataFrame, share: float = 0.5) -> list[str]:
         "completions here are bounded by the workload, not only by the scheduler."
     ]
     for s in low:
-        adm = _mean(df, "admitted_jobs", s)
-        done = _mean(df, "completed_jobs", s)
-        w = _mean(df, "mean_workers", s)
-        prog = _mean(df, "mean_progress", s)
+        adm = _mean("admitted_jobs", s)
+        done = _mean("completed_jobs", s)
+        w = _mean("mean_workers", s)
+        prog = _mean("mean_progress", s)
         text = f"{s} admitted {adm:.3g} and completed {done:.3g} jobs"
         if math.isfinite(w):
             text += (

@@ -9,22 +9,34 @@ recorded in ``config.json`` are listed under "Workload".
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, get
 from dmlsched.experiments.claims import check_both
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
-from dmlsched.experiments.results import frame, scan_results
+from dmlsched.experiments.results import Columns, Row, columns, frame, groups, scan_results
+
+if TYPE_CHECKING:  # pandas only for claims and plots (slow to import; see results.columns)
+    import pandas as pd
 
 __all__ = ["render_report", "summary_table"]
 
 
-def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rows = sweep points, columns = schedulers, cells "mean ± ci95".
+def summary_table(results: Iterable[Row] | pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rows = sweep points, columns = schedulers, cells "mean ± ci95" (:func:`_cells`)."""
+    import pandas as pd
+
+    points, table = _cells(columns(results), metric)
+    return pd.DataFrame(table, index=points)
+
+
+def _cells(cols: Columns, metric: str) -> tuple[list, dict[str, list[str]]]:
+    """(sweep points, scheduler → one "mean ± ci95" cell per point) of ``metric``.
 
     The mean is over finite values; a cell says how many seeds were infinite
     (a ratio over a zero) or excluded (NaN: undefined, e.g. OPT = ALG = 0);
@@ -34,23 +46,26 @@ def summary_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """
 
     info = describe(metric)
-    sub = df[df["metric"] == metric]
-    points = list(dict.fromkeys(sub["value"]))
-    scheds = list(dict.fromkeys(sub["scheduler"]))
-    table = {}
-    for s in scheds:
-        col = []
-        for p in points:
-            v = sub[(sub["scheduler"] == s) & (sub["value"] == p)]["metric_value"].to_numpy()
-            col.append(format_cell(cell_stats(v, info)))
-        table[s] = col
-    return pd.DataFrame(table, index=points)
+    # first appearances, in row order, as a filter of the frame would list them
+    cells = {
+        k[1:]: v for k, v in groups(cols, "metric", "scheduler", "value").items() if k[0] == metric
+    }
+    points = list(dict.fromkeys(p for _, p in cells))
+    scheds = list(dict.fromkeys(s for s, _ in cells))
+    table = {
+        s: [format_cell(cell_stats(np.array(cells.get((s, p), []), float), info)) for p in points]
+        for s in scheds
+    }
+    return points, table
 
 
-def _md_table(t: pd.DataFrame, index_name: str) -> str:
-    head = f"| {index_name} | " + " | ".join(t.columns) + " |"
-    sep = "|" + "---|" * (len(t.columns) + 1)
-    rows = [f"| {i} | " + " | ".join(str(v) for v in r) + " |" for i, r in t.iterrows()]
+def _md_table(points: list, table: dict[str, list[str]], index_name: str) -> str:
+    head = f"| {index_name} | " + " | ".join(table) + " |"
+    sep = "|" + "---|" * (len(table) + 1)
+    rows = [
+        f"| {p} | " + " | ".join(str(col[i]) for col in table.values()) + " |"
+        for i, p in enumerate(points)
+    ]
     return "\n".join([head, sep, *rows])
 
 
@@ -93,7 +108,7 @@ def render_report(
         from dmlsched.experiments.plots import plot_metric
 
     scan = scan_results(out / "results.csv")
-    df = frame(scan.rows)
+    cols = columns(scan.rows)
     config = read_config(out / "config.json") if (out / "config.json").exists() else {}
     missing = _completeness(config, len({(r[2], r[4], r[5]) for r in scan.rows}), scan.cut)
     for m in missing:
@@ -105,16 +120,20 @@ def render_report(
         if exp
         else config.get("extra", {}).get("title", config.get("experiment", "results"))
     )
-    param = str(df["param"].iloc[0]) if len(df) else "point"
-    metrics = list(exp.metrics) if exp else list(dict.fromkeys(df["metric"]))
+    # a DataFrame only for what needs one (claims, plots): pandas is slow to import
+    df = frame(scan.rows) if plots or (exp and exp.claims) else None
+    n = len(scan.rows)
+    param = str(cols["param"][0]) if n else "point"
+    metrics = list(exp.metrics) if exp else list(dict.fromkeys(cols["metric"]))
     # workload_* rows describe the workload, not a scheduler: they feed the diagnosis
-    metrics = [m for m in metrics if m in set(df["metric"]) and not m.startswith(WORKLOAD_PREFIX)]
-    seeds = df["seed"].nunique()
+    present = set(cols["metric"])
+    metrics = [m for m in metrics if m in present and not m.startswith(WORKLOAD_PREFIX)]
+    seeds = len(set(cols["seed"]))
     lines = [f"# {title}", ""]
     if exp and exp.reproduces:
         lines += [f"Reproduces: {exp.reproduces}.", ""]
     lines += [
-        f"Setting `{df['setting'].iloc[0] if len(df) else '?'}`, sweep over `{param}`, "
+        f"Setting `{cols['setting'][0] if n else '?'}`, sweep over `{param}`, "
         f"{seeds} seed(s){' (quick)' if config.get('quick') else ''}; "
         + (
             "one seed, so cells are single runs (no interval)."
@@ -139,12 +158,12 @@ def render_report(
                 value = f" {rp.value}." if rp.value else ""
                 lines.append(f"  - `{plus}`: **{rp.verdict}** — {rp.evidence}.{value}")
         lines.append("")
-    why = explain_completions(df)
+    why = explain_completions(scan.rows)
     if why:
         lines += ["## Why so few jobs complete", "", *(f"- {w}" for w in why), ""]
     paper = exp.paper if exp else ()
     for m in metrics:
-        t = summary_table(df, m)
+        points, table = _cells(cols, m)
         png = plots and plot_metric(
             df,
             m,
@@ -155,7 +174,7 @@ def render_report(
             figure=exp.reproduces if exp else "",
             paper=paper,
         )
-        lines += [f"## {describe(m).axis} — `{m}`", "", _md_table(t, param), ""]
+        lines += [f"## {describe(m).axis} — `{m}`", "", _md_table(points, table, param), ""]
         printed = [p for p in paper if p.metric == m]
         if printed:
             lines += ["Printed by the paper / peer:", ""]

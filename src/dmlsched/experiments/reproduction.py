@@ -25,8 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # imported where a frame is made: pandas is slow to import
+    import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment
 from dmlsched.experiments.claims import Claim, ClaimResult, check_both
@@ -62,6 +64,8 @@ def _section(exp_id: str) -> str:
 
 def collect(results: Iterable[tuple[Experiment, pd.DataFrame | None]]) -> list[ClaimRow]:
     """One row per claim; ``None`` results make NOT RUN rows."""
+    import pandas as pd
+
     rows = []
     empty = pd.DataFrame(columns=["metric", "scheduler", "value", "metric_value"])
     for exp, df in results:

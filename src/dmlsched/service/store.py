@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,8 @@ __all__ = ["PostgresStore", "Record", "SQLiteStore", "Store", "open_store"]
 
 # one number for "the dmlsched service log" in pg_advisory_lock's key space
 _PG_LOCK_KEY = 0x646D6C73
+_PG_LOCK_POLLS = 30  # × _PG_LOCK_POLL_S: how long a restart waits for a dead writer's session
+_PG_LOCK_POLL_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -132,11 +135,17 @@ class PostgresStore:
             "CREATE TABLE IF NOT EXISTS dmlsched_log ("
             "seq BIGINT PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL)"
         )
-        got = self._db.execute("SELECT pg_try_advisory_lock(%s)", (_PG_LOCK_KEY,)).fetchone()
-        if not got or not got[0]:
-            self._db.close()
-            raise InvalidInput("db", _redact(self.url), "a database no other service writes to")
-        return self
+        # A writer killed a moment ago holds the lock until the server notices its session
+        # ended (an EOF on its socket, handled when the server gets CPU): poll a few seconds
+        # before calling the database someone else's.
+        for attempt in range(_PG_LOCK_POLLS):
+            got = self._db.execute("SELECT pg_try_advisory_lock(%s)", (_PG_LOCK_KEY,)).fetchone()
+            if got and got[0]:
+                return self
+            if attempt + 1 < _PG_LOCK_POLLS:
+                time.sleep(_PG_LOCK_POLL_S)
+        self._db.close()
+        raise InvalidInput("db", _redact(self.url), "a database no other service writes to")
 
     def append_many(self, records: list[Record]) -> None:
         rows = [(r.seq, r.kind, _dumps(r.body)) for r in records]
@@ -154,6 +163,9 @@ class PostgresStore:
 
     def close(self) -> None:
         with self._lock:
+            # unlock first: closing only asks the server to end the session, and a service
+            # opened right after must not find the lock still held
+            self._db.execute("SELECT pg_advisory_unlock(%s)", (_PG_LOCK_KEY,))
             self._db.close()
 
 

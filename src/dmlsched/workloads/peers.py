@@ -83,8 +83,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dmlsched.config import MAX_SIZE
 from dmlsched.errors import InvalidInput
+from dmlsched.limits import MAX_SIZE
 from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload, SpeedModel
 from dmlsched.model.speed.gavel import GavelSpeed
 from dmlsched.model.speed.measured import AppProfile, MeasuredSpeed, accumulation, step_time

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from dmlsched.config import MAX_SIZE
 from dmlsched.errors import InvalidInput
+from dmlsched.limits import MAX_SIZE
 
 __all__ = [
     "MAX_SIZE",

@@ -96,6 +96,8 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
         left = m
         lam_w = 0.0
         for t in range(C):
+            if left <= 0.0:  # every later class would take 0
+                break
             c = order_w[t]
             take = min(max(left, 0.0), w_max[c])
             if take > 0:
@@ -116,6 +118,8 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
         left = need
         mu = 0.0
         for t in range(C):
+            if left <= 0.0:  # every later class would take 0
+                break
             c = order_s[t]
             s_max = np.inf
             for r in range(R):

@@ -375,23 +375,32 @@ class PrimalDualScheduler:
         u_all = np.array([job.utility(t - job.arrival) for t in slots])
         zero = self.payoff_floor * float(u_all.max(initial=0.0))
         rows: list[np.ndarray] = []
-        prev = np.full(q + 1, np.inf)
-        prev[0] = 0.0
+        phis: list[np.ndarray] = []
+        chosen_k: list[np.ndarray] = []
         best = -np.inf
         for s in range(len(slots)):
             # λ(t̃) ≤ u(t̃ − a) and u is non-increasing: later slots cannot beat ``best``
             if s > 0 and u_all[s] <= max(best, zero):
                 break
             rows.append(slot_costs(s))
-            step, _ = forward_dp(rows[-1][None, :], start=prev)
-            prev = step[0]
-            best = max(best, u_all[s] - prev[q])
+            step, ch = forward_dp(rows[-1][None, :], start=phis[-1] if phis else None)
+            phis.append(step[0])
+            chosen_k.append(ch[0])
+            best = max(best, u_all[s] - phis[-1][q])
         theta = np.vstack(rows)
+        phi, choice = np.vstack(phis), np.vstack(chosen_k)
+        # Φ's row s depends on θ's rows up to s only: rows before ``fresh`` are up to
+        # date, the rest are recomputed from there (the same sums as a full pass)
+        fresh = theta.shape[0]
         realized: dict[tuple[int, int], tuple[float, Placement, int] | None] = {}
         repairs = 0
         while True:
             n = theta.shape[0]
-            phi, choice = forward_dp(theta)
+            if fresh < n:
+                step, ch = forward_dp(theta[fresh:], start=phi[fresh - 1] if fresh else None)
+                phi = np.vstack([phi[:fresh], step])
+                choice = np.vstack([choice[:fresh], ch])
+                fresh = n
             payoff = u_all[:n] - phi[:, q]
             last = int(np.argmax(payoff))
             best = float(payoff[last]) if np.isfinite(phi[last, q]) else -np.inf
@@ -416,6 +425,7 @@ class PrimalDualScheduler:
                 if cost > theta[s, k] * (1 + 1e-9) + 1e-300 or not math.isfinite(cost):
                     changed = True
                 theta[s, k] = cost
+                fresh = min(fresh, s)
             if not changed:
                 break
             repairs += 1

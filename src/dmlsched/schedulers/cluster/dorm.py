@@ -40,16 +40,16 @@ import math
 from typing import ClassVar
 
 import numpy as np
-import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.highs import INF, LinearModel
 
 __all__ = ["Dorm", "dorm_partition"]
+
+INF = math.inf  # HiGHS's infinite bound (highspy.kHighsInf is math.inf)
 
 
 def dorm_partition(
@@ -128,6 +128,12 @@ def dorm_partition(
     )
 
     def solve(keep: list[int]) -> dict[int, int] | None:
+        # deferred: scipy.sparse and highspy cost a third of a second of start-up,
+        # and importing the cluster registry (every `compare`) loads this module
+        import scipy.sparse as sp
+
+        from dmlsched.solvers.highs import LinearModel
+
         sel = [rows[i] for i in keep]
         a_rows, a_cols, a_vals = [], [], []
         for i, (coef, _, _) in enumerate(sel):

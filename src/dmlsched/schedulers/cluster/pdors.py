@@ -141,7 +141,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -157,8 +157,10 @@ from dmlsched.schedulers._shared.machine_classes import (
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.highs import INF, LinearModel, make_integer, pass_columns
 from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
+
+if TYPE_CHECKING:
+    from dmlsched.solvers.highs import LinearModel
 
 __all__ = [
     "PLUS",
@@ -171,6 +173,11 @@ __all__ = [
     "per_machine_lp",
     "ps_ratio",
 ]
+
+# HiGHS's infinite bound (highspy.kHighsInf is math.inf).  dmlsched.solvers.highs (highspy
+# and scipy.sparse, a third of a second) is imported where a model is built: importing
+# the cluster registry, as every `compare` does, loads this module.
+INF = math.inf
 
 _TOL = 1e-9
 _COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
@@ -307,6 +314,8 @@ class _ExternalLp:
         self.model = model
         start, index, value, lower, upper_tail = structure
         pack_ub = (count[:, None] * np.maximum(room, 0.0)).T.reshape(-1)  # r-major, then c
+        from dmlsched.solvers.highs import pass_columns  # see INF
+
         pass_columns(
             model,
             lp_cost,
@@ -361,6 +370,8 @@ def per_machine_lp(
     a, b = np.asarray(job.worker_demand, float), np.asarray(job.ps_demand, float)
     res = [r for r in range(a.size) if a[r] > 0 or b[r] > 0]
     H = free.shape[0]
+    from dmlsched.solvers.highs import LinearModel  # see INF
+
     z = np.zeros(1)
     model = LinearModel(z, np.zeros((1, 1)), z, z, z, z, name=f"pdors-ext-job{job.id}")
     scale, lp_cost = conditioned_costs(np.asarray(cost, dtype=float), floor)
@@ -397,6 +408,8 @@ class PdorsOracle:
         self.res = [int(r) for r in np.flatnonzero(used)]
         self.other = [int(r) for r in np.flatnonzero(~used)]
         self.a_res, self.b_res = self.alpha[self.res], self.beta[self.res]
+        self.res_key = tuple(self.res)
+        self.margin = (self.alpha + self.beta)[self.res]  # the safe packing's margin
         self.ratio = ps_ratio(job)
         work = np.arange(q + 1) * quanta.size
         wmax = job.max_workers
@@ -451,7 +464,7 @@ class PdorsOracle:
         if room is None:
             room = d.shared.free[:, self.res]
             if margin and self.sched.safe_packing:
-                room = room - (self.alpha + self.beta)[self.res]
+                room = room - self.margin
             d.lp_room[margin] = room
         return room
 
@@ -515,11 +528,12 @@ class PdorsOracle:
         ok = res.ok
         full = np.hstack([res.w[ok], res.s[ok]])
         obj = full @ cost
-        for m, o, x in zip(np.asarray(ms)[ok].tolist(), obj.tolist(), full, strict=True):
+        at = np.asarray(ms)
+        for m, o, x in zip(at[ok].tolist(), obj.tolist(), full, strict=True):
             d.lp[m] = (o, x)
             if margin:
                 d.lp_margin.add(m)
-        return np.asarray(ms)[~ok].tolist()
+        return at[~ok].tolist()
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -591,17 +605,21 @@ class PdorsOracle:
 
     def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
         """Machines equal in everything the job's two cases see (shared across jobs)."""
-        tag = (key, self.bounds, tuple(self.res))
+        tag = (key, self.bounds, self.res_key)
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
+            res, n = self.res, len(self.res)
+            cols = np.empty((free.shape[0], 2 * n + 1))
+            cols[:, :n] = free[:, res]
+            cols[:, n : 2 * n] = price[:, res]
             # the internal case's fit on the resources the job does not use
-            other_ok = np.all(
-                free[:, self.other] >= -_TOL * np.maximum(1.0, free[:, self.other]), axis=1
-            )
-            classes = machine_classes(
-                np.column_stack([free[:, self.res], price[:, self.res], other_ok])
-            )
+            if self.other:
+                rest = free[:, self.other]
+                cols[:, 2 * n] = np.all(rest >= -_TOL * np.maximum(1.0, rest), axis=1)
+            else:
+                cols[:, 2 * n] = 1.0
+            classes = machine_classes(cols)
             first = classes.first
             free_c = free[first]
             hit = _SlotClasses(
@@ -755,6 +773,8 @@ class PdorsOracle:
             np.concatenate([cost[room], cost[H + room]]),
             self.sched.cost_floor,
         )
+        from dmlsched.solvers.highs import make_integer  # see INF
+
         make_integer(lp.model, MILP_NODES)
         lp.model.set_row_bounds(np.array([lp.cover_row]), np.array([float(m)]), np.array([lp.wmax]))
         try:
@@ -950,6 +970,8 @@ class Pdors(PrimalDualScheduler):
     def lp_model(self) -> LinearModel:
         """The one HiGHS instance every external LP of the run is loaded into."""
         if self._lp_model is None:
+            from dmlsched.solvers.highs import LinearModel  # see INF
+
             z = np.zeros(1)
             self._lp_model = LinearModel(z, np.zeros((1, 1)), z, z, z, z, name="pdors-ext")
             # a handful of warm-started re-solves of a small LP: presolve only costs time
