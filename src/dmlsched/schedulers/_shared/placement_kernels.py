@@ -189,6 +189,19 @@ def _first_most(free, left, slot_of, ref, cls, d, eps, big, below):  # type: ign
 
 
 @njit(cache=True)
+def _slot(free, left, slot_of, machine, m, used):  # type: ignore[no-untyped-def]
+    """Machine ``m``'s slot in the placement, opened (its free row copied) on first use."""
+    s = slot_of[m]
+    if s < 0:
+        s = used
+        slot_of[m] = s
+        machine[s] = m
+        left[s, :] = free[m, :]
+        used += 1
+    return s, used
+
+
+@njit(cache=True)
 def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: ignore[no-untyped-def]
     """Consolidated placement of ``workers`` + ``ps`` tasks (see ``place_packed``).
 
@@ -216,14 +229,7 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: i
         if m < 0 or f <= 0:
             return False, machine[:0], wcnt[:0], scnt[:0]
         k = min(f, need)
-        s = slot_of[m]
-        if s < 0:
-            s = used
-            slot_of[m] = s
-            machine[s] = m
-            for r in range(R):
-                left[s, r] = free[m, r]
-            used += 1
+        s, used = _slot(free, left, slot_of, machine, m, used)
         for r in range(R):
             left[s, r] = left[s, r] - k * wd[r]
         wcnt[s] += k
@@ -238,14 +244,7 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: i
             chosen, f = _first_most(free, left, slot_of, ref, cls, pd, eps, big, below)
             if chosen < 0 or f <= 0:
                 return False, machine[:0], wcnt[:0], scnt[:0]
-        s = slot_of[chosen]
-        if s < 0:
-            s = used
-            slot_of[chosen] = s
-            machine[s] = chosen
-            for r in range(R):
-                left[s, r] = free[chosen, r]
-            used += 1
+        s, used = _slot(free, left, slot_of, machine, chosen, used)
         for r in range(R):
             left[s, r] = left[s, r] - pd[r]
         scnt[s] += 1
