@@ -1,108 +1,47 @@
-"""The compiled round-robin and packed placements and ``take`` against their NumPy originals.
+"""The compiled round-robin and packed placements and ``take`` against the NumPy path.
 
-The reference functions below are the NumPy code the kernels replaced (issue
-16), kept here verbatim in behaviour: same placements, same pointer, same free
-capacity bit for bit, on random clusters (fractional demands, partly used
-machines, gangs that do not fit).
+Clusters of at most ``SMALL_MACHINES`` machines are placed by the NumPy code
+(``round_robin_numpy``, ``packed_numpy``), which the kernels replaced for
+large ones (issue 16): here the kernels are forced on small random clusters
+(fractional demands, partly used machines, gangs that do not fit) and must
+give the same placements, the same pointer and the same free capacity bit for
+bit as the NumPy path.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from unittest import mock
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dmlsched.model.cluster import Placement
 from dmlsched.rng import make_rng
+from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.placement import (
     machine_rows,
+    packed_numpy,
     place_packed,
     place_round_robin,
+    round_robin_numpy,
     take,
-    task_order,
 )
 from dmlsched.workloads.synthetic import random_job
 
-_EPS = 1e-9
 
-
-def _next_fit_ref(free, left, d, h):  # type: ignore[no-untyped-def]
-    H = free.shape[0]
-    need = d - _EPS
-    for k in range(min(8, H)):
-        m = (h + k) % H
-        if (left.get(m, free[m]) >= need).all():
-            return m
-    ok = (free >= need).all(axis=1)
-    for m, row in left.items():
-        ok[m] = (row >= need).all()
-    fits = np.flatnonzero(ok)
-    if fits.size == 0:
-        return None
-    return int(fits[int(np.searchsorted(fits, h)) % fits.size])
+def _packed_ref(free, job, workers, ps):  # type: ignore[no-untyped-def]
+    wd, pd = np.asarray(job.worker_demand, dtype=float), np.asarray(job.ps_demand, dtype=float)
+    return packed_numpy(free, wd, pd, workers, ps)
 
 
 def _round_robin_ref(free, job, workers, ps, start):  # type: ignore[no-untyped-def]
-    H = free.shape[0]
-    left: dict[int, np.ndarray] = {}
-    wd, pd = np.asarray(job.worker_demand), np.asarray(job.ps_demand)
-    w_cnt: Counter[int] = Counter()
-    s_cnt: Counter[int] = Counter()
-    h = start % H
-    for is_ps in task_order(workers, ps):
-        d = pd if is_ps else wd
-        m = _next_fit_ref(free, left, d, h)
-        if m is None:
-            return None
-        left[m] = left.get(m, free[m]) - d
-        (s_cnt if is_ps else w_cnt)[m] += 1
-        h = (m + 1) % H
-    return Placement.from_counts(w_cnt, s_cnt), h
-
-
-def _packed_ref(free, job, workers, ps):  # type: ignore[no-untyped-def]
-    left = free.copy()
-    wd = np.asarray(job.worker_demand, dtype=float)
-    pd = np.asarray(job.ps_demand, dtype=float)
-    w_cnt: Counter[int] = Counter()
-    s_cnt: Counter[int] = Counter()
-
-    def fit_count(d):  # type: ignore[no-untyped-def]
-        pos = d > _EPS
-        if not pos.any():
-            return np.full(left.shape[0], np.iinfo(np.int64).max // 4)
-        return np.floor((left[:, pos] + _EPS) / d[pos]).min(axis=1).astype(np.int64)
-
-    need = int(workers)
-    while need > 0:
-        fits = fit_count(wd)
-        m = int(np.argmax(fits))
-        if fits[m] <= 0:
-            return None
-        k = int(min(fits[m], need))
-        left[m] -= k * wd
-        w_cnt[m] += k
-        need -= k
-    for _ in range(int(ps)):
-        fits = fit_count(pd)
-        used = [m for m in sorted(w_cnt) if fits[m] > 0]
-        if used:
-            m = used[0]
-        else:
-            m = int(np.argmax(fits))
-            if fits[m] <= 0:
-                return None
-        left[m] -= pd
-        s_cnt[m] += 1
-    return Placement.from_counts(w_cnt, s_cnt)
+    wd, pd = np.asarray(job.worker_demand, dtype=float), np.asarray(job.ps_demand, dtype=float)
+    return round_robin_numpy(free, wd, pd, workers, ps, start % free.shape[0])
 
 
 def _take_ref(free, job, p, sign=1.0):  # type: ignore[no-untyped-def]
-    if p.machines:
-        idx = np.asarray(p.machines, dtype=np.intp)
-        free[idx] -= sign * (np.outer(p.workers, job.worker_demand) + np.outer(p.ps, job.ps_demand))
+    with mock.patch.object(placement, "SMALL_MACHINES", free.shape[0]):
+        take(free, job, p, sign)
 
 
 @settings(max_examples=150, deadline=None)
@@ -115,6 +54,11 @@ def _take_ref(free, job, p, sign=1.0):  # type: ignore[no-untyped-def]
     fractional=st.booleans(),
 )
 def test_round_robin_and_take_match_numpy(seed, machines, workers, ps, start, fractional):  # type: ignore[no-untyped-def]
+    with mock.patch.object(placement, "SMALL_MACHINES", 0):
+        _check(seed, machines, workers, ps, start, fractional)
+
+
+def _check(seed, machines, workers, ps, start, fractional):  # type: ignore[no-untyped-def]
     rng = make_rng(seed)
     job = random_job(0, 0, rng, mode="sync")
     if fractional:

@@ -10,16 +10,28 @@ workers.  Placement is all-or-nothing.
 from __future__ import annotations
 
 import math
+from collections import Counter
+from types import ModuleType
 
 import numpy as np
 
 from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
-from dmlsched.schedulers._shared.placement_kernels import packed_fit, round_robin_fit, take_rows
 
 __all__ = ["bundle", "machine_rows", "place_packed", "place_round_robin", "take", "task_order"]
 
 _EPS = 1e-9
+# Clusters of at most this many machines are placed by the plain NumPy code below, larger
+# ones by the compiled kernels (placement_kernels): the same placements and the same floats
+# (tests/schedulers/test_placement_kernels.py), but importing numba and loading the kernels
+# costs about a second, more than a small cluster's whole replay (peer_replay_cli_s).
+SMALL_MACHINES = 64
+
+
+def _kernels() -> ModuleType:
+    from dmlsched.schedulers._shared import placement_kernels
+
+    return placement_kernels
 
 
 def bundle(job: ClusterJob, workers: int) -> tuple[int, int]:
@@ -70,14 +82,20 @@ def place_round_robin(
         return Placement((), (), ()), h
     wd = np.asarray(job.worker_demand, dtype=float)
     pd = np.asarray(job.ps_demand, dtype=float)
-    # compiled, counts included: a NumPy probe per task, then per-task Python to
-    # count them, dominated FIFO on 10,000 machines
-    ok, machines, w_cnt, s_cnt, h = round_robin_fit(
-        np.asarray(free, dtype=float), wd, pd, workers, ps, h, _EPS
-    )
-    if not ok:
-        return None
-    p = Placement(tuple(machines.tolist()), tuple(w_cnt.tolist()), tuple(s_cnt.tolist()))
+    if H <= SMALL_MACHINES:
+        got = round_robin_numpy(np.asarray(free, dtype=float), wd, pd, workers, ps, h)
+        if got is None:
+            return None
+        p, h = got
+    else:
+        # compiled, counts included: a NumPy probe per task, then per-task Python to
+        # count them, dominated FIFO on 10,000 machines
+        ok, machines, w_cnt, s_cnt, h = _kernels().round_robin_fit(
+            np.asarray(free, dtype=float), wd, pd, workers, ps, h, _EPS
+        )
+        if not ok:
+            return None
+        p = Placement(tuple(machines.tolist()), tuple(w_cnt.tolist()), tuple(s_cnt.tolist()))
     if job.mode == "async":
         load, cap = ps_bandwidth_load(job, p.machines, p.workers, p.ps)
         if load > cap * (1 + 1e-9):
@@ -87,8 +105,14 @@ def place_round_robin(
 
 def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> None:
     """Subtract placement ``p``'s use from ``free`` in place (``sign=-1`` gives it back)."""
-    if p.machines:
-        take_rows(
+    if not p.machines:
+        return
+    if free.shape[0] <= SMALL_MACHINES:
+        idx = np.asarray(p.machines, dtype=np.intp)
+        wd, pd = np.asarray(job.worker_demand, dtype=float), np.asarray(job.ps_demand, dtype=float)
+        free[idx] -= sign * (np.outer(p.workers, wd) + np.outer(p.ps, pd))
+    else:
+        _kernels().take_rows(
             free,
             np.asarray(p.machines, dtype=np.int64),
             np.asarray(p.workers, dtype=np.int64),
@@ -134,26 +158,104 @@ def place_packed(
     class's row anywhere (true when ``free`` is the capacity less placements).
     """
     free = np.asarray(free, dtype=float)
-    ref, cls = classes if classes is not None else _NO_CLASSES
-    ok, machines, w, s = packed_fit(
-        free,
-        ref,
-        cls,
-        np.asarray(job.worker_demand, dtype=float),
-        np.asarray(job.ps_demand, dtype=float),
-        int(workers),
-        int(ps),
-        _EPS,
-        _BIG,
-        bool(below) and classes is not None,
-    )
-    if not ok:
-        return None
-    # machines are distinct and each holds a task: sorting them is Placement.from_counts
-    o = np.argsort(machines, kind="stable")
-    p = Placement(tuple(machines[o].tolist()), tuple(w[o].tolist()), tuple(s[o].tolist()))
+    wd = np.asarray(job.worker_demand, dtype=float)
+    pd = np.asarray(job.ps_demand, dtype=float)
+    if free.shape[0] <= SMALL_MACHINES:
+        got = packed_numpy(free, wd, pd, int(workers), int(ps))
+        if got is None:
+            return None
+        p = got
+    else:
+        ref, cls = classes if classes is not None else _NO_CLASSES
+        ok, machines, w, s = _kernels().packed_fit(
+            free, ref, cls, wd, pd, int(workers), int(ps), _EPS, _BIG,
+            bool(below) and classes is not None,
+        )  # fmt: skip
+        if not ok:
+            return None
+        # machines are distinct and each holds a task: sorting them is Placement.from_counts
+        o = np.argsort(machines, kind="stable")
+        p = Placement(tuple(machines[o].tolist()), tuple(w[o].tolist()), tuple(s[o].tolist()))
     if job.mode == "async":
         load, cap = ps_bandwidth_load(job, p.machines, p.workers, p.ps)
         if load > cap * (1 + 1e-9):
             return None
     return p
+
+
+# ------------------------------------------------------------------ the NumPy path
+# Small clusters (≤ SMALL_MACHINES), and the reference the compiled kernels are tested
+# against: the kernels must give the same placements and floats.
+
+
+def _next_fit(free: np.ndarray, left: dict[int, np.ndarray], d: np.ndarray, h: int) -> int | None:
+    H = free.shape[0]
+    need = d - _EPS
+    for k in range(min(8, H)):
+        m = (h + k) % H
+        if (left.get(m, free[m]) >= need).all():
+            return m
+    ok = (free >= need).all(axis=1)
+    for m, row in left.items():
+        ok[m] = (row >= need).all()
+    fits = np.flatnonzero(ok)
+    if fits.size == 0:
+        return None
+    return int(fits[int(np.searchsorted(fits, h)) % fits.size])
+
+
+def round_robin_numpy(
+    free: np.ndarray, wd: np.ndarray, pd: np.ndarray, workers: int, ps: int, h: int
+) -> tuple[Placement, int] | None:
+    """:func:`place_round_robin`'s tasks one by one (no async check)."""
+    H = free.shape[0]
+    left: dict[int, np.ndarray] = {}
+    w_cnt: Counter[int] = Counter()
+    s_cnt: Counter[int] = Counter()
+    for is_ps in task_order(workers, ps):
+        d = pd if is_ps else wd
+        m = _next_fit(free, left, d, h)
+        if m is None:
+            return None
+        left[m] = left.get(m, free[m]) - d
+        (s_cnt if is_ps else w_cnt)[m] += 1
+        h = (m + 1) % H
+    return Placement.from_counts(w_cnt, s_cnt), h
+
+
+def packed_numpy(
+    free: np.ndarray, wd: np.ndarray, pd: np.ndarray, workers: int, ps: int
+) -> Placement | None:
+    """:func:`place_packed` over every machine each time (no async check)."""
+    left = free.copy()
+    w_cnt: Counter[int] = Counter()
+    s_cnt: Counter[int] = Counter()
+
+    def fit_count(d: np.ndarray) -> np.ndarray:
+        pos = d > _EPS
+        if not pos.any():
+            return np.full(left.shape[0], _BIG)
+        return np.floor((left[:, pos] + _EPS) / d[pos]).min(axis=1).astype(np.int64)
+
+    need = workers
+    while need > 0:
+        fits = fit_count(wd)
+        m = int(np.argmax(fits))
+        if fits[m] <= 0:
+            return None
+        k = int(min(fits[m], need))
+        left[m] -= k * wd
+        w_cnt[m] += k
+        need -= k
+    for _ in range(ps):
+        fits = fit_count(pd)
+        used = [m for m in sorted(w_cnt) if fits[m] > 0]
+        if used:
+            m = used[0]
+        else:
+            m = int(np.argmax(fits))
+            if fits[m] <= 0:
+                return None
+        left[m] -= pd
+        s_cnt[m] += 1
+    return Placement.from_counts(w_cnt, s_cnt)
