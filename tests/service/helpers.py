@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from dmlsched.service.core import Core, ServiceConfig
+from dmlsched.service.loadtest import JOB
 from dmlsched.service.schemas import JobRequest, MachineRequest
 from dmlsched.service.store import open_store
 
@@ -14,17 +15,7 @@ CAPACITY = [4.0, 16.0, 64.0, 100.0]
 
 def job_request(**kw: Any) -> dict[str, Any]:
     """A sync job of ~1-3 slots on one machine under the engine's speed model."""
-    body: dict[str, Any] = {
-        "epochs": 2,
-        "samples": 2000,
-        "batch": 4,
-        "grad_mb": 10.0,
-        "tau": 4e-4,
-        "gamma": 2.0,
-        "worker_demand": [1, 2, 4, 5],
-        "ps_demand": [0, 1, 2, 2],
-        "b_ext": 1.0,
-    }
+    body: dict[str, Any] = dict(JOB)  # the load test's job: one definition
     body.update(kw)
     return body
 

@@ -126,8 +126,9 @@ def test_a_bad_profile_names_the_field(tmp_path):
         load_speed_profile(tmp_path / "missing.json")
 
 
-def test_links_profile_predicts_the_shared_link():
-    sp = CalibratedSpeed(
+def _one_mbyte_links() -> CalibratedSpeed:
+    """A `links` profile with 1 MB/s external links, an uncapped loopback, τ = 0, no overhead."""
+    return CalibratedSpeed(
         "links",
         10.0,
         0.0,
@@ -138,6 +139,10 @@ def test_links_profile_predicts_the_shared_link():
         ext_mbit=(8.0,),
         int_mbit=(0.0,),
     )
+
+
+def test_links_profile_predicts_the_shared_link():
+    sp = _one_mbyte_links()
     # two workers on machine 0 push 2 × 1e5 bytes to the PS on machine 1 at 1 MB/s: 0.2 s,
     # pull the same back: a step of 0.4 s, 64 samples → 160 samples/s, 1,600 per 10-s slot
     assert sp.rate(_job(), (0, 1), (2, 0), (0, 1)) == pytest.approx(1600.0)
@@ -147,17 +152,7 @@ def test_links_profile_predicts_the_shared_link():
 def test_jobs_sharing_a_saturated_link_slow_each_other_down():
     from dmlsched.model.cluster import Placement
 
-    sp = CalibratedSpeed(
-        "links",
-        10.0,
-        0.0,
-        1e5,
-        inv_eta_ext=1.0,
-        inv_eta_int=1.0,
-        overhead_s=0.0,
-        ext_mbit=(8.0,),
-        int_mbit=(0.0,),
-    )
+    sp = _one_mbyte_links()
     split = Placement((0, 1), (1, 0), (0, 1))  # 0.2 s a step alone (1e5 B each way at 1 MB/s)
     alone = sp.rate(_job(), split.machines, split.workers, split.ps)
     a, b = sp.slot_rates([(_job(), split), (_job(), split)])
