@@ -35,7 +35,10 @@ def _arrivals(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import dmlsched.experiments.defs.mlbroker as defs
 
-    monkeypatch.setattr(defs, "google_arrivals", lambda n, T, rng: np.sort(rng.integers(0, T, n)))
+    def uniform(n: int, T: int, rng: np.random.Generator, *a: object, **k: object):  # type: ignore[no-untyped-def]
+        return np.sort(rng.integers(0, T, n)), ("uniform slots: no Google trace here",)
+
+    monkeypatch.setattr(defs, "google_arrivals_with_notes", uniform)
 
 
 IDS = [f"mlbroker-fig{i}" for i in range(5, 15)] + ["mlbroker-table4"]
