@@ -76,6 +76,9 @@ class Reporter:
         self._last_line = -float("inf")
         self._dirty = False
         self._cells: tuple[int, int] | None = None
+        # cells already done when this command started (a resumed run): they took
+        # no time here, so the ETA counts only the cells computed since
+        self._cells_before: int | None = None
         self._run: dict[str, Any] | None = None
         self._progress: Progress | None = None
         if self.live:
@@ -117,9 +120,13 @@ class Reporter:
     def cells(self, done: int, total: int) -> None:
         """``done`` of ``total`` cells (scheduler × point × seed) finished."""
         self._cells = (done, total)
+        if self._cells_before is None:
+            self._cells_before = done
         if (prog := self._started()) is not None:
-            if self._cell_task is None:
-                self._cell_task = prog.add_task(self.label, total=total, extra="cells")
+            if self._cell_task is None:  # starts at ``done``: resumed cells are no speed
+                self._cell_task = prog.add_task(
+                    self.label, total=total, completed=done, extra="cells"
+                )
             prog.update(self._cell_task, completed=done, total=total)
         else:
             self._line(force=done == total)
@@ -168,6 +175,8 @@ class Reporter:
                 f"{r['completed']} completed, {_eta(now - r['start'], r['slot'], r['T'])};"
             )
         elif self._cells is not None:
-            parts.append(_eta(now - self._start, *self._cells) + ";")
+            done, total = self._cells
+            before = self._cells_before or 0
+            parts.append(_eta(now - self._start, done - before, total - before) + ";")
         parts.append(f"{_secs(now - self._start)} elapsed")
         print(" ".join(parts), file=self.stream, flush=True)
