@@ -150,6 +150,16 @@ def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) 
         refuse(sched, job, slot, "machines/workers/ps lengths differ")
     if len(set(machines)) != len(machines):
         refuse(sched, job, slot, f"machine listed twice in {machines}")
+    w_all, s_all = counts
+    if not machines or (
+        min(machines) >= 0
+        and max(machines) < n_machines
+        and min(w_all) >= 0
+        and max(w_all) <= _MAX_COUNT
+        and min(s_all) >= 0
+        and max(s_all) <= _MAX_COUNT
+    ):
+        return Counts(machines, w_all, s_all)  # all in range: the loop below names the first not
     for m, w, s in zip(machines, *counts, strict=True):
         if not 0 <= m < n_machines:
             refuse(sched, job, slot, f"no machine {shown(m)}")
@@ -513,8 +523,9 @@ def simulate_cluster(
                 # a placement already validated for this job is valid again: the checks
                 # depend only on the job and the placement (capacity is checked below)
                 check_placement(name, job, c, t)
-                demand = np.outer(np.asarray(c.workers, dtype=float), job.worker_demand)
-                demand += np.outer(np.asarray(c.ps, dtype=float), job.ps_demand)
+                # w_h·α + s_h·β per machine (the products and sum of np.outer, without its calls)
+                demand = np.asarray(c.workers, dtype=float)[:, None] * job.worker_demand
+                demand += np.asarray(c.ps, dtype=float)[:, None] * job.ps_demand
                 idx = np.asarray(c.machines, dtype=np.intp)
                 rate = rate_of(job, *c)
                 hit = (*_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
@@ -551,16 +562,21 @@ def simulate_cluster(
                 run[~was_running[run]].tolist(),
                 at[changed].tolist(),
             )
+            rows, delta = [], []  # one unbuffered add: exact in any order (integral_usage)
             for d in moved:
                 j = all_jobs[d].id
                 had = in_kept.get(j)
                 now = checked[j][4:6] if now_running[d] else None
                 if had is not None and (now is None or had[1] is not now[1]):
-                    kept[had[0]] -= had[1]  # a placement's machines are distinct
+                    rows.append(had[0])
+                    delta.append(-had[1])
                     del in_kept[j]
                 if now is not None and (had is None or had[1] is not now[1]):
-                    kept[now[0]] += now[1]
+                    rows.append(now[0])
+                    delta.append(now[1])
                     in_kept[j] = now
+            if rows:
+                np.add.at(kept, np.concatenate(rows), np.concatenate(delta))
             was_running, prev_run = now_running, run
             usage = kept
         else:
