@@ -17,9 +17,11 @@ from numba import njit
 __all__ = [
     "cover_pass",
     "fill_members",
+    "group_machines",
     "group_rows",
     "internal_fit",
     "min_plus",
+    "min_plus_rows",
     "rounding_ok",
     "trim_workers",
 ]
@@ -181,6 +183,31 @@ def min_plus(theta, prev):  # type: ignore[no-untyped-def]
             choice[s, k] = arg
         prev = phi[s]
     return phi, choice
+
+
+@njit(cache=True)
+def min_plus_rows(theta, phi, choice, lo, hi, init):  # type: ignore[no-untyped-def]
+    """:func:`min_plus` in place: rows ``lo`` … ``hi − 1`` of ``phi`` and ``choice`` from
+    ``theta``'s, each from the row before it (``init`` before row 0) — the same
+    sums in the same order, without allocating (PD-ORS's DP adds one slot at a time)."""
+    q1 = theta.shape[1]
+    band = 1
+    for s in range(lo, hi):
+        for j in range(q1):
+            if np.isfinite(theta[s, j]) and j + 1 > band:
+                band = j + 1
+    for s in range(lo, hi):
+        prev = phi[s - 1] if s > 0 else init
+        for k in range(q1):
+            best = np.inf
+            arg = 0
+            for j in range(min(k + 1, band)):
+                v = theta[s, j] + prev[k - j]
+                if v < best:
+                    best = v
+                    arg = j
+            phi[s, k] = best
+            choice[s, k] = arg
 
 
 @njit(cache=True)
@@ -402,3 +429,71 @@ def group_rows(bits):  # type: ignore[no-untyped-def]
         fill[of[i]] += 1
     first = firsts[:n][by_first]
     return first, of, count, members, starts, True
+
+
+@njit(cache=True)
+def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-untyped-def]
+    """PD-ORS's machine classes of one slot state
+    (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._classes`): machines
+    equal bit for bit in residual capacity (``fbits``, ``free``'s bit patterns)
+    and price (``pbits``) on the resources ``res``, and in whether ``free`` is
+    ≥ −tol·max(1, free) on every resource of ``other`` (the internal case's fit
+    on the resources the job does not use).  One pass in machine order with an
+    open-addressing table of rows (no sort): a class is numbered when its
+    lowest machine is met, so (first, of, count, members, starts) are those of
+    :func:`group_rows` on the same key, whatever the hashes."""
+    H = fbits.shape[0]
+    n = res.size
+    size = 1
+    while size < 2 * H:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, dtype=np.int64)
+    fit = np.empty(H, dtype=np.bool_)
+    of = np.empty(H, dtype=np.int64)
+    first = np.empty(H, dtype=np.int64)
+    count = np.zeros(H, dtype=np.int64)
+    nc = 0
+    for i in range(H):
+        ok = True
+        for r in other:
+            x = free[i, r]
+            if not (x >= -tol * max(1.0, x)):
+                ok = False
+        fit[i] = ok
+        x = np.uint64(14695981039346656037)
+        for j in range(n):
+            x = (x ^ fbits[i, res[j]]) * np.uint64(1099511628211)
+            x = (x ^ pbits[i, res[j]]) * np.uint64(1099511628211)
+        x = (x ^ (np.uint64(1) if ok else np.uint64(0))) * np.uint64(1099511628211)
+        slot = (x ^ (x >> np.uint64(29))) & mask
+        while True:
+            c = table[slot]
+            if c < 0:  # a new row: its class is numbered now, at its lowest machine
+                table[slot] = nc
+                first[nc] = i
+                of[i] = nc
+                count[nc] = 1
+                nc += 1
+                break
+            f = first[c]
+            same = fit[f] == ok
+            for j in range(n):
+                if not same:
+                    break
+                r = res[j]
+                same = fbits[i, r] == fbits[f, r] and pbits[i, r] == pbits[f, r]
+            if same:
+                of[i] = c
+                count[c] += 1
+                break
+            slot = (slot + np.uint64(1)) & mask
+    starts = np.zeros(nc + 1, dtype=np.int64)
+    for c in range(nc):
+        starts[c + 1] = starts[c] + count[c]
+    members = np.empty(H, dtype=np.int64)
+    fill = starts[:nc].copy()
+    for i in range(H):  # machines in increasing order: ascending within each class
+        members[fill[of[i]]] = i
+        fill[of[i]] += 1
+    return first[:nc].copy(), of, count[:nc].copy(), members, starts

@@ -149,11 +149,7 @@ from dmlsched.errors import InvalidInput, SolverFailed
 from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.schedulers._shared.cover_lp import sorted_pass
-from dmlsched.schedulers._shared.machine_classes import (
-    MachineClasses,
-    fill_classes,
-    machine_classes,
-)
+from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_classes
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
@@ -407,6 +403,8 @@ class PdorsOracle:
         used = (self.alpha > 0) | (self.beta > 0)
         self.res = [int(r) for r in np.flatnonzero(used)]
         self.other = [int(r) for r in np.flatnonzero(~used)]
+        self.res_idx = np.asarray(self.res, dtype=np.int64)
+        self.other_idx = np.asarray(self.other, dtype=np.int64)
         self.a_res, self.b_res = self.alpha[self.res], self.beta[self.res]
         self.res_key = tuple(self.res)
         self.margin = (self.alpha + self.beta)[self.res]  # the safe packing's margin
@@ -609,17 +607,16 @@ class PdorsOracle:
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            res, n = self.res, len(self.res)
-            cols = np.empty((free.shape[0], 2 * n + 1))
-            cols[:, :n] = free[:, res]
-            cols[:, n : 2 * n] = price[:, res]
-            # the internal case's fit on the resources the job does not use
-            if self.other:
-                rest = free[:, self.other]
-                cols[:, 2 * n] = np.all(rest >= -_TOL * np.maximum(1.0, rest), axis=1)
-            else:
-                cols[:, 2 * n] = 1.0
-            classes = machine_classes(cols)
+            from dmlsched.schedulers._shared.kernels import group_machines
+
+            # machines equal bit for bit in Ĉ and p on the job's resources and in the
+            # internal case's fit on the others (one compiled pass, no key matrix)
+            classes = MachineClasses(
+                *group_machines(
+                    free.view(np.uint64), price.view(np.uint64), free, self.res_idx,
+                    self.other_idx, _TOL,
+                )  # fmt: skip
+            )
             first = classes.first
             free_c = free[first]
             hit = _SlotClasses(
