@@ -139,6 +139,7 @@ the departures above.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -153,7 +154,7 @@ from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_cla
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
+from dmlsched.solvers.rounding import RoundingResult, g_delta_cover, g_delta_packing
 
 if TYPE_CHECKING:
     from dmlsched.solvers.highs import LinearModel
@@ -221,6 +222,9 @@ class _SlotData:
     lp_margin: set[int] = field(default_factory=set)
     lp_room: dict[bool, np.ndarray] = field(default_factory=dict)  # by margin
     lp_costs: tuple[np.ndarray, np.ndarray, float] | None = None
+    # the LP objective of ``lp`` by the bound's position in the oracle's ``ext_ms``
+    # (∞ where not solved): the DP's estimates in one array operation
+    lp_val: np.ndarray | None = None
 
 
 def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, ...]:
@@ -424,7 +428,8 @@ class PdorsOracle:
         self.ext_ms = sorted({int(m) for m in self.m_ext[self.ext_ok]})
         # position of each external quantum count's bound in ext_ms
         self.ext_pos = np.searchsorted(np.asarray(self.ext_ms), self.m_ext[self.ext_k])
-        self.ms_pos = {m: i for i, m in enumerate(self.ext_ms)}
+        self.ext_ms_arr = np.asarray(self.ext_ms, dtype=np.int64)
+        self._eq30: np.ndarray | None = None
         self.bounds = bounds
         self.cache: dict[bytes, _SlotData] = {}
         self.slot_key: dict[int, bytes] = {}
@@ -527,11 +532,19 @@ class PdorsOracle:
         full = np.hstack([res.w[ok], res.s[ok]])
         obj = full @ cost
         at = np.asarray(ms)
-        for m, o, x in zip(at[ok].tolist(), obj.tolist(), full, strict=True):
-            d.lp[m] = (o, x)
-            if margin:
-                d.lp_margin.add(m)
+        solved = at[ok]
+        self._store(d, solved.tolist(), obj, list(full), margin)
         return at[~ok].tolist()
+
+    def _store(
+        self, d: _SlotData, ms: list[int], obj: np.ndarray, xs: list[np.ndarray], margin: bool
+    ) -> None:
+        """Record the LP's objective ``obj`` and class solutions ``xs`` at the bounds ``ms``."""
+        d.lp.update(zip(ms, zip(obj.tolist(), xs, strict=True), strict=True))
+        if margin:
+            d.lp_margin.update(ms)
+        if d.lp_val is not None and ms:
+            d.lp_val[np.searchsorted(self.ext_ms_arr, ms)] = obj
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -539,7 +552,7 @@ class PdorsOracle:
         self._trace(d, ms, margin=True)
         if self.sched.safe_packing:
             top = max(d.lp, default=0)
-            rest = [m for m in ms if m > top]
+            rest = ms[bisect.bisect_right(ms, top) :]  # ms ascending
             if rest:
                 self._trace(d, rest, margin=False)
 
@@ -588,10 +601,10 @@ class PdorsOracle:
                 return
             sols[ms[mid]] = r
             stack += [(i, mid), (mid, j)]
-        for m, (obj, x, _, _) in sols.items():
-            d.lp[m] = (obj, x)
-            if margin:
-                d.lp_margin.add(m)
+        at = list(sols)
+        self._store(
+            d, at, np.array([sols[m][0] for m in at]), [sols[m][1] for m in at], margin
+        )
 
     def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
         self.slot_key[t] = key
@@ -645,14 +658,20 @@ class PdorsOracle:
         int_cost[0] = 0.0
         d = _SlotData(price, free, classes, shared, int_cost, h, np.full(self.q + 1, np.inf))
         d.ext_est[0] = 0.0
+        d.lp_val = np.full(len(self.ext_ms), np.inf)
         self._trace_lp(d)
         if d.lp:
             # G_δ × the LP value at each bound, for every quantum count that needs it
-            val = np.full(len(self.ext_ms), np.inf)
-            for m, (obj, _) in d.lp.items():
-                val[self.ms_pos[m]] = self.gain(float(m), d) * obj
-            d.ext_est[self.ext_k] = val[self.ext_pos]
+            d.ext_est[self.ext_k] = (self._gains(d) * d.lp_val)[self.ext_pos]
         return d
+
+    def _gains(self, d: _SlotData) -> float | np.ndarray:
+        """G_δ at every bound of ``ext_ms`` (one number unless it depends on the bound)."""
+        if self.sched.g_delta != "eq30":
+            return self.gain(0.0, d)  # a number or Eq. (29): the same at every bound
+        if self._eq30 is None:
+            self._eq30 = np.array([self.gain(float(m), d) for m in self.ext_ms])
+        return self._eq30
 
     # -- realization (rounding) -----------------------------------------------
     def realize(self, t: int, k: int) -> tuple[float, Placement, int] | None:
@@ -701,28 +720,25 @@ class PdorsOracle:
         ub = np.maximum(d.free[sup][:, self.res], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
-        from dmlsched.schedulers._shared.kernels import rounding_ok
+        from dmlsched.schedulers._shared.kernels import round_first
 
         job = self.job
-        sync = job.mode == "sync"
-
-        def accept(cand: np.ndarray) -> np.ndarray:
-            # the workload row (26) and packing rows (24) of the support machines,
-            # then the engine's PS rules (one compiled loop: tiny arrays)
-            return rounding_ok(
-                cand, float(m), a, b, ub_tol, float(job.max_workers), sync, float(job.gamma),
-                float(job.b_ext), float(job.b_int), float(job.ps_bandwidth), _TOL,
-            )  # fmt: skip
-
-        res = scaled_round(
-            x_bar,
-            self.gain(m, d),
-            self.sched.rng_,
-            cost=cost,
-            extra=accept,
-            attempts=self.sched.attempts,
-            repair=self._trim,
-        )
+        # Eq. (27)–(28) as :func:`~dmlsched.solvers.rounding.scaled_round` draws them
+        # (the same S × 2n uniforms), then in one compiled loop: trim to F workers
+        # (:meth:`_trim`), the workload row (26) and packing rows (24) of the support
+        # machines and the engine's PS rules, up to the first draw that meets them all
+        attempts = int(self.sched.attempts)
+        draws = self.sched.rng_.random((attempts, x_bar.size))
+        hit, cand = round_first(
+            x_bar, float(self.gain(m, d)), draws, cost, float(m), a, b, ub_tol,
+            float(job.max_workers), job.mode == "sync", float(job.gamma), float(job.b_ext),
+            float(job.b_int), float(job.ps_bandwidth), _TOL,
+        )  # fmt: skip
+        if hit < 0:
+            res = RoundingResult(None, math.inf, attempts)
+        else:
+            xi = cand.astype(np.int64)
+            res = RoundingResult(xi, float(np.dot(cost, xi)), int(hit) + 1)
         if not res.success:
             self.sched.failed_ += 1
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
