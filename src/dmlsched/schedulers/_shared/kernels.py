@@ -17,6 +17,7 @@ from numba import njit
 __all__ = [
     "cover_pass",
     "fill_members",
+    "fill_pair",
     "group_machines",
     "group_rows",
     "internal_fit",
@@ -85,8 +86,9 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
     order_s = _order(cost_s, tie_s)
     ok = np.zeros(M, dtype=np.bool_)
     obj = np.zeros(M)
-    W = np.zeros((M, C))
-    S = np.zeros((M, C))
+    X = np.zeros((M, 2 * C))  # per bound: W_1..W_C, then S_1..S_C
+    W = X[:, :C]
+    S = X[:, C:]
     w_max = np.full(C, np.inf)
     for c in range(C):
         for r in range(R):
@@ -154,7 +156,7 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
             total += best
         bound = lam * m + mu1 - total
         ok[k] = o <= bound + _REL * max(abs(bound), 1e-300)
-    return ok, obj, W, S
+    return ok, obj, X
 
 
 @njit(cache=True)
@@ -407,6 +409,30 @@ def fill_members(amount, demand, room, count, members, starts, apart, tol):  # t
             for i in range(n_ids):
                 out[ids[i]] = x[i]
     return out, failed
+
+
+@njit(cache=True)
+def fill_pair(x, demand, room, count, members, starts, first, apart, tol):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes` of workers and
+    PSs given as one class vector ``x`` (W_1..W_C, S_1..S_C), ``room`` already
+    clipped at 0: the per-machine vector (w_1..w_H, s_1..s_H) and whether some
+    class did not fit (the caller then takes :func:`fill_classes`'s fallback)."""
+    C = count.size
+    amount = np.empty((C, 2))
+    for c in range(C):
+        amount[c, 0] = x[c]
+        amount[c, 1] = x[C + c]
+    out, failed = fill_members(amount, demand, room, count, members, starts, apart, tol)
+    for c in range(C):  # a one-machine class's row is the machine's row
+        if count[c] == 1 and (amount[c, 0] > 0 or amount[c, 1] > 0):
+            out[first[c], 0] = amount[c, 0]
+            out[first[c], 1] = amount[c, 1]
+    H = out.shape[0]
+    flat = np.empty(2 * H)
+    for h in range(H):
+        flat[h] = out[h, 0]
+        flat[H + h] = out[h, 1]
+    return flat, failed.any()
 
 
 @njit(cache=True)

@@ -262,6 +262,8 @@ class PrimalDualScheduler:
         # slot t's (prices, free) are cached until its reservations change
         self.version_ = np.zeros(horizon, dtype=np.int64)
         self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray, bytes]] = {}
+        # machines whose reservations in slot t changed since its state was cached
+        self._touched: dict[int, list[np.ndarray]] = {}
         self.plans_: dict[int, JobPlan] = {}
         self.estimator_ = OnlineBounds(cap.shape[1], horizon, float(cap.sum()))
         if self.price_estimate == "oracle":
@@ -332,6 +334,7 @@ class PrimalDualScheduler:
             if sign < 0:  # only released slots can go (rounding-error) negative
                 np.maximum(self.rho_[t], 0.0, out=self.rho_[t])
             self.version_[t] += 1
+            self._touched.setdefault(t, []).append(idx)
 
     def _release(self, plan: JobPlan, since: int) -> None:
         self._reserve(self.known_[plan.job], plan, sign=-1.0, since=since)
@@ -343,7 +346,15 @@ class PrimalDualScheduler:
         if hit is not None and hit[0] == self.version_[t] and hit[1] == bounds:
             return hit[2], hit[3], hit[4]
         rho = self.rho_[t]
-        price = prices(rho, self.capacity_, bounds)
+        touched = self._touched.pop(t, None)
+        if hit is not None and hit[1] == bounds and touched is not None:
+            # Eq. (12) is element-wise: only the machines reserved on or released since
+            # the cached state get new prices (the same floats as a full pass)
+            rows = np.unique(np.concatenate(touched))
+            price = hit[2].copy()
+            price[rows] = prices(rho[rows], self.capacity_[rows], bounds)
+        else:
+            price = prices(rho, self.capacity_, bounds)
         free = self.capacity_ - rho
         price.flags.writeable = False
         free.flags.writeable = False

@@ -410,6 +410,7 @@ class PdorsOracle:
         self.res_idx = np.asarray(self.res, dtype=np.int64)
         self.other_idx = np.asarray(self.other, dtype=np.int64)
         self.a_res, self.b_res = self.alpha[self.res], self.beta[self.res]
+        self.demand2 = np.vstack([self.a_res, self.b_res])  # a worker's and a PS's demand
         self.res_key = tuple(self.res)
         self.margin = (self.alpha + self.beta)[self.res]  # the safe packing's margin
         self.ratio = ps_ratio(job)
@@ -529,7 +530,7 @@ class PdorsOracle:
             tie_s=cost[n:],
         )
         ok = res.ok
-        full = np.hstack([res.w[ok], res.s[ok]])
+        full = res.x[ok]
         obj = full @ cost
         at = np.asarray(ms)
         solved = at[ok]
@@ -699,12 +700,22 @@ class PdorsOracle:
             # the optimum with every class's total split evenly over its machines
             n_c = d.classes.count
             return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
-        demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
+        from dmlsched.schedulers._shared.kernels import fill_pair
+
         room = self._lp_room(d, m in d.lp_margin)
         # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
         # worker, so PSs go to machines without workers first
+        apart = self.job.mode == "async"
+        cl = d.classes
+        flat, failed = fill_pair(
+            x, self.demand2, np.maximum(room, 0.0), cl.count, cl.members, cl.starts, cl.first,
+            apart, 1e-9,
+        )  # fmt: skip
+        if not failed:
+            return flat
+        # a class whose items do not all fit one after another: fill_classes's fallback
         amount = np.column_stack([x[:C], x[C:]])
-        per = fill_classes(d.classes, amount, demand, room, apart=self.job.mode == "async")
+        per = fill_classes(d.classes, amount, self.demand2, room, apart=apart)
         return np.concatenate([per[:, 0], per[:, 1]])
 
     def _round(self, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
