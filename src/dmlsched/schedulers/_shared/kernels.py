@@ -95,6 +95,12 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
             if a[r] > 0:
                 w_max[c] = min(w_max[c], cap[c, r] / a[r])
     vw, vs, valid = _vertices(cap, a, b)
+    # the classes' part of the bound depends on (λ_w, μ) only, which change only where
+    # the marginal worker or PS class does: computed once per pair in a row
+    seen = False
+    seen_w = 0.0
+    seen_mu = 0.0
+    seen_total = 0.0
     for k in range(M):
         m = ms[k]
         # workers, cheapest classes first; λ_w = the marginal worker's cost
@@ -145,15 +151,19 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
         mu2 = 0.0 if one else mu
         mu1 = mu - mu2
         lam = lam_w + ratio * mu2
-        total = 0.0
-        for c in range(C):
-            u = lam_w - cost_w[c]  # λ − κμ₂ − cw_c
-            v = mu - cost_s[c]  # μ₁ + μ₂ − cs_c
-            best = -np.inf
-            for j in range(vw.shape[1]):
-                if valid[c, j]:
-                    best = max(best, u * vw[c, j] + v * vs[c, j])
-            total += best
+        if seen and lam_w == seen_w and mu == seen_mu:
+            total = seen_total
+        else:
+            total = 0.0
+            for c in range(C):
+                u = lam_w - cost_w[c]  # λ − κμ₂ − cw_c
+                v = mu - cost_s[c]  # μ₁ + μ₂ − cs_c
+                best = -np.inf
+                for j in range(vw.shape[1]):
+                    if valid[c, j]:
+                        best = max(best, u * vw[c, j] + v * vs[c, j])
+                total += best
+            seen, seen_w, seen_mu, seen_total = True, lam_w, mu, total
         bound = lam * m + mu1 - total
         ok[k] = o <= bound + _REL * max(abs(bound), 1e-300)
     return ok, obj, X
