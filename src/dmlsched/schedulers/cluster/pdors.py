@@ -225,6 +225,7 @@ class _SlotData:
     # the LP objective of ``lp`` by the bound's position in the oracle's ``ext_ms``
     # (∞ where not solved): the DP's estimates in one array operation
     lp_val: np.ndarray | None = None
+    theta: np.ndarray | None = None  # θ(t, ·): the cheaper case per quantum count
 
 
 def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, ...]:
@@ -430,6 +431,7 @@ class PdorsOracle:
         # position of each external quantum count's bound in ext_ms
         self.ext_pos = np.searchsorted(np.asarray(self.ext_ms), self.m_ext[self.ext_k])
         self.ext_ms_arr = np.asarray(self.ext_ms, dtype=np.int64)
+        self.ext_ms_float = self.ext_ms_arr.astype(float)
         self._eq30: np.ndarray | None = None
         self.bounds = bounds
         self.cache: dict[bytes, _SlotData] = {}
@@ -508,10 +510,11 @@ class PdorsOracle:
             d.classes.n,
         )
 
-    def _pass(self, d: _SlotData, ms: list[int], margin: bool) -> list[int]:
+    def _pass(self, d: _SlotData, ms: list[int], margin: bool, tail: bool = False) -> list[int]:
         """The class LP at ``ms`` by the certified sorted pass
         (:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass`); returns the
-        bounds it could not certify (left to HiGHS)."""
+        bounds it could not certify (left to HiGHS).  ``tail``: ``ms`` is a tail of
+        ``ext_ms``."""
         # every class goes in (a class without room gets W_c = S_c = 0 from the pass)
         room = self._lp_room(d, margin)
         cost, lp_cost, _ = self._lp_costs(d)
@@ -523,7 +526,7 @@ class PdorsOracle:
             self.b_res,
             lp_cost[:n],
             lp_cost[n:],
-            np.asarray(ms, dtype=float),
+            self.ext_ms_float[len(self.ext_ms) - len(ms) :] if tail else np.asarray(ms, float),
             self.ratio,
             self.job.mode,
             tie_w=cost[:n],
@@ -533,8 +536,7 @@ class PdorsOracle:
         full = res.x[ok]
         obj = full @ cost
         at = np.asarray(ms)
-        solved = at[ok]
-        self._store(d, solved.tolist(), obj, list(full), margin)
+        self._store(d, at[ok].tolist(), obj, list(full), margin)
         return at[~ok].tolist()
 
     def _store(
@@ -550,20 +552,20 @@ class PdorsOracle:
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
         ms = self.ext_ms
-        self._trace(d, ms, margin=True)
+        self._trace(d, ms, margin=True, tail=True)
         if self.sched.safe_packing:
             top = max(d.lp, default=0)
             rest = ms[bisect.bisect_right(ms, top) :]  # ms ascending
             if rest:
-                self._trace(d, rest, margin=False)
+                self._trace(d, rest, margin=False, tail=True)
 
-    def _trace(self, d: _SlotData, ms: list[int], margin: bool) -> None:
+    def _trace(self, d: _SlotData, ms: list[int], margin: bool, tail: bool = False) -> None:
         """LP value (and class solution) at every bound in ``ms``: the sorted pass
         where it is certified, HiGHS with few solves for the rest."""
         if not ms:
             return
         if self.sched.external_lp == "pass":
-            ms = self._pass(d, ms, margin)
+            ms = self._pass(d, ms, margin, tail)
             if not ms:
                 return
         lp = self._lp_for(d, margin)
@@ -612,8 +614,10 @@ class PdorsOracle:
         d = self.cache.get(key)
         if d is None:
             d = self._slot(key, price, free)
+            d.theta = np.minimum(d.int_cost, d.ext_est)
+            d.theta.flags.writeable = False  # shared by every slot of this state
             self.cache[key] = d
-        return np.minimum(d.int_cost, d.ext_est)
+        return d.theta
 
     def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
         """Machines equal in everything the job's two cases see (shared across jobs)."""
