@@ -497,6 +497,17 @@ def group_rows(bits):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
+def _mix(x):  # type: ignore[no-untyped-def]
+    """MurmurHash3's 64-bit finalizer (fmix64)."""
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xC4CEB9FE1A85EC53)
+    x ^= x >> np.uint64(33)
+    return x
+
+
+@njit(cache=True)
 def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-untyped-def]
     """PD-ORS's machine classes of one slot state
     (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._classes`): machines
@@ -526,12 +537,13 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
             if not (x >= -tol * max(1.0, x)):
                 ok = False
         fit[i] = ok
-        x = np.uint64(14695981039346656037)
-        for j in range(n):
-            x = (x ^ fbits[i, res[j]]) * np.uint64(1099511628211)
-            x = (x ^ pbits[i, res[j]]) * np.uint64(1099511628211)
-        x = (x ^ (np.uint64(1) if ok else np.uint64(0))) * np.uint64(1099511628211)
-        slot = (x ^ (x >> np.uint64(29))) & mask
+        # each word mixed in with the 64-bit finalizer of MurmurHash3: round numbers
+        # (a float's low bits are mostly 0) must still spread over the table
+        x = np.uint64(1) if ok else np.uint64(0)
+        for j in range(2 * n):
+            w = fbits[i, res[j // 2]] if j % 2 == 0 else pbits[i, res[j // 2]]
+            x = _mix(x ^ w) + np.uint64(j + 1)
+        slot = x & mask
         while True:
             c = table[slot]
             if c < 0:  # a new row: its class is numbered now, at its lowest machine
