@@ -195,7 +195,8 @@ def test_incremental_slot_prices_equal_prices_from_scratch(seed: int, steps: int
 def _placement(machines: np.ndarray, counts: np.ndarray):  # type: ignore[no-untyped-def]
     from dmlsched.model.cluster import Placement
 
-    return Placement(tuple(int(h) for h in machines), tuple(int(c) for c in counts), (1,) * len(counts))
+    ids = tuple(int(h) for h in machines)
+    return Placement(ids, tuple(int(c) for c in counts), (1,) * len(ids))
 
 
 def _check_state(sched, t: int, bounds) -> None:  # type: ignore[no-untyped-def]

@@ -283,12 +283,12 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
 
 
 @njit(cache=True)
-def round_first(x_bar, gain, draws, cost, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
+def round_first(x_bar, gain, draws, cost, m, a, b, ub, wmax, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
     """PD-ORS's rounding (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round`)
     in one loop: :func:`~dmlsched.solvers.rounding.scaled_round` of ``gain · x_bar``
-    with the uniform ``draws`` (attempts × n), each candidate trimmed to
-    ``max_workers`` (:func:`trim_workers`, costliest workers first) and tested by
-    :func:`rounding_ok`; returns the index of the first accepted draw (−1 if none)
+    with the uniform ``draws`` (attempts × n), each candidate trimmed to ``wmax``
+    workers (:func:`trim_workers`, costliest first) and tested by :func:`rounding_ok`
+    (``ub``: its ``ub_tol``); returns the index of the first accepted draw (−1 if none)
     and that candidate (the same floats as the NumPy steps: element-wise only)."""
     k, n2 = draws.shape
     n = n2 // 2
@@ -304,8 +304,8 @@ def round_first(x_bar, gain, draws, cost, m, a, b, ub_tol, max_workers, sync, ga
     for t in range(k):
         for i in range(n2):
             cand[0, i] = lo[i] + (1.0 if draws[t, i] < frac[i] else 0.0)
-        out = trim_workers(cand, order, max_workers)
-        if rounding_ok(out, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, ps_bw, tol)[0]:
+        out = trim_workers(cand, order, wmax)
+        if rounding_ok(out, m, a, b, ub, wmax, sync, gamma, b_ext, b_int, ps_bw, tol)[0]:
             return t, out[0]
     return -1, cand[0]
 

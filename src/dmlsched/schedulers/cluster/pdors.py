@@ -605,9 +605,7 @@ class PdorsOracle:
             sols[ms[mid]] = r
             stack += [(i, mid), (mid, j)]
         at = list(sols)
-        self._store(
-            d, at, np.array([sols[m][0] for m in at]), [sols[m][1] for m in at], margin
-        )
+        self._store(d, at, np.array([sols[m][0] for m in at]), [sols[m][1] for m in at], margin)
 
     def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
         self.slot_key[t] = key
@@ -629,11 +627,9 @@ class PdorsOracle:
 
             # machines equal bit for bit in Ĉ and p on the job's resources and in the
             # internal case's fit on the others (one compiled pass, no key matrix)
+            bits = (free.view(np.uint64), price.view(np.uint64))
             classes = MachineClasses(
-                *group_machines(
-                    free.view(np.uint64), price.view(np.uint64), free, self.res_idx,
-                    self.other_idx, _TOL,
-                )  # fmt: skip
+                *group_machines(*bits, free, self.res_idx, self.other_idx, _TOL)
             )
             first = classes.first
             free_c = free[first]
