@@ -32,7 +32,8 @@ sigmoid utilities u(T − a) can be 1e-40, and admitting a job for such a
 
 A slot's prices and residual capacities are computed when the DP first
 reaches it and cached until a reservation in that slot (or the price
-bounds) change.
+bounds) change; after a reservation, Eq. (12) is recomputed only on the
+machines it touched (element-wise: the same floats).
 
 Randomized slot costs (PD-ORS's rounding) are *estimated* in the DP
 (``G_δ ×`` LP value, the rounding's expected cost) and realized lazily: the
