@@ -242,3 +242,26 @@ def test_reproduce_all_only_without_a_match_exits_2(
 ) -> None:
     assert main(["reproduce", "--all", "--only", "nope-*", "--out", str(tmp_path)]) == 2
     assert "only" in capsys.readouterr().err
+
+
+def test_reproduce_all_computes_the_same_runs_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dmlsched.experiments.runner as runner
+
+    computed: list[str] = []
+    local = runner._local
+
+    def counting(exp, cells, cfg):  # type: ignore[no-untyped-def]
+        computed.extend([exp.id] * len(cells))
+        return local(exp, cells, cfg)
+
+    monkeypatch.setattr(runner, "_local", counting)
+    out = tmp_path / "all"
+    args = ["reproduce", "--all", "--only", "mlbroker-fig8,mlbroker-fig11", "--quick"]
+    assert main([*args, "--seeds", "1", "--workers", "1", "--out", str(out)]) == 0
+    assert set(computed) == {"mlbroker-fig8"}  # fig11 is fig8's sweep: copied
+    fig8 = (out / "mlbroker-fig8" / "results.csv").read_text()
+    fig11 = (out / "mlbroker-fig11" / "results.csv").read_text()
+    assert fig11 == fig8.replace("\nmlbroker-fig8,", "\nmlbroker-fig11,")
+    assert "cost_transfer" in (out / "mlbroker-fig11" / "summary.md").read_text()

@@ -180,10 +180,17 @@ def _warn(text: str) -> None:
     print(f"dmlsched: {text}", file=sys.stderr, flush=True)
 
 
-def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str, plots: bool = True) -> Path:
+def _run(
+    exp: Experiment,
+    out: Path,
+    cfg: RunConfig,
+    label: str,
+    plots: bool = True,
+    reuse: Path | None = None,
+) -> Path:
     """Run the sweep with progress on stderr (cells; inside a cell run in this
     process, its slots, jobs and ETA), then write summary.md (and the PNGs
-    if ``plots``) once."""
+    if ``plots``) once.  ``reuse``: see :func:`run_experiment`."""
     from dmlsched.experiments.lock import hold
     from dmlsched.experiments.runner import workload_notes
     from dmlsched.progress import Reporter
@@ -194,7 +201,7 @@ def _run(exp: Experiment, out: Path, cfg: RunConfig, label: str, plots: bool = T
     with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
         with Reporter(label) as rep, watching(rep):
             path = run_experiment(
-                exp, out, cfg, on_progress=rep.cells, on_warning=_warn, notes=notes
+                exp, out, cfg, on_progress=rep.cells, on_warning=_warn, notes=notes, reuse=reuse
             )
         try:
             render_report(out, on_warning=_warn, plots=plots)
@@ -385,8 +392,9 @@ def reproduce(
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
+        ran: dict[str, Path] = {}  # results of this command, for same_runs_as
         for e in chosen:
-            _run(e, base / e.id, config(e), e.id)
+            ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=ran.get(e.same_runs_as))
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")

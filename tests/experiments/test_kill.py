@@ -142,11 +142,29 @@ def test_ctrl_c_mid_sweep_exits_130_saying_what_was_kept_and_resumes_byte_identi
     assert results.read_bytes() == reference
 
 
+def _our_code_started(pid: int, within: float = 60.0) -> None:
+    """Wait until the interpreter runs dmlsched's imports (numpy's library is mapped).
+
+    A SIGINT while Python itself still starts (its ``site`` import) is a fatal
+    error of the interpreter, exit 1, before any code of ours can run: on a
+    loaded machine that start takes longer than the shortest delay below.
+    """
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            if "numpy" in Path(f"/proc/{pid}/maps").read_text():
+                return
+        except OSError:
+            return  # it ended: the assertions below say how
+        time.sleep(0.01)
+
+
 @needs_proc
 def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_no_traceback(tmp_path: Path) -> None:
     # during imports, the workload build, the pool start, the first cells
-    for i, delay in enumerate((0.2, 0.8, 1.6, 2.4)):
+    for i, delay in enumerate((0.0, 0.6, 1.4, 2.2)):
         proc = _start(_cli(tmp_path / str(i)))
+        _our_code_started(proc.pid)
         time.sleep(delay)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=120)

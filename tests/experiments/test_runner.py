@@ -123,3 +123,47 @@ def test_summary_table_says_how_many_non_finite_seeds_it_left_out() -> None:
     )
     cell = summary_table(df, "competitive_ratio").loc[6, "pd-ors"]
     assert cell == "1 ± 0 (+1 of 3 seeds infinite)"
+
+
+def _no_cell(*args: object) -> dict[str, float]:
+    raise AssertionError("a cell of the same runs was computed again")
+
+
+def test_the_same_runs_are_copied_not_recomputed_and_give_the_same_bytes(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    cfg = RunConfig(seeds=2, workers=1)
+    twin = replace(EXP, id="test-sweep-twin", metrics=("admitted_jobs",), same_runs_as=EXP.id)
+    first = run_experiment(EXP, tmp_path / "a", cfg)
+    fresh = run_experiment(twin, tmp_path / "fresh", cfg)
+    copied = run_experiment(replace(twin, cell=_no_cell), tmp_path / "b", cfg, reuse=first)
+    assert copied.read_bytes() == fresh.read_bytes()
+    assert b"test-sweep-twin," in copied.read_bytes()  # relabelled with its own ID
+
+
+def test_only_the_cells_found_are_copied(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    one = run_experiment(EXP, tmp_path / "a", RunConfig(seeds=1, workers=1))
+    twin = replace(EXP, id="test-sweep-twin", same_runs_as=EXP.id)
+    fresh = run_experiment(twin, tmp_path / "fresh", RunConfig(seeds=2, workers=1))
+    both = run_experiment(twin, tmp_path / "b", RunConfig(seeds=2, workers=1), reuse=one)
+    assert both.read_bytes() == fresh.read_bytes()  # seed 1 computed, seed 0 copied
+
+
+def test_experiments_with_the_same_runs_agree_on_everything_a_cell_reads() -> None:
+    from dmlsched.experiments.catalogue import all_experiments
+
+    exps = list(all_experiments())
+    order = {e.id: i for i, e in enumerate(exps)}
+    twins = [e for e in exps if e.same_runs_as]
+    assert {e.id for e in twins} >= {"mlbroker-fig11", "mlbroker-fig14", "thesis-fig3.14"}
+    for e in twins:
+        src = get(e.same_runs_as)
+        assert order[src.id] < order[e.id], f"{e.id}: --all must run {src.id} first"
+        assert not src.same_runs_as
+        for f in ("setting", "param", "points", "quick_points", "build", "cell", "series"):
+            assert getattr(e, f) == getattr(src, f), (e.id, f)
+        assert set(e.schedulers) <= set(src.schedulers)
+        for s in e.schedulers:
+            assert e.resolve(s) == src.resolve(s), (e.id, s)

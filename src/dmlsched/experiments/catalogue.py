@@ -81,7 +81,12 @@ class Experiment:
     * ``plot`` — "line" (metric vs param per scheduler) or "bar";
     * ``paper`` — the values the paper prints (:class:`PaperValue`);
     * ``opt_in`` — runs real processes (the testbed): left out of
-      ``reproduce --all`` unless ``--only`` names it.
+      ``reproduce --all`` unless ``--only`` names it;
+    * ``same_runs_as`` — the ID of an experiment whose cells are this one's
+      (same setting, workloads, cell function, scheduler parameters; this one
+      only tabulates another metric first): ``reproduce --all`` copies that
+      experiment's cells instead of computing them again.  A catalogue test
+      checks the two agree on everything a cell reads.
     """
 
     id: str
@@ -102,6 +107,7 @@ class Experiment:
     reproduces: str = ""
     paper: tuple[PaperValue, ...] = ()
     opt_in: bool = False
+    same_runs_as: str = ""
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
         fn = self.cell or default_cell

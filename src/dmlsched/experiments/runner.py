@@ -20,6 +20,11 @@ Safety (issue 14):
 * a torn or cut last cell (a kill during a write) is dropped and recomputed;
   a corrupted ``results.csv`` or ``config.json`` is InvalidInput naming the
   file and line (:mod:`dmlsched.experiments.results`).
+
+An experiment whose cells are another's (``Experiment.same_runs_as``) takes
+the cells that experiment already computed in this command (``reuse``): the
+metrics are copied, the rows relabelled with its own ID, so its results.csv
+is byte for byte what computing them again would write.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from dmlsched.experiments.results import (
     cell_rows,
     done_cells,
     repair,
+    scan_results,
     sort_results,
 )
 
@@ -161,6 +167,24 @@ def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[
     return cells
 
 
+def _copied(
+    reuse: Path, cells: list[tuple[CellKey, Point]]
+) -> tuple[list[tuple[CellKey, dict[str, float]]], list[tuple[CellKey, Point]]]:
+    """(cells found in ``reuse`` with their metrics, the cells still to compute)."""
+    have: dict[CellKey, dict[str, float]] = {}
+    for r in scan_results(reuse).rows:
+        have.setdefault(CellKey(r[2], r[4], r[5]), {})[r[6]] = r[7]
+    return [(k, have[k]) for k, _ in cells if k in have], [c for c in cells if c[0] not in have]
+
+
+def _then(
+    first: list[tuple[CellKey, dict[str, float]]],
+    rest: Iterator[tuple[CellKey, dict[str, float]]],
+) -> Iterator[tuple[CellKey, dict[str, float]]]:
+    yield from first
+    yield from rest  # closing this closes ``rest`` (its pool) too
+
+
 def _local(
     exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
 ) -> Iterator[tuple[CellKey, dict[str, float]]]:
@@ -231,8 +255,12 @@ def run_experiment(
     on_progress: Callable[[int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     notes: list[str] | None = None,
+    reuse: Path | None = None,
 ) -> Path:
     """Run the missing cells of ``exp`` into ``out/results.csv``; returns its path.
+
+    ``reuse``: the results.csv of ``exp.same_runs_as`` from this command, whose
+    cells are copied rather than computed (module docstring).
 
     ``on_warning`` gets each workload note that reports a fallback
     (``"WARNING: ..."``, see :func:`dmlsched.workloads.registry.warning_notes`).
@@ -258,7 +286,10 @@ def run_experiment(
         done = total - len(cells)
         if on_progress:
             on_progress(done, total)
-        stream = _ray(exp, cells, cfg) if cfg.ray else _local(exp, cells, cfg)
+        copied: list[tuple[CellKey, dict[str, float]]] = []
+        if reuse is not None and cells:
+            copied, cells = _copied(reuse, cells)
+        stream = _then(copied, _ray(exp, cells, cfg) if cfg.ray else _local(exp, cells, cfg))
         try:
             with contextlib.closing(stream):  # a Ctrl-C between cells still stops the pool
                 for key, metrics in stream:

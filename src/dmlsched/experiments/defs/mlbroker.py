@@ -352,6 +352,7 @@ for _fig, _metric in (
             if _fig == "fig8"
             else (Report(_metric, "mlbroker", f"paper Fig. {_fig[3:]}: see Sec. 6.3"),),
             reproduces=f"mlBroker Fig. {_fig[3:]}",
+            same_runs_as="" if _fig == "fig8" else "mlbroker-fig8",  # one sweep, five parts
         )
     )
 

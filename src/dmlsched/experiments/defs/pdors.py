@@ -665,5 +665,6 @@ for _fig, _metric, _text in (
             cell=cell_thesis_g,
             claims=(Report(_metric, "pd-ors", _text, paper=f"Fig. {_fig}"),),
             reproduces=f"Yu thesis 2019 Fig. {_fig}",
+            same_runs_as="" if _fig == "3.13" else "thesis-fig3.13",  # one sweep, two metrics
         )
     )

@@ -52,8 +52,15 @@ class PassResult:
 
     ok: np.ndarray  # (M,) bool
     objective: np.ndarray  # (M,) in the costs given
-    w: np.ndarray  # (M, C)
-    s: np.ndarray  # (M, C)
+    x: np.ndarray  # (M, 2C): W_1..W_C, then S_1..S_C
+
+    @property
+    def w(self) -> np.ndarray:  # (M, C)
+        return self.x[:, : self.x.shape[1] // 2]
+
+    @property
+    def s(self) -> np.ndarray:  # (M, C)
+        return self.x[:, self.x.shape[1] // 2 :]
 
 
 def sorted_pass(
@@ -82,12 +89,11 @@ def sorted_pass(
     """
     M, C = len(ms), len(count)
     if C == 0 or M == 0 or max(a) <= 0 or max(b) <= 0:
-        z = np.zeros((M, C))
-        return PassResult(np.zeros(M, dtype=bool), np.zeros(M), z, z)
+        return PassResult(np.zeros(M, dtype=bool), np.zeros(M), np.zeros((M, 2 * C)))
     from dmlsched.schedulers._shared.kernels import cover_pass  # numba: imported when used
 
     f = np.float64
-    ok, obj, w, s = cover_pass(
+    ok, obj, x = cover_pass(
         np.asarray(count, dtype=f)[:, None] * np.maximum(room, 0.0),
         np.asarray(a, dtype=f),
         np.asarray(b, dtype=f),
@@ -99,4 +105,4 @@ def sorted_pass(
         np.asarray(cost_w if tie_w is None else tie_w, dtype=f),
         np.asarray(cost_s if tie_s is None else tie_s, dtype=f),
     )
-    return PassResult(ok, obj, w, s)
+    return PassResult(ok, obj, x)

@@ -17,9 +17,13 @@ from numba import njit
 __all__ = [
     "cover_pass",
     "fill_members",
+    "fill_pair",
+    "group_machines",
     "group_rows",
     "internal_fit",
     "min_plus",
+    "min_plus_rows",
+    "round_first",
     "rounding_ok",
     "trim_workers",
 ]
@@ -82,14 +86,21 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
     order_s = _order(cost_s, tie_s)
     ok = np.zeros(M, dtype=np.bool_)
     obj = np.zeros(M)
-    W = np.zeros((M, C))
-    S = np.zeros((M, C))
+    X = np.zeros((M, 2 * C))  # per bound: W_1..W_C, then S_1..S_C
+    W = X[:, :C]
+    S = X[:, C:]
     w_max = np.full(C, np.inf)
     for c in range(C):
         for r in range(R):
             if a[r] > 0:
                 w_max[c] = min(w_max[c], cap[c, r] / a[r])
     vw, vs, valid = _vertices(cap, a, b)
+    # the classes' part of the bound depends on (λ_w, μ) only, which change only where
+    # the marginal worker or PS class does: computed once per pair in a row
+    seen = False
+    seen_w = 0.0
+    seen_mu = 0.0
+    seen_total = 0.0
     for k in range(M):
         m = ms[k]
         # workers, cheapest classes first; λ_w = the marginal worker's cost
@@ -140,18 +151,22 @@ def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # typ
         mu2 = 0.0 if one else mu
         mu1 = mu - mu2
         lam = lam_w + ratio * mu2
-        total = 0.0
-        for c in range(C):
-            u = lam_w - cost_w[c]  # λ − κμ₂ − cw_c
-            v = mu - cost_s[c]  # μ₁ + μ₂ − cs_c
-            best = -np.inf
-            for j in range(vw.shape[1]):
-                if valid[c, j]:
-                    best = max(best, u * vw[c, j] + v * vs[c, j])
-            total += best
+        if seen and lam_w == seen_w and mu == seen_mu:
+            total = seen_total
+        else:
+            total = 0.0
+            for c in range(C):
+                u = lam_w - cost_w[c]  # λ − κμ₂ − cw_c
+                v = mu - cost_s[c]  # μ₁ + μ₂ − cs_c
+                best = -np.inf
+                for j in range(vw.shape[1]):
+                    if valid[c, j]:
+                        best = max(best, u * vw[c, j] + v * vs[c, j])
+                total += best
+            seen, seen_w, seen_mu, seen_total = True, lam_w, mu, total
         bound = lam * m + mu1 - total
         ok[k] = o <= bound + _REL * max(abs(bound), 1e-300)
-    return ok, obj, W, S
+    return ok, obj, X
 
 
 @njit(cache=True)
@@ -181,6 +196,31 @@ def min_plus(theta, prev):  # type: ignore[no-untyped-def]
             choice[s, k] = arg
         prev = phi[s]
     return phi, choice
+
+
+@njit(cache=True)
+def min_plus_rows(theta, phi, choice, lo, hi, init):  # type: ignore[no-untyped-def]
+    """:func:`min_plus` in place: rows ``lo`` … ``hi − 1`` of ``phi`` and ``choice`` from
+    ``theta``'s, each from the row before it (``init`` before row 0) — the same
+    sums in the same order, without allocating (PD-ORS's DP adds one slot at a time)."""
+    q1 = theta.shape[1]
+    band = 1
+    for s in range(lo, hi):
+        for j in range(q1):
+            if np.isfinite(theta[s, j]) and j + 1 > band:
+                band = j + 1
+    for s in range(lo, hi):
+        prev = phi[s - 1] if s > 0 else init
+        for k in range(q1):
+            best = np.inf
+            arg = 0
+            for j in range(min(k + 1, band)):
+                v = theta[s, j] + prev[k - j]
+                if v < best:
+                    best = v
+                    arg = j
+            phi[s, k] = best
+            choice[s, k] = arg
 
 
 @njit(cache=True)
@@ -240,6 +280,34 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
             load += cand[i, h] * per
         ok[i] = ts >= 1 and ts <= tw and load <= ts * ps_bw * (1 + 1e-9)
     return ok
+
+
+@njit(cache=True)
+def round_first(x_bar, gain, draws, cost, m, a, b, ub, wmax, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
+    """PD-ORS's rounding (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round`)
+    in one loop: :func:`~dmlsched.solvers.rounding.scaled_round` of ``gain · x_bar``
+    with the uniform ``draws`` (attempts × n), each candidate trimmed to ``wmax``
+    workers (:func:`trim_workers`, costliest first) and tested by :func:`rounding_ok`
+    (``ub``: its ``ub_tol``); returns the index of the first accepted draw (−1 if none)
+    and that candidate (the same floats as the NumPy steps: element-wise only)."""
+    k, n2 = draws.shape
+    n = n2 // 2
+    lo = np.empty(n2)
+    frac = np.empty(n2)
+    for i in range(n2):
+        xs = gain * max(x_bar[i], 0.0)
+        lo[i] = np.floor(xs + tol)
+        f = min(max(xs - lo[i], 0.0), 1.0)
+        frac[i] = 0.0 if f < tol else f
+    order = np.argsort(-cost[:n], kind="mergesort")  # costliest first, stable
+    cand = np.empty((1, n2))
+    for t in range(k):
+        for i in range(n2):
+            cand[0, i] = lo[i] + (1.0 if draws[t, i] < frac[i] else 0.0)
+        out = trim_workers(cand, order, wmax)
+        if rounding_ok(out, m, a, b, ub, wmax, sync, gamma, b_ext, b_int, ps_bw, tol)[0]:
+            return t, out[0]
+    return -1, cand[0]
 
 
 @njit(cache=True)
@@ -354,6 +422,30 @@ def fill_members(amount, demand, room, count, members, starts, apart, tol):  # t
 
 
 @njit(cache=True)
+def fill_pair(x, demand, room, count, members, starts, first, apart, tol):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes` of workers and
+    PSs given as one class vector ``x`` (W_1..W_C, S_1..S_C), ``room`` already
+    clipped at 0: the per-machine vector (w_1..w_H, s_1..s_H) and whether some
+    class did not fit (the caller then takes :func:`fill_classes`'s fallback)."""
+    C = count.size
+    amount = np.empty((C, 2))
+    for c in range(C):
+        amount[c, 0] = x[c]
+        amount[c, 1] = x[C + c]
+    out, failed = fill_members(amount, demand, room, count, members, starts, apart, tol)
+    for c in range(C):  # a one-machine class's row is the machine's row
+        if count[c] == 1 and (amount[c, 0] > 0 or amount[c, 1] > 0):
+            out[first[c], 0] = amount[c, 0]
+            out[first[c], 1] = amount[c, 1]
+    H = out.shape[0]
+    flat = np.empty(2 * H)
+    for h in range(H):
+        flat[h] = out[h, 0]
+        flat[H + h] = out[h, 1]
+    return flat, failed.any()
+
+
+@njit(cache=True)
 def group_rows(bits):  # type: ignore[no-untyped-def]
     """Classes of equal rows of ``bits`` (H × k, a float matrix's bit patterns), for
     :func:`~dmlsched.schedulers._shared.machine_classes.machine_classes`: rows
@@ -402,3 +494,83 @@ def group_rows(bits):  # type: ignore[no-untyped-def]
         fill[of[i]] += 1
     first = firsts[:n][by_first]
     return first, of, count, members, starts, True
+
+
+@njit(cache=True)
+def _mix(x):  # type: ignore[no-untyped-def]
+    """MurmurHash3's 64-bit finalizer (fmix64)."""
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xFF51AFD7ED558CCD)
+    x ^= x >> np.uint64(33)
+    x *= np.uint64(0xC4CEB9FE1A85EC53)
+    x ^= x >> np.uint64(33)
+    return x
+
+
+@njit(cache=True)
+def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-untyped-def]
+    """PD-ORS's machine classes of one slot state
+    (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._classes`): machines
+    equal bit for bit in residual capacity (``fbits``, ``free``'s bit patterns)
+    and price (``pbits``) on the resources ``res``, and in whether ``free`` is
+    ≥ −tol·max(1, free) on every resource of ``other`` (the internal case's fit
+    on the resources the job does not use).  One pass in machine order with an
+    open-addressing table of rows (no sort): a class is numbered when its
+    lowest machine is met, so (first, of, count, members, starts) are those of
+    :func:`group_rows` on the same key, whatever the hashes."""
+    H = fbits.shape[0]
+    n = res.size
+    size = 1
+    while size < 2 * H:
+        size *= 2
+    mask = np.uint64(size - 1)
+    table = np.full(size, -1, dtype=np.int64)
+    fit = np.empty(H, dtype=np.bool_)
+    of = np.empty(H, dtype=np.int64)
+    first = np.empty(H, dtype=np.int64)
+    count = np.zeros(H, dtype=np.int64)
+    nc = 0
+    for i in range(H):
+        ok = True
+        for r in other:
+            x = free[i, r]
+            if not (x >= -tol * max(1.0, x)):
+                ok = False
+        fit[i] = ok
+        # each word mixed in with the 64-bit finalizer of MurmurHash3: round numbers
+        # (a float's low bits are mostly 0) must still spread over the table
+        x = np.uint64(1) if ok else np.uint64(0)
+        for j in range(2 * n):
+            w = fbits[i, res[j // 2]] if j % 2 == 0 else pbits[i, res[j // 2]]
+            x = _mix(x ^ w) + np.uint64(j + 1)
+        slot = x & mask
+        while True:
+            c = table[slot]
+            if c < 0:  # a new row: its class is numbered now, at its lowest machine
+                table[slot] = nc
+                first[nc] = i
+                of[i] = nc
+                count[nc] = 1
+                nc += 1
+                break
+            f = first[c]
+            same = fit[f] == ok
+            for j in range(n):
+                if not same:
+                    break
+                r = res[j]
+                same = fbits[i, r] == fbits[f, r] and pbits[i, r] == pbits[f, r]
+            if same:
+                of[i] = c
+                count[c] += 1
+                break
+            slot = (slot + np.uint64(1)) & mask
+    starts = np.zeros(nc + 1, dtype=np.int64)
+    for c in range(nc):
+        starts[c + 1] = starts[c] + count[c]
+    members = np.empty(H, dtype=np.int64)
+    fill = starts[:nc].copy()
+    for i in range(H):  # machines in increasing order: ascending within each class
+        members[fill[of[i]]] = i
+        fill[of[i]] += 1
+    return first[:nc].copy(), of, count[:nc].copy(), members, starts

@@ -32,7 +32,8 @@ sigmoid utilities u(T − a) can be 1e-40, and admitting a job for such a
 
 A slot's prices and residual capacities are computed when the DP first
 reaches it and cached until a reservation in that slot (or the price
-bounds) change.
+bounds) change; after a reservation, Eq. (12) is recomputed only on the
+machines it touched (element-wise: the same floats).
 
 Randomized slot costs (PD-ORS's rounding) are *estimated* in the DP
 (``G_δ ×`` LP value, the rounding's expected cost) and realized lazily: the
@@ -262,6 +263,8 @@ class PrimalDualScheduler:
         # slot t's (prices, free) are cached until its reservations change
         self.version_ = np.zeros(horizon, dtype=np.int64)
         self._state: dict[int, tuple[int, PriceBounds, np.ndarray, np.ndarray, bytes]] = {}
+        # machines whose reservations in slot t changed since its state was cached
+        self._touched: dict[int, list[np.ndarray]] = {}
         self.plans_: dict[int, JobPlan] = {}
         self.estimator_ = OnlineBounds(cap.shape[1], horizon, float(cap.sum()))
         if self.price_estimate == "oracle":
@@ -332,6 +335,7 @@ class PrimalDualScheduler:
             if sign < 0:  # only released slots can go (rounding-error) negative
                 np.maximum(self.rho_[t], 0.0, out=self.rho_[t])
             self.version_[t] += 1
+            self._touched.setdefault(t, []).append(idx)
 
     def _release(self, plan: JobPlan, since: int) -> None:
         self._reserve(self.known_[plan.job], plan, sign=-1.0, since=since)
@@ -343,7 +347,15 @@ class PrimalDualScheduler:
         if hit is not None and hit[0] == self.version_[t] and hit[1] == bounds:
             return hit[2], hit[3], hit[4]
         rho = self.rho_[t]
-        price = prices(rho, self.capacity_, bounds)
+        touched = self._touched.pop(t, None)
+        if hit is not None and hit[1] == bounds and touched is not None:
+            # Eq. (12) is element-wise: only the machines reserved on or released since
+            # the cached state get new prices (the same floats as a full pass)
+            rows = np.unique(np.concatenate(touched))
+            price = hit[2].copy()
+            price[rows] = prices(rho[rows], self.capacity_[rows], bounds)
+        else:
+            price = prices(rho, self.capacity_, bounds)
         free = self.capacity_ - rho
         price.flags.writeable = False
         free.flags.writeable = False
@@ -374,39 +386,42 @@ class PrimalDualScheduler:
 
         u_all = np.array([job.utility(t - job.arrival) for t in slots])
         zero = self.payoff_floor * float(u_all.max(initial=0.0))
-        rows: list[np.ndarray] = []
-        phis: list[np.ndarray] = []
-        chosen_k: list[np.ndarray] = []
+        from dmlsched.schedulers._shared.kernels import min_plus_rows  # numba: when used
+
+        # θ, Φ and the choices for every slot the DP may reach, filled row by row in place
+        # (rows beyond ``n`` are never read)
+        n_all = len(slots)
+        theta = np.empty((n_all, q + 1))
+        phi = np.empty((n_all, q + 1))
+        choice = np.zeros((n_all, q + 1), dtype=np.int64)
+        init = np.full(q + 1, np.inf)
+        init[0] = 0.0
+        n = 0
         best = -np.inf
-        for s in range(len(slots)):
+        for s in range(n_all):
             # λ(t̃) ≤ u(t̃ − a) and u is non-increasing: later slots cannot beat ``best``
             if s > 0 and u_all[s] <= max(best, zero):
                 break
-            rows.append(slot_costs(s))
-            step, ch = forward_dp(rows[-1][None, :], start=phis[-1] if phis else None)
-            phis.append(step[0])
-            chosen_k.append(ch[0])
-            best = max(best, u_all[s] - phis[-1][q])
-        theta = np.vstack(rows)
-        phi, choice = np.vstack(phis), np.vstack(chosen_k)
+            theta[s] = slot_costs(s)
+            min_plus_rows(theta, phi, choice, s, s + 1, init)
+            n = s + 1
+            best = max(best, u_all[s] - phi[s, q])
         # Φ's row s depends on θ's rows up to s only: rows before ``fresh`` are up to
         # date, the rest are recomputed from there (the same sums as a full pass)
-        fresh = theta.shape[0]
+        fresh = n
         realized: dict[tuple[int, int], tuple[float, Placement, int] | None] = {}
         repairs = 0
         while True:
-            n = theta.shape[0]
             if fresh < n:
-                step, ch = forward_dp(theta[fresh:], start=phi[fresh - 1] if fresh else None)
-                phi = np.vstack([phi[:fresh], step])
-                choice = np.vstack([choice[:fresh], ch])
+                min_plus_rows(theta, phi, choice, fresh, n, init)
                 fresh = n
-            payoff = u_all[:n] - phi[:, q]
+            payoff = u_all[:n] - phi[:n, q]
             last = int(np.argmax(payoff))
             best = float(payoff[last]) if np.isfinite(phi[last, q]) else -np.inf
-            if n < len(slots) and u_all[n] > max(best, zero):
+            if n < n_all and u_all[n] > max(best, zero):
                 # realized costs lowered the best payoff: the next slot may now win
-                theta = np.vstack([theta, slot_costs(n)])
+                theta[n] = slot_costs(n)
+                n += 1
                 continue
             if best <= zero:
                 return None

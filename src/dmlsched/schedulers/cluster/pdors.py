@@ -139,6 +139,7 @@ the departures above.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -149,15 +150,11 @@ from dmlsched.errors import InvalidInput, SolverFailed
 from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.schedulers._shared.cover_lp import sorted_pass
-from dmlsched.schedulers._shared.machine_classes import (
-    MachineClasses,
-    fill_classes,
-    machine_classes,
-)
+from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_classes
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
+from dmlsched.solvers.rounding import RoundingResult, g_delta_cover, g_delta_packing
 
 if TYPE_CHECKING:
     from dmlsched.solvers.highs import LinearModel
@@ -225,6 +222,10 @@ class _SlotData:
     lp_margin: set[int] = field(default_factory=set)
     lp_room: dict[bool, np.ndarray] = field(default_factory=dict)  # by margin
     lp_costs: tuple[np.ndarray, np.ndarray, float] | None = None
+    # the LP objective of ``lp`` by the bound's position in the oracle's ``ext_ms``
+    # (∞ where not solved): the DP's estimates in one array operation
+    lp_val: np.ndarray | None = None
+    theta: np.ndarray | None = None  # θ(t, ·): the cheaper case per quantum count
 
 
 def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, ...]:
@@ -407,7 +408,10 @@ class PdorsOracle:
         used = (self.alpha > 0) | (self.beta > 0)
         self.res = [int(r) for r in np.flatnonzero(used)]
         self.other = [int(r) for r in np.flatnonzero(~used)]
+        self.res_idx = np.asarray(self.res, dtype=np.int64)
+        self.other_idx = np.asarray(self.other, dtype=np.int64)
         self.a_res, self.b_res = self.alpha[self.res], self.beta[self.res]
+        self.demand2 = np.vstack([self.a_res, self.b_res])  # a worker's and a PS's demand
         self.res_key = tuple(self.res)
         self.margin = (self.alpha + self.beta)[self.res]  # the safe packing's margin
         self.ratio = ps_ratio(job)
@@ -426,7 +430,9 @@ class PdorsOracle:
         self.ext_ms = sorted({int(m) for m in self.m_ext[self.ext_ok]})
         # position of each external quantum count's bound in ext_ms
         self.ext_pos = np.searchsorted(np.asarray(self.ext_ms), self.m_ext[self.ext_k])
-        self.ms_pos = {m: i for i, m in enumerate(self.ext_ms)}
+        self.ext_ms_arr = np.asarray(self.ext_ms, dtype=np.int64)
+        self.ext_ms_float = self.ext_ms_arr.astype(float)
+        self._eq30: np.ndarray | None = None
         self.bounds = bounds
         self.cache: dict[bytes, _SlotData] = {}
         self.slot_key: dict[int, bytes] = {}
@@ -504,10 +510,11 @@ class PdorsOracle:
             d.classes.n,
         )
 
-    def _pass(self, d: _SlotData, ms: list[int], margin: bool) -> list[int]:
+    def _pass(self, d: _SlotData, ms: list[int], margin: bool, tail: bool = False) -> list[int]:
         """The class LP at ``ms`` by the certified sorted pass
         (:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass`); returns the
-        bounds it could not certify (left to HiGHS)."""
+        bounds it could not certify (left to HiGHS).  ``tail``: ``ms`` is a tail of
+        ``ext_ms``."""
         # every class goes in (a class without room gets W_c = S_c = 0 from the pass)
         room = self._lp_room(d, margin)
         cost, lp_cost, _ = self._lp_costs(d)
@@ -519,39 +526,46 @@ class PdorsOracle:
             self.b_res,
             lp_cost[:n],
             lp_cost[n:],
-            np.asarray(ms, dtype=float),
+            self.ext_ms_float[len(self.ext_ms) - len(ms) :] if tail else np.asarray(ms, float),
             self.ratio,
             self.job.mode,
             tie_w=cost[:n],
             tie_s=cost[n:],
         )
         ok = res.ok
-        full = np.hstack([res.w[ok], res.s[ok]])
+        full = res.x[ok]
         obj = full @ cost
         at = np.asarray(ms)
-        for m, o, x in zip(at[ok].tolist(), obj.tolist(), full, strict=True):
-            d.lp[m] = (o, x)
-            if margin:
-                d.lp_margin.add(m)
+        self._store(d, at[ok].tolist(), obj, list(full), margin)
         return at[~ok].tolist()
+
+    def _store(
+        self, d: _SlotData, ms: list[int], obj: np.ndarray, xs: list[np.ndarray], margin: bool
+    ) -> None:
+        """Record the LP's objective ``obj`` and class solutions ``xs`` at the bounds ``ms``."""
+        d.lp.update(zip(ms, zip(obj.tolist(), xs, strict=True), strict=True))
+        if margin:
+            d.lp_margin.update(ms)
+        if d.lp_val is not None and ms:
+            d.lp_val[np.searchsorted(self.ext_ms_arr, ms)] = obj
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
         ms = self.ext_ms
-        self._trace(d, ms, margin=True)
+        self._trace(d, ms, margin=True, tail=True)
         if self.sched.safe_packing:
             top = max(d.lp, default=0)
-            rest = [m for m in ms if m > top]
+            rest = ms[bisect.bisect_right(ms, top) :]  # ms ascending
             if rest:
-                self._trace(d, rest, margin=False)
+                self._trace(d, rest, margin=False, tail=True)
 
-    def _trace(self, d: _SlotData, ms: list[int], margin: bool) -> None:
+    def _trace(self, d: _SlotData, ms: list[int], margin: bool, tail: bool = False) -> None:
         """LP value (and class solution) at every bound in ``ms``: the sorted pass
         where it is certified, HiGHS with few solves for the rest."""
         if not ms:
             return
         if self.sched.external_lp == "pass":
-            ms = self._pass(d, ms, margin)
+            ms = self._pass(d, ms, margin, tail)
             if not ms:
                 return
         lp = self._lp_for(d, margin)
@@ -590,18 +604,18 @@ class PdorsOracle:
                 return
             sols[ms[mid]] = r
             stack += [(i, mid), (mid, j)]
-        for m, (obj, x, _, _) in sols.items():
-            d.lp[m] = (obj, x)
-            if margin:
-                d.lp_margin.add(m)
+        at = list(sols)
+        self._store(d, at, np.array([sols[m][0] for m in at]), [sols[m][1] for m in at], margin)
 
     def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
         self.slot_key[t] = key
         d = self.cache.get(key)
         if d is None:
             d = self._slot(key, price, free)
+            d.theta = np.minimum(d.int_cost, d.ext_est)
+            d.theta.flags.writeable = False  # shared by every slot of this state
             self.cache[key] = d
-        return np.minimum(d.int_cost, d.ext_est)
+        return d.theta
 
     def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
         """Machines equal in everything the job's two cases see (shared across jobs)."""
@@ -609,17 +623,14 @@ class PdorsOracle:
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            res, n = self.res, len(self.res)
-            cols = np.empty((free.shape[0], 2 * n + 1))
-            cols[:, :n] = free[:, res]
-            cols[:, n : 2 * n] = price[:, res]
-            # the internal case's fit on the resources the job does not use
-            if self.other:
-                rest = free[:, self.other]
-                cols[:, 2 * n] = np.all(rest >= -_TOL * np.maximum(1.0, rest), axis=1)
-            else:
-                cols[:, 2 * n] = 1.0
-            classes = machine_classes(cols)
+            from dmlsched.schedulers._shared.kernels import group_machines
+
+            # machines equal bit for bit in Ĉ and p on the job's resources and in the
+            # internal case's fit on the others (one compiled pass, no key matrix)
+            bits = (free.view(np.uint64), price.view(np.uint64))
+            classes = MachineClasses(
+                *group_machines(*bits, free, self.res_idx, self.other_idx, _TOL)
+            )
             first = classes.first
             free_c = free[first]
             hit = _SlotClasses(
@@ -648,14 +659,20 @@ class PdorsOracle:
         int_cost[0] = 0.0
         d = _SlotData(price, free, classes, shared, int_cost, h, np.full(self.q + 1, np.inf))
         d.ext_est[0] = 0.0
+        d.lp_val = np.full(len(self.ext_ms), np.inf)
         self._trace_lp(d)
         if d.lp:
             # G_δ × the LP value at each bound, for every quantum count that needs it
-            val = np.full(len(self.ext_ms), np.inf)
-            for m, (obj, _) in d.lp.items():
-                val[self.ms_pos[m]] = self.gain(float(m), d) * obj
-            d.ext_est[self.ext_k] = val[self.ext_pos]
+            d.ext_est[self.ext_k] = (self._gains(d) * d.lp_val)[self.ext_pos]
         return d
+
+    def _gains(self, d: _SlotData) -> float | np.ndarray:
+        """G_δ at every bound of ``ext_ms`` (one number unless it depends on the bound)."""
+        if self.sched.g_delta != "eq30":
+            return self.gain(0.0, d)  # a number or Eq. (29): the same at every bound
+        if self._eq30 is None:
+            self._eq30 = np.array([self.gain(float(m), d) for m in self.ext_ms])
+        return self._eq30
 
     # -- realization (rounding) -----------------------------------------------
     def realize(self, t: int, k: int) -> tuple[float, Placement, int] | None:
@@ -683,12 +700,22 @@ class PdorsOracle:
             # the optimum with every class's total split evenly over its machines
             n_c = d.classes.count
             return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
-        demand = np.vstack([self.alpha[self.res], self.beta[self.res]])
+        from dmlsched.schedulers._shared.kernels import fill_pair
+
         room = self._lp_room(d, m in d.lp_margin)
         # async: a PS sharing a machine with workers loads (3.4) with b^(i) per
         # worker, so PSs go to machines without workers first
+        apart = self.job.mode == "async"
+        cl = d.classes
+        flat, failed = fill_pair(
+            x, self.demand2, np.maximum(room, 0.0), cl.count, cl.members, cl.starts, cl.first,
+            apart, 1e-9,
+        )  # fmt: skip
+        if not failed:
+            return flat
+        # a class whose items do not all fit one after another: fill_classes's fallback
         amount = np.column_stack([x[:C], x[C:]])
-        per = fill_classes(d.classes, amount, demand, room, apart=self.job.mode == "async")
+        per = fill_classes(d.classes, amount, self.demand2, room, apart=apart)
         return np.concatenate([per[:, 0], per[:, 1]])
 
     def _round(self, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
@@ -704,28 +731,25 @@ class PdorsOracle:
         ub = np.maximum(d.free[sup][:, self.res], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
-        from dmlsched.schedulers._shared.kernels import rounding_ok
+        from dmlsched.schedulers._shared.kernels import round_first
 
         job = self.job
-        sync = job.mode == "sync"
-
-        def accept(cand: np.ndarray) -> np.ndarray:
-            # the workload row (26) and packing rows (24) of the support machines,
-            # then the engine's PS rules (one compiled loop: tiny arrays)
-            return rounding_ok(
-                cand, float(m), a, b, ub_tol, float(job.max_workers), sync, float(job.gamma),
-                float(job.b_ext), float(job.b_int), float(job.ps_bandwidth), _TOL,
-            )  # fmt: skip
-
-        res = scaled_round(
-            x_bar,
-            self.gain(m, d),
-            self.sched.rng_,
-            cost=cost,
-            extra=accept,
-            attempts=self.sched.attempts,
-            repair=self._trim,
-        )
+        # Eq. (27)–(28) as :func:`~dmlsched.solvers.rounding.scaled_round` draws them
+        # (the same S × 2n uniforms), then in one compiled loop: trim to F workers
+        # (:meth:`_trim`), the workload row (26) and packing rows (24) of the support
+        # machines and the engine's PS rules, up to the first draw that meets them all
+        attempts = int(self.sched.attempts)
+        draws = self.sched.rng_.random((attempts, x_bar.size))
+        hit, cand = round_first(
+            x_bar, float(self.gain(m, d)), draws, cost, float(m), a, b, ub_tol,
+            float(job.max_workers), job.mode == "sync", float(job.gamma), float(job.b_ext),
+            float(job.b_int), float(job.ps_bandwidth), _TOL,
+        )  # fmt: skip
+        if hit < 0:
+            res = RoundingResult(None, math.inf, attempts)
+        else:
+            xi = cand.astype(np.int64)
+            res = RoundingResult(xi, float(np.dot(cost, xi)), int(hit) + 1)
         if not res.success:
             self.sched.failed_ += 1
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
