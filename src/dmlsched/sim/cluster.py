@@ -29,7 +29,10 @@ The engine computes from its own copies of the jobs and the cluster, made
 at the start of the run; a placement's checks, demand and rate are computed
 once per distinct placement of a job and reused while the scheduler keeps
 returning it (the same immutable tuples are recognised by identity, equal
-ones by value).
+ones by value).  Only placements whose field tuples are not the very ones
+last read for their job are read at all (:func:`_unchanged`, over all
+allocations at once: with thousands of running jobs a decision changes a
+few); machine usage, progress and completion are kept over per-job arrays.
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
