@@ -24,6 +24,7 @@ __all__ = [
     "min_plus",
     "min_plus_rows",
     "round_first",
+    "slot_classes",
     "rounding_ok",
     "trim_workers",
 ]
@@ -78,9 +79,15 @@ def _order(cost, tie):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
-    """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on capacities ``cap`` (C × R)."""
-    C, R = cap.shape
+def cover_pass(count, room, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on class capacities
+    count_c · max(room_c, 0) (C × R; NumPy's ``maximum``: −0 and NaN kept)."""
+    C, R = room.shape
+    cap = np.empty((C, R))
+    for c in range(C):
+        for r in range(R):
+            x = room[c, r]
+            cap[c, r] = count[c] * (x if x >= 0.0 or x != x else 0.0)
     M = ms.size
     order_w = _order(cost_w, tie_w)
     order_s = _order(cost_s, tie_s)
@@ -537,13 +544,16 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
             if not (x >= -tol * max(1.0, x)):
                 ok = False
         fit[i] = ok
-        # each word mixed in with the 64-bit finalizer of MurmurHash3: round numbers
-        # (a float's low bits are mostly 0) must still spread over the table
+        # the words folded in by odd multipliers (each step a bijection), then mixed
+        # once by MurmurHash3's 64-bit finalizer: round numbers (a float's low bits
+        # are mostly 0) must still spread over the table's low bits (half the cost
+        # of finalizing every word)
         x = np.uint64(1) if ok else np.uint64(0)
-        for j in range(2 * n):
-            w = fbits[i, res[j // 2]] if j % 2 == 0 else pbits[i, res[j // 2]]
-            x = _mix(x ^ w) + np.uint64(j + 1)
-        slot = x & mask
+        for j in range(n):
+            r = res[j]
+            x = (x ^ fbits[i, r]) * np.uint64(0x9E3779B97F4A7C15)
+            x = (x ^ pbits[i, r]) * np.uint64(0xC2B2AE3D27D4EB4F)
+        slot = _mix(x) & mask
         while True:
             c = table[slot]
             if c < 0:  # a new row: its class is numbered now, at its lowest machine
@@ -574,3 +584,30 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
         members[fill[of[i]]] = i
         fill[of[i]] += 1
     return first[:nc].copy(), of, count[:nc].copy(), members, starts
+
+
+@njit(cache=True)
+def slot_classes(free, price, res, other, tol):  # type: ignore[no-untyped-def]
+    """:func:`group_machines` of one slot state plus each class's rows, for
+    :meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._classes` in one call:
+    (first, of, count, members, starts, free_c, price_c, room_c, count as floats),
+    ``free_c``/``price_c`` the rows of each class's first machine and ``room_c``
+    = free_c + tol · max(1, free_c) (element-wise, the same floats as NumPy)."""
+    first, of, count, members, starts = group_machines(
+        free.view(np.uint64), price.view(np.uint64), free, res, other, tol
+    )
+    C = first.size
+    R = free.shape[1]
+    free_c = np.empty((C, R))
+    price_c = np.empty((C, R))
+    room_c = np.empty((C, R))
+    count_f = np.empty(C)
+    for c in range(C):
+        h = first[c]
+        for r in range(R):
+            f = free[h, r]
+            free_c[c, r] = f
+            price_c[c, r] = price[h, r]
+            room_c[c, r] = f + tol * (f if f >= 1.0 or f != f else 1.0)  # np.maximum(1, f)
+        count_f[c] = float(count[c])
+    return first, of, count, members, starts, free_c, price_c, room_c, count_f

@@ -277,8 +277,8 @@ def conditioned_costs(cost: np.ndarray, floor: float = _COST_FLOOR) -> tuple[flo
     minimum and prefers cheaper machines wherever the prices differ by more
     than the floor; the objective is recomputed with the true prices.
     """
-    top = float(np.max(cost, initial=0.0))
-    scale = top if top > 0 and np.isfinite(top) else 1.0
+    top = float(cost.max(initial=0.0))
+    scale = top if top > 0 and math.isfinite(top) else 1.0
     return scale, np.maximum(cost / scale, floor)
 
 
@@ -535,19 +535,33 @@ class PdorsOracle:
         ok = res.ok
         full = res.x[ok]
         obj = full @ cost
+        if ok.all():  # the usual case: every bound certified
+            start = len(self.ext_ms) - len(ms) if tail else None
+            self._store(d, ms, obj, list(full), margin, start)
+            return []
         at = np.asarray(ms)
         self._store(d, at[ok].tolist(), obj, list(full), margin)
         return at[~ok].tolist()
 
     def _store(
-        self, d: _SlotData, ms: list[int], obj: np.ndarray, xs: list[np.ndarray], margin: bool
+        self,
+        d: _SlotData,
+        ms: list[int],
+        obj: np.ndarray,
+        xs: list[np.ndarray],
+        margin: bool,
+        start: int | None = None,
     ) -> None:
-        """Record the LP's objective ``obj`` and class solutions ``xs`` at the bounds ``ms``."""
+        """Record the LP's objective ``obj`` and class solutions ``xs`` at the bounds ``ms``
+        (``start``: ``ms`` is ``ext_ms[start:]``, whose positions need no search)."""
         d.lp.update(zip(ms, zip(obj.tolist(), xs, strict=True), strict=True))
         if margin:
             d.lp_margin.update(ms)
         if d.lp_val is not None and ms:
-            d.lp_val[np.searchsorted(self.ext_ms_arr, ms)] = obj
+            if start is not None:
+                d.lp_val[start:] = obj
+            else:
+                d.lp_val[np.searchsorted(self.ext_ms_arr, ms)] = obj
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -623,23 +637,15 @@ class PdorsOracle:
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            from dmlsched.schedulers._shared.kernels import group_machines
+            from dmlsched.schedulers._shared.kernels import slot_classes
 
             # machines equal bit for bit in Ĉ and p on the job's resources and in the
-            # internal case's fit on the others (one compiled pass, no key matrix)
-            bits = (free.view(np.uint64), price.view(np.uint64))
-            classes = MachineClasses(
-                *group_machines(*bits, free, self.res_idx, self.other_idx, _TOL)
+            # internal case's fit on the others, and each class's rows (one compiled
+            # pass, no key matrix)
+            *groups, free_c, price_c, room_c, count_f = slot_classes(
+                free, price, self.res_idx, self.other_idx, _TOL
             )
-            first = classes.first
-            free_c = free[first]
-            hit = _SlotClasses(
-                classes,
-                free_c,
-                price[first],
-                free_c + _TOL * np.maximum(1.0, free_c),
-                classes.count.astype(float),
-            )
+            hit = _SlotClasses(MachineClasses(*groups), free_c, price_c, room_c, count_f)
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
             cache[tag] = hit
