@@ -147,8 +147,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from dmlsched.errors import InvalidInput, SolverFailed
-from dmlsched.model.cluster import ClusterJob, Placement
+from dmlsched.model.cluster import ClusterDecision, ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.cover_lp import sorted_pass
 from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_classes
 from dmlsched.schedulers._shared.pricing import PriceBounds
@@ -625,36 +626,60 @@ class PdorsOracle:
         self.slot_key[t] = key
         d = self.cache.get(key)
         if d is None:
-            d = self._slot(key, price, free)
+            d = self._slot(key, price, free, t)
             d.theta = np.minimum(d.int_cost, d.ext_est)
             d.theta.flags.writeable = False  # shared by every slot of this state
             self.cache[key] = d
         return d.theta
 
-    def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
-        """Machines equal in everything the job's two cases see (shared across jobs)."""
+    def _classes(
+        self, key: bytes, price: np.ndarray, free: np.ndarray, t: int | None = None
+    ) -> _SlotClasses:
+        """Machines equal in everything the job's two cases see (shared across jobs).
+
+        Computed by :func:`~dmlsched.schedulers._shared.kernels.regroup`: for slot
+        ``t`` from the state its classes were last computed for on this job's
+        resources, re-hashing only the machines whose rows changed since."""
         tag = (key, self.bounds, self.res_key)
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            from dmlsched.schedulers._shared.kernels import slot_classes
+            from dmlsched.schedulers._shared.kernels import regroup
 
             # machines equal bit for bit in Ĉ and p on the job's resources and in the
             # internal case's fit on the others, and each class's rows (one compiled
             # pass, no key matrix)
-            *groups, free_c, price_c, room_c, count_f = slot_classes(
-                free, price, self.res_idx, self.other_idx, _TOL
-            )
+            state = self.sched.regroup_.get((t, self.res_key)) if t is not None else None
+            if state is None:
+                H = free.shape[0]
+                size = 1
+                while size < 4 * H:  # labels ≤ 2H: the table at most half full
+                    size *= 2
+                lab = np.zeros(H, dtype=np.int64)
+                table = np.full(size, -1, dtype=np.int64)
+                reps = np.zeros((2 * H, 1 + 2 * len(self.res)), dtype=np.uint64)
+                state = [free, price, lab, table, reps, 0, True]
+                if t is not None:
+                    self.sched.regroup_[(t, self.res_key)] = state
+            old_free, old_price, lab, table, reps, used, fresh = state
+            args = (free, price, self.res_idx, self.other_idx, _TOL)
+            out = regroup(*args, old_free, old_price, lab, table, reps, used, fresh)
+            if out[-1] < 0:  # every label taken: label this state from scratch
+                out = regroup(*args, old_free, old_price, lab, table, reps, 0, True)
+            *groups, free_c, price_c, room_c, count_f, used = out
+            state[:] = [free, price, lab, table, reps, used, False]
             hit = _SlotClasses(MachineClasses(*groups), free_c, price_c, room_c, count_f)
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
             cache[tag] = hit
         return hit
 
-    def _slot(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotData:
+    def _slot(
+        self, key: bytes, price: np.ndarray, free: np.ndarray, t: int | None = None
+    ) -> _SlotData:
         from dmlsched.schedulers._shared.kernels import internal_fit
 
-        shared = self._classes(key, price, free)
+        shared = self._classes(key, price, free, t)
         classes = shared.classes
         # the cheapest class whose one machine holds all k quanta's workers and PSs;
         # classes are numbered by lowest machine id, so the first cheapest class's
@@ -971,6 +996,9 @@ class Pdors(PrimalDualScheduler):
 
     def _setup(self) -> None:
         self.classes_: dict[tuple[bytes, PriceBounds, tuple[int, ...]], _SlotClasses] = {}
+        # per (slot, used resources): the state its machine classes were last computed
+        # for and regroup's labels, table and row contents (PdorsOracle._classes)
+        self.regroup_: dict[tuple[int, tuple[int, ...]], list[Any]] = {}
         self._lp_model: LinearModel | None = None
         g = self.g_delta
         if isinstance(g, str):
@@ -989,6 +1017,13 @@ class Pdors(PrimalDualScheduler):
         if int(self.attempts) != self.attempts or self.attempts < 1:
             raise InvalidInput("attempts", self.attempts, "integer >= 1")
         self.failed_ = 0  # roundings with no feasible draw in S attempts
+
+    def decide(self, view: ClusterView) -> ClusterDecision:
+        # slots before now are never priced again: their regrouping state can go
+        stale = [k for k in self.regroup_ if k[0] < view.slot]
+        for k in stale:
+            del self.regroup_[k]
+        return super().decide(view)
 
     @property
     def stats(self) -> dict[str, Any]:
