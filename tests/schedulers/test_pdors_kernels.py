@@ -87,9 +87,10 @@ def test_regroup_from_the_previous_state_equals_group_machines_from_scratch(seed
     reps = np.zeros((H + int(rng.integers(0, H + 1)), 1 + 2 * res.size), dtype=np.uint64)
     old_free, old_price, n_labels, fresh = free, price, 0, True
     for _ in range(8):
-        out = regroup(free, price, res, other, _TOL, old_free, old_price, lab, table, reps, n_labels, fresh)
+        args = (free, price, res, other, _TOL, old_free, old_price, lab, table, reps)
+        out = regroup(*args, n_labels, fresh)
         if out[-1] < 0:
-            out = regroup(free, price, res, other, _TOL, old_free, old_price, lab, table, reps, 0, True)
+            out = regroup(*args, 0, True)
         *groups, free_c, price_c, room_c, count_f, n_labels = out
         want = group_machines(free.view(np.uint64), price.view(np.uint64), free, res, other, _TOL)
         for a, b in zip(groups, want, strict=True):

@@ -64,8 +64,8 @@ __all__ = [
     "internal_fit",
     "min_plus",
     "min_plus_rows",
-    "round_first",
     "regroup",
+    "round_first",
     "rounding_ok",
     "trim_workers",
 ]

@@ -207,6 +207,7 @@ class _SlotClasses:
     price: np.ndarray  # C × R
     room: np.ndarray  # C × R: free plus the fit tolerance (internal case)
     count: np.ndarray  # C: machines per class, as floats
+    free_res: np.ndarray  # C × used resources: ``free`` there (the LP's room)
 
 
 @dataclass
@@ -469,7 +470,7 @@ class PdorsOracle:
         """One machine's room per class (C × used resources) in the margin or plain LP."""
         room = d.lp_room.get(margin)
         if room is None:
-            room = d.shared.free[:, self.res]
+            room = d.shared.free_res
             if margin and self.sched.safe_packing:
                 room = room - self.margin
             d.lp_room[margin] = room
@@ -668,7 +669,9 @@ class PdorsOracle:
                 out = regroup(*args, old_free, old_price, lab, table, reps, 0, True)
             *groups, free_c, price_c, room_c, count_f, used = out
             state[:] = [free, price, lab, table, reps, used, False]
-            hit = _SlotClasses(MachineClasses(*groups), free_c, price_c, room_c, count_f)
+            free_res = free_c[:, self.res_idx]
+            free_res.flags.writeable = False  # shared by every job with these resources
+            hit = _SlotClasses(MachineClasses(*groups), free_c, price_c, room_c, count_f, free_res)
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
             cache[tag] = hit
@@ -758,8 +761,8 @@ class PdorsOracle:
         x_bar = np.concatenate([x_full[sup], x_full[H + sup]])
         price = d.price[sup]
         cost = np.concatenate([price @ self.alpha, price @ self.beta])
-        a, b = self.alpha[self.res], self.beta[self.res]
-        ub = np.maximum(d.free[sup][:, self.res], 0.0)
+        a, b = self.a_res, self.b_res
+        ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
         from dmlsched.schedulers._shared.kernels import round_first
