@@ -52,8 +52,9 @@ def scale_fifo() -> dict[str, float]:
 
 
 #: 10,000 jobs × 1,000 machines × 1,000 slots at issue 16's starting commit 5e2d4bc
-#: (wall seconds of the simulation, median of 3 alternating with this commit's 100k runs)
-BASE_10K_S = {"fifo": 4.09, "tiresias": 6.41}
+#: (wall seconds of the simulation, median of 3 alternating with branch i16e's 100k runs,
+#: nice 5, load 4–6; the first such run, beside branch i16, gave 4.09 and 6.41)
+BASE_10K_S = {"fifo": 2.36, "tiresias": 3.83}
 
 _CHILD = """
 import json, resource, sys, time

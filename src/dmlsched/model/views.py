@@ -11,8 +11,9 @@ shown cannot reach the run's physics or a later run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
@@ -21,7 +22,39 @@ from dmlsched.model.edge_cloud import EdgeCloud, EdgeJob, Slot
 from dmlsched.model.geo import GeoJob, GeoSites
 from dmlsched.model.interval import IntervalJob
 
-__all__ = ["ClusterView", "EdgeCloudView", "GeoView", "IntervalView"]
+__all__ = ["ClusterView", "EdgeCloudView", "Finished", "GeoView", "IntervalView"]
+
+
+class Finished(Set[int]):
+    """The ids completed so far, as an immutable set taken in O(1).
+
+    Completions only ever grow, so every snapshot shares one append-only
+    record (``order``: id → its place in completion order) and sees the first
+    ``n`` entries of it: later completions are not in an earlier snapshot.
+    The record belongs to the views (the engine keeps its own), so changing
+    it changes nothing but what the scheduler itself is told.
+    """
+
+    __slots__ = ("_n", "_order")
+
+    def __init__(self, order: Mapping[int, int] | None = None, n: int | None = None) -> None:
+        self._order: Mapping[int, int] = {} if order is None else order
+        self._n = len(self._order) if n is None else n
+
+    def __contains__(self, j: object) -> bool:
+        i = self._order.get(j)  # type: ignore[call-overload]
+        return i is not None and i < self._n
+
+    def __iter__(self) -> Iterator[int]:
+        return islice(iter(self._order), self._n)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"Finished({sorted(self)})"
+
+    __hash__ = Set._hash
 
 
 @dataclass(frozen=True)
@@ -33,7 +66,8 @@ class ClusterView:
     * ``active`` — ids admitted and unfinished, by admission;
     * ``remaining`` — work left (samples or mini-batches) per active job;
     * ``jobs`` — every revealed job by id;
-    * ``finished`` — ids that completed (before this slot);
+    * ``finished`` — ids that completed (before this slot): a set (the
+      engine's is a :class:`Finished`, the testbed's and service's a frozenset);
     * ``slot_seconds`` — how long one slot is (the workload's
       :attr:`~dmlsched.model.cluster.ClusterWorkload.slot_seconds`), for
       schedulers whose parameters are in seconds or hours.
@@ -47,7 +81,7 @@ class ClusterView:
     active: tuple[int, ...]
     remaining: Mapping[int, float]
     jobs: Mapping[int, ClusterJob]
-    finished: frozenset[int]
+    finished: Set[int]
     slot_seconds: float = SLOT_SECONDS
 
     @property

@@ -29,7 +29,10 @@ The engine computes from its own copies of the jobs and the cluster, made
 at the start of the run; a placement's checks, demand and rate are computed
 once per distinct placement of a job and reused while the scheduler keeps
 returning it (the same immutable tuples are recognised by identity, equal
-ones by value).
+ones by value).  Only placements whose field tuples are not the very ones
+last read for their job are read at all (:func:`_unchanged`, over all
+allocations at once: with thousands of running jobs a decision changes a
+few); machine usage, progress and completion are kept over per-job arrays.
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
@@ -55,6 +58,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from itertools import chain
+from operator import attrgetter
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -63,7 +67,7 @@ import numpy as np
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import job_rate, ps_bandwidth_load
-from dmlsched.model.views import ClusterView
+from dmlsched.model.views import ClusterView, Finished
 from dmlsched.schedulers.protocols import ClusterScheduler
 from dmlsched.sim.boundary import (
     expect_type,
@@ -149,6 +153,16 @@ def read_placement(sched: str, slot: int, job: int, p: object, n_machines: int) 
         refuse(sched, job, slot, "machines/workers/ps lengths differ")
     if len(set(machines)) != len(machines):
         refuse(sched, job, slot, f"machine listed twice in {machines}")
+    w_all, s_all = counts
+    if not machines or (
+        min(machines) >= 0
+        and max(machines) < n_machines
+        and min(w_all) >= 0
+        and max(w_all) <= _MAX_COUNT
+        and min(s_all) >= 0
+        and max(s_all) <= _MAX_COUNT
+    ):
+        return Counts(machines, w_all, s_all)  # all in range: the loop below names the first not
     for m, w, s in zip(machines, *counts, strict=True):
         if not 0 <= m < n_machines:
             refuse(sched, job, slot, f"no machine {shown(m)}")
@@ -312,46 +326,71 @@ def _recomputed_usage(H: int, R: int, parts: Iterable[tuple]) -> np.ndarray:
     return usage
 
 
-def _advance(
-    running: list[tuple[int, float, int, str]],
-    done: dict[int, float],
-    jobs: dict[int, ClusterJob],
-    slots: int,
-) -> tuple[int, list[tuple[int, float, float]]]:
-    """Credit the running jobs for up to ``slots`` slots of the same allocations,
-    stopping after the first slot in which one completes.
+# Columns of held slots credited at once (bounds the memory of a long hold).
+_BLOCK = 1 << 20
 
-    Returns (slots credited, [(job, its work before its last slot, its rate)]
-    for the jobs that completed in the last one).  Each job's work is accumulated
-    slot by slot, as a cumulative sum (a sequential sum: the same floats as
-    adding the rate once per slot), so bulk and step-by-step runs agree bit
-    for bit.
+
+def _advance(
+    done: np.ndarray, thr: np.ndarray, run: np.ndarray, rates: np.ndarray, slots: int
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Credit the running jobs (indices ``run`` into ``done``, ``rates`` per slot) for
+    up to ``slots`` slots, stopping after the first slot in which one completes.
+
+    Returns (slots credited k, which of ``run`` completed in slot k, their work
+    before slot k).  Work is accumulated slot by slot — ``np.cumsum`` along a
+    row is a sequential sum, the same floats as adding the rate once per slot
+    — so bulk and step-by-step runs agree bit for bit.
     """
-    if slots == 1 or not running:
-        k = slots if not running else 1
-        out = []
-        if running:
-            for j, rate, _, _ in running:
-                before = done[j]
-                done[j] += rate
-                if done[j] >= jobs[j].total_work * (1 - _DONE_TOL):
-                    out.append((j, before, rate))
-        return k, out
-    paths = {}
-    k = slots
-    for j, rate, _, _ in running:
-        path = np.cumsum(np.concatenate([[done[j]], np.full(slots, rate)]))
-        hit = np.flatnonzero(path[1:] >= jobs[j].total_work * (1 - _DONE_TOL))
-        if hit.size:
-            k = min(k, int(hit[0]) + 1)
-        paths[j] = path
-    out = []
-    for j, rate, _, _ in running:
-        path = paths[j]
-        done[j] = float(path[k])
-        if done[j] >= jobs[j].total_work * (1 - _DONE_TOL):
-            out.append((j, float(path[k - 1]), rate))
-    return k, out
+    if not run.size:
+        return slots, np.zeros(0, dtype=bool), np.zeros(0)
+    cur, lim = done[run], thr[run]
+    held = 0
+    while True:
+        b = min(slots - held, max(1, _BLOCK // run.size))
+        path = np.empty((run.size, b + 1))
+        path[:, 0] = cur
+        path[:, 1:] = rates[:, None]
+        path = np.cumsum(path, axis=1)
+        hits = path[:, 1:] >= lim[:, None]
+        col = np.flatnonzero(hits.any(axis=0))
+        if col.size:
+            c = int(col[0]) + 1
+            done[run] = path[:, c]
+            return held + c, hits[:, c - 1], path[:, c - 1]
+        held += b
+        cur = path[:, b]
+        if held == slots:
+            done[run] = cur
+            return slots, np.zeros(run.size, dtype=bool), cur
+
+
+_FIELDS = attrgetter("machines", "workers", "ps")
+_ONLY_PLACEMENT = frozenset({Placement})
+_NO_IDS = (0, 0, 0)  # no object has id 0
+
+
+def _unchanged(placements: list[object], read: np.ndarray) -> np.ndarray:
+    """Which placements hold the very field tuples the engine last read and checked
+    for their job (``read``: those tuples' ids, 0 if none).
+
+    By identity: the engine keeps those tuples alive (``checked``), so no other
+    object can have their ids, and a tuple cannot change.  A placement changed
+    with ``object.__setattr__`` holds another object; anything but an exact
+    :class:`Placement` is read again (and refused there).
+    """
+    n = len(placements)
+    if not n or not _ONLY_PLACEMENT.issuperset(map(type, placements)):
+        return np.zeros(n, dtype=bool)
+    try:
+        fields = list(map(_FIELDS, placements))
+    except AttributeError:  # a field deleted with object.__delattr__
+        return np.zeros(n, dtype=bool)
+    ids = np.fromiter(map(id, chain.from_iterable(fields)), dtype=np.uint64, count=3 * n)
+    return (ids.reshape(n, 3) == read).all(axis=1)
+
+
+def _indices(index: dict[int, int], ids: Iterable[int], n: int) -> np.ndarray:
+    return np.fromiter(map(index.__getitem__, ids), dtype=np.intp, count=n)
 
 
 @register_engine("cluster")
@@ -389,17 +428,28 @@ def simulate_cluster(
     active: dict[int, None] = {}
     rejected: set[int] = set()
     finished: dict[int, int] = {}  # id -> completion slot
-    done: dict[int, float] = {}
+    admitted: list[int] = []  # in admission order
     events: list[Event] = []
     cap_total = cluster.capacity.sum(axis=0)
     util = np.zeros((T, len(cluster.resources)))
     jobs_view = MappingProxyType(shown_jobs)
-    finished_fs: frozenset[int] = frozenset()
+    shown_finished: dict[int, int] = {}  # for the views' Finished; never read by the engine
+    finished_fs = Finished(shown_finished, 0)
     jct: dict[int, float] = {}
     # job -> (3 source tuples, Counts, machine index, demand, rate, ΣW, ΣS) of its checked placement
     checked: dict[int, tuple] = {}
+    # per-job state over arrays, by the job's index in the workload
+    index = {job.id: i for i, job in enumerate(all_jobs)}
+    N = len(all_jobs)
+    total = np.array([job.total_work for job in all_jobs], dtype=float)
+    thr = total * (1 - _DONE_TOL)  # done at or above this: complete
+    done = np.zeros(N)  # work done
+    rate_of_job = np.zeros(N)  # rate of the checked placement
+    workers_of = np.zeros(N, dtype=np.int64)  # its ΣW
+    placed = np.zeros(N, dtype=bool)  # it uses a machine
+    read = np.zeros((N, 3), dtype=np.uint64)  # ids of its source tuples (see _unchanged)
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
-    rate_model = workload.speed
+    joint = getattr(workload.speed, "slot_rates", None)
     last_arrival = max(by_slot, default=-1)
     arrival_slots = sorted(by_slot)
     worker_slots = job_slots = 0  # for mean_workers: workers per job per slot it ran
@@ -408,6 +458,8 @@ def simulate_cluster(
     incremental = integral_usage(all_jobs, cluster)
     kept = np.zeros((H, R))
     in_kept: dict[int, tuple] = {}  # job -> (machine rows, demand) counted in ``kept``
+    was_running = np.zeros(N, dtype=bool)
+    prev_run = np.zeros(0, dtype=np.intp)
 
     t = -1
     while t + 1 < T:
@@ -422,14 +474,18 @@ def simulate_cluster(
             arrivals.append(seen)
             if record_events:
                 events.append(Event(t, "arrive", job.id))
+        act = tuple(active)
+        at = _indices(index, act, len(act))
         view = ClusterView(
             slot=t,
             horizon=T,
             cluster=shown_cluster,
             arrivals=tuple(arrivals),
             pending=tuple(pending),
-            active=tuple(active),
-            remaining=MappingProxyType({j: jobs[j].total_work - done[j] for j in active}),
+            active=act,
+            remaining=MappingProxyType(
+                dict(zip(act, (total[at] - done[at]).tolist(), strict=True))
+            ),
             jobs=jobs_view,
             finished=finished_fs,
             slot_seconds=workload.slot_seconds,
@@ -438,7 +494,7 @@ def simulate_cluster(
         allocations, admit, reject = read_decision(name, t, decision, len(pending) + len(active))
         until = read_until(name, t, decision)  # type: ignore[arg-type]  # exact type checked above
 
-        rej_now, adm_now, _ = check_admissions(
+        rej_now, adm_now, by_alloc = check_admissions(
             name, t, allocations, admit, reject, pending, active, rejected, finished
         )
         for j in rej_now:
@@ -449,112 +505,132 @@ def simulate_cluster(
         for j in adm_now:
             del pending[j]
             active[j] = None
-            done[j] = 0.0
+            admitted.append(j)
             if record_events:
                 events.append(Event(t, "admit", j))
+        for j in by_alloc:  # an allocation admits implicitly
+            del pending[j]
+            active[j] = None
+            admitted.append(j)
 
-        now: dict[int, tuple] = {}  # job -> (machine rows, demand), in allocation order
-        running: list[tuple[int, float, int, str]] = []  # (job, rate, ΣW, event detail)
-        for j, p in allocations.items():
-            if j in pending:  # allocation admits implicitly
-                del pending[j]
-                active[j] = None
-                done[j] = 0.0
-                if record_events:
-                    events.append(Event(t, "admit", j))
+        keys = list(allocations)
+        placements = list(allocations.values())
+        at = _indices(index, keys, len(keys))
+        changed = np.flatnonzero(~_unchanged(placements, read[at])).tolist()
+        for i in changed:  # read, and check what was not checked for this job before
+            j, p, d = keys[i], placements[i], int(at[i])
             job = jobs[j]
             hit = checked.get(j)
-            try:  # inlined for speed: the same immutable tuples as last time need no copy
-                same = (
-                    hit is not None
-                    and type(p) is Placement
-                    and p.machines is hit[0]  # type: ignore[attr-defined]
-                    and p.workers is hit[1]  # type: ignore[attr-defined]
-                    and p.ps is hit[2]  # type: ignore[attr-defined]
-                )
-            except AttributeError:  # a field deleted with object.__delattr__
-                same = False
-            if not same:
-                c = read_placement(name, t, j, p, H)
-                if hit is None or c != hit[3]:
-                    # a placement already validated for this job is valid again: the checks
-                    # depend only on the job and the placement (capacity is checked below)
-                    check_placement(name, job, c, t)
-                    demand = np.outer(np.asarray(c.workers, dtype=float), job.worker_demand)
-                    demand += np.outer(np.asarray(c.ps, dtype=float), job.ps_demand)
-                    idx = np.asarray(c.machines, dtype=np.intp)
-                    rate = rate_of(job, *c)
-                    hit = (*_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
-                else:
-                    hit = (*_sources(p), *hit[3:])
-                checked[j] = hit
-            _, _, _, c, idx, demand, rate, total_w, total_s = hit
-            if not c.machines:
-                continue
-            now[j] = (idx, demand)
-            detail = ""
-            if record_events:
-                detail = (
-                    f"workers={total_w} ps={total_s} machines={len(c.machines)} rate={rate:.6g}"
-                )
-                events.append(Event(t, "allocate", j, detail))
-            running.append((j, rate, total_w, detail))
+            c = read_placement(name, t, j, p, H)
+            if hit is None or c != hit[3]:
+                # a placement already validated for this job is valid again: the checks
+                # depend only on the job and the placement (capacity is checked below)
+                check_placement(name, job, c, t)
+                # w_h·α + s_h·β per machine (the products and sum of np.outer, without its calls)
+                demand = np.asarray(c.workers, dtype=float)[:, None] * job.worker_demand
+                demand += np.asarray(c.ps, dtype=float)[:, None] * job.ps_demand
+                idx = np.asarray(c.machines, dtype=np.intp)
+                rate = rate_of(job, *c)
+                hit = (*_sources(p), c, idx, demand, rate, sum(c.workers), sum(c.ps))
+                rate_of_job[d] = rate
+                workers_of[d] = hit[7]
+                placed[d] = bool(c.machines)
+            else:
+                hit = (*_sources(p), *hit[3:])
+            checked[j] = hit
+            read[d] = _NO_IDS if hit[0] is _NO_SOURCE[0] else tuple(map(id, hit[:3]))
+        on = placed[at]
+        run_at = np.flatnonzero(on)  # the running jobs' places in the allocations
+        run = at[run_at]
+        running = [keys[i] for i in run_at.tolist()]
+        details: list[tuple[int, str]] = []
+        if record_events:
+            by_alloc_set = set(by_alloc)
+            for j, is_on in zip(keys, on.tolist(), strict=True):
+                if j in by_alloc_set:
+                    events.append(Event(t, "admit", j))
+                if is_on:
+                    _, _, _, c, _, _, rate, total_w, total_s = checked[j]
+                    detail = (
+                        f"workers={total_w} ps={total_s} machines={len(c.machines)} rate={rate:.6g}"
+                    )
+                    details.append((j, detail))
+                    events.append(Event(t, "allocate", j, detail))
         if incremental:
-            for j, (idx, demand) in in_kept.items():  # gone or changed
-                got = now.get(j)
-                if got is None or got[1] is not demand:
-                    kept[idx] -= demand  # a placement's machines are distinct
-            for j, (idx, demand) in now.items():  # new or changed
+            # only jobs that stopped, started or were read again can have changed
+            now_running = np.zeros(N, dtype=bool)
+            now_running[run] = True
+            moved = chain(
+                prev_run[~now_running[prev_run]].tolist(),
+                run[~was_running[run]].tolist(),
+                at[changed].tolist(),
+            )
+            rows, delta = [], []  # one unbuffered add: exact in any order (integral_usage)
+            for d in moved:
+                j = all_jobs[d].id
                 had = in_kept.get(j)
-                if had is None or had[1] is not demand:
-                    kept[idx] += demand
-            in_kept = now
+                now = checked[j][4:6] if now_running[d] else None
+                if had is not None and (now is None or had[1] is not now[1]):
+                    rows.append(had[0])
+                    delta.append(-had[1])
+                    del in_kept[j]
+                if now is not None and (had is None or had[1] is not now[1]):
+                    rows.append(now[0])
+                    delta.append(now[1])
+                    in_kept[j] = now
+            if rows:
+                np.add.at(kept, np.concatenate(rows), np.concatenate(delta))
+            was_running, prev_run = now_running, run
             usage = kept
         else:
-            usage = _recomputed_usage(H, R, now.values())
+            usage = _recomputed_usage(H, R, (checked[j][4:6] for j in running))
         if (usage > cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)).any():
-            usage = _recomputed_usage(H, R, now.values())  # the report's figures, afresh
+            usage = _recomputed_usage(H, R, (checked[j][4:6] for j in running))  # afresh
             owners: dict[int, list[int]] = defaultdict(list)  # for the message only
-            for j, *_ in running:
+            for j in running:
                 for m in checked[j][3].machines:
                     owners[m].append(j)
             check_capacity(name, cluster, usage, t, owners)
         util[t] = np.divide(
             usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
         )
-        joint = getattr(rate_model, "slot_rates", None)
+        rates = rate_of_job[run]
         if joint is not None and len(running) > 1:
             # a speed model that knows what jobs running at once do to each other (shared
             # links): the same set runs in every held slot, so the rates hold with it
-            rates = joint([(jobs[j], Placement(*checked[j][3])) for j, _, _, _ in running])
-            running = [(r[0], float(x), r[2], r[3]) for r, x in zip(running, rates, strict=True)]
+            got = joint([(jobs[j], Placement(*checked[j][3])) for j in running])
+            rates = np.array([float(x) for _, x in zip(running, got, strict=True)])
         # event-driven time: the same allocations stand until ``until``, the next
         # arrival or the first completion, whichever comes first
         end = min(until, T) if event_driven else t + 1
         nxt = bisect_right(arrival_slots, t)
         if nxt < len(arrival_slots):
             end = min(end, arrival_slots[nxt])
-        k, done_at = _advance(running, done, jobs, max(end - t, 1))
+        k, completed, before = _advance(done, thr, run, rates, max(end - t, 1))
         if k > 1:
             util[t + 1 : t + k] = util[t]
-        worker_slots += k * sum(r[2] for r in running)
+        worker_slots += k * sum(workers_of[run].tolist())
         job_slots += k * len(running)
         if record_events:
             for s in range(t + 1, t + k):
-                events.extend(Event(s, "allocate", j, detail) for j, _, _, detail in running)
+                events.extend(Event(s, "allocate", j, detail) for j, detail in details)
         t += k - 1
-        for j, before, rate in done_at:
-            total = jobs[j].total_work
+        for f in np.flatnonzero(completed).tolist():
+            j = running[f]
+            job = jobs[j]
             del active[j]
             checked.pop(j, None)
+            read[index[j]] = _NO_IDS  # its tuples may be freed: their ids may come again
             finished[j] = t
             # JCT counts whole slots from the start of the arrival slot to the moment
             # within slot t when the work ran out (linear progress within a slot)
-            jct[j] = t - jobs[j].arrival + min(1.0, max(0.0, total - before) / rate)
+            left = max(0.0, job.total_work - float(before[f]))
+            jct[j] = t - job.arrival + min(1.0, left / float(rates[f]))
+            shown_finished[j] = len(shown_finished)
             if record_events:
                 events.append(Event(t, "complete", j))
-        if done_at:
-            finished_fs = frozenset(finished)
+        if completed.any():
+            finished_fs = Finished(shown_finished, len(shown_finished))
         if progress is not None:
             progress(t + 1, T, len(active) + len(finished), len(finished))
 
@@ -572,7 +648,7 @@ def simulate_cluster(
             active,
             rejected,
             util,
-            done,
+            {j: float(done[index[j]]) for j in admitted},
             mean_workers,
         ),
         events=tuple(events),

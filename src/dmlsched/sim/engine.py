@@ -16,6 +16,8 @@ no parameter for it.
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -106,4 +108,38 @@ def simulate(
     kw: dict[str, Any] = {} if record_events else {"record_events": False}
     if progress is not None:
         kw["progress"] = progress
-    return _ENGINES[setting](workload, scheduler, rng, **kw)
+    with _young_objects_batched():
+        return _ENGINES[setting](workload, scheduler, rng, **kw)
+
+
+#: Young objects the cyclic garbage collector lets pile up during a run before a pass.
+GC_BATCH = 100_000
+_gc_lock = threading.Lock()
+_gc_state: list[Any] = [0, None]  # runs under way, thresholds to restore
+
+
+@contextmanager
+def _young_objects_batched() -> Iterator[None]:
+    """Collect cyclic garbage in larger batches while a run is under way.
+
+    A run allocates millions of container objects that live to its end (job
+    copies, placements, the engines' records) and makes almost no cycles.
+    With Python's default thresholds (a pass every 700 allocations) the
+    collector's passes over them took a fifth of a 100,000-job FIFO run, most
+    of it in full passes over every live object.  The same garbage is still
+    found, in batches of :data:`GC_BATCH`; the thresholds are restored when
+    the last concurrent run ends.
+    """
+    with _gc_lock:
+        if _gc_state[0] == 0:
+            _gc_state[1] = gc.get_threshold()
+            g0, *rest = _gc_state[1]
+            gc.set_threshold(max(g0, GC_BATCH), *rest)
+        _gc_state[0] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_state[0] -= 1
+            if _gc_state[0] == 0:
+                gc.set_threshold(*_gc_state[1])

@@ -24,6 +24,7 @@ from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import (
     bundle,
     machine_rows,
+    packed_fits,
     place_packed,
     place_round_robin,
     take,
@@ -63,6 +64,8 @@ def fits_empty(
     classes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> bool:
     """Whether the gang can be placed on the empty cluster at all."""
+    if w > 0 and how == "packed":
+        return packed_fits(capacity, job, w, s, classes, below=True)
     return w > 0 and place(capacity, job, w, s, how, 0, classes, below=True) is not None
 
 
