@@ -17,15 +17,12 @@ HiGHS warm-start from the previous basis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import highspy
 import numpy as np
+import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
-
-if TYPE_CHECKING:
-    import scipy.sparse as sp
 
 __all__ = ["INF", "LinearModel", "Solution", "make_integer", "solve_lp"]
 
@@ -77,7 +74,8 @@ class LinearModel:
             self._h.setOptionValue("time_limit", float(time_limit))
         if max_nodes is not None:  # a deterministic MILP limit (same result on every machine)
             self._h.setOptionValue("mip_max_nodes", int(max_nodes))
-        start, index, value, (n_row, n_col) = _csc(a)
+        a_csc = sp.csc_matrix(a, dtype=float)
+        n_row, n_col = a_csc.shape
         lp = highspy.HighsLp()
         lp.num_col_ = n_col
         lp.num_row_ = n_row
@@ -87,9 +85,9 @@ class LinearModel:
         lp.row_lower_ = np.asarray(row_lower, dtype=float)
         lp.row_upper_ = np.asarray(row_upper, dtype=float)
         lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = start
-        lp.a_matrix_.index_ = index
-        lp.a_matrix_.value_ = value
+        lp.a_matrix_.start_ = a_csc.indptr.astype(np.int32)
+        lp.a_matrix_.index_ = a_csc.indices.astype(np.int32)
+        lp.a_matrix_.value_ = a_csc.data.astype(float)
         lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
         self.is_mip = integrality is not None and bool(np.any(integrality))
         if self.is_mip:
@@ -148,26 +146,6 @@ class LinearModel:
             row_activity=np.asarray(sol.row_value, dtype=float),
             dual_bound=float(info.mip_dual_bound) if self.is_mip else None,
         )
-
-
-def _csc(a: sp.spmatrix | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
-    """(start, index, value, shape) of ``a`` in compressed columns, as
-    ``scipy.sparse.csc_matrix(a)`` gives them (zeros dropped, rows ascending in each
-    column).  A dense array is converted with NumPy: scipy (its array-API layer
-    alone costs 0.15–0.25 s of start-up) is imported only for sparse input."""
-    if isinstance(a, np.ndarray):
-        dense = np.asarray(a, dtype=float)
-        if dense.ndim != 2:
-            dense = np.atleast_2d(dense)
-        cols, rows = np.nonzero(dense.T)  # column-major: rows ascending within a column
-        n_row, n_col = dense.shape
-        start = np.zeros(n_col + 1, dtype=np.int32)
-        np.cumsum(np.bincount(cols, minlength=n_col), out=start[1:])
-        return start, rows.astype(np.int32), dense[rows, cols], (n_row, n_col)
-    import scipy.sparse as sp
-
-    m = sp.csc_matrix(a, dtype=float)
-    return m.indptr.astype(np.int32), m.indices.astype(np.int32), m.data.astype(float), m.shape
 
 
 def solve_lp(

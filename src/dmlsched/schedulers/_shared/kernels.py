@@ -11,49 +11,8 @@ for compiling (3–8 s on the shared 2-core machine).
 
 from __future__ import annotations
 
-import sys
-from importlib.abc import MetaPathFinder
-
 import numpy as np
 from numba import njit
-
-
-class _NoScipyLinalg(MetaPathFinder):
-    """Makes ``import scipy.linalg`` fail (see :func:`_load_numba_without_scipy`)."""
-
-    def find_spec(self, name, path=None, target=None):  # type: ignore[no-untyped-def]
-        if name == "scipy.linalg" or name.startswith("scipy.linalg."):
-            raise ModuleNotFoundError(name)
-        return None
-
-
-def _load_numba_without_scipy() -> None:
-    """Load numba's implementations now, without importing ``scipy.linalg``.
-
-    Loading the first compiled kernel (from numba's cache, or compiling it)
-    imports numba's array implementations, whose module imports
-    ``scipy.linalg`` only to record whether a BLAS exists (``_HAVE_BLAS``;
-    without it numba's ``np.vdot``-style reductions use a plain loop).
-    These kernels call no BLAS, and that import — scipy's array-API layer and
-    ``scipy.linalg`` — is about 0.2–0.3 s of every fresh process's start-up
-    (a third of numba's), so it is made to fail while numba loads.  Numba's
-    linear algebra still works afterwards: each of its BLAS/LAPACK
-    implementations imports ``scipy.linalg`` itself when it is compiled.
-    Nothing changes if ``scipy.linalg`` is already imported.
-    """
-    if "scipy.linalg" in sys.modules:
-        return
-    from numba.core.registry import cpu_target
-
-    block = _NoScipyLinalg()
-    sys.meta_path.insert(0, block)
-    try:
-        cpu_target.target_context.refresh()
-    finally:
-        sys.meta_path.remove(block)
-
-
-_load_numba_without_scipy()
 
 __all__ = [
     "cover_pass",
