@@ -8,7 +8,10 @@ the DP in place (:func:`min_plus_rows` vs :func:`min_plus`), the rounding
 test) and the disaggregation (:func:`fill_pair` vs :func:`fill_classes`).  The
 slot state's prices are recomputed only on the machines a reservation touched;
 hypothesis checks that they equal prices recomputed from scratch after any
-sequence of reservations and releases.
+sequence of reservations and releases.  The machine classes are likewise
+updated from a slot's previous state (:func:`regroup`, re-hashing only the
+machines whose rows changed): hypothesis checks them against
+:func:`group_machines` from scratch after any sequence of changes.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dmlsched.schedulers._shared.kernels import (
     group_machines,
     min_plus,
     min_plus_rows,
+    regroup,
     round_first,
     rounding_ok,
     trim_workers,
@@ -66,6 +70,49 @@ def test_group_machines_equals_machine_classes_of_the_key_matrix(seed: int) -> N
     got = group_machines(free.view(np.uint64), price.view(np.uint64), free, res, other, _TOL)
     for a, b in zip(got, (want.first, want.of, want.count, want.members, want.starts), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=_SEEDS)
+def test_regroup_from_the_previous_state_equals_group_machines_from_scratch(seed: int) -> None:
+    rng = make_rng(seed)
+    H, R = int(rng.integers(1, 120)), int(rng.integers(1, 5))
+    free, price = _state(rng, H, R)
+    used = rng.random(R) < 0.7
+    used[int(rng.integers(R))] = True
+    res, other = np.flatnonzero(used), np.flatnonzero(~used)
+    lab = np.zeros(H, dtype=np.int64)
+    table = np.full(4 * 256, -1, dtype=np.int64)
+    # few spare labels now and then, so the "labels full: start afresh" path runs too
+    reps = np.zeros((H + int(rng.integers(0, H + 1)), 1 + 2 * res.size), dtype=np.uint64)
+    old_free, old_price, n_labels, fresh = free, price, 0, True
+    for _ in range(8):
+        args = (free, price, res, other, _TOL, old_free, old_price, lab, table, reps)
+        out = regroup(*args, n_labels, fresh)
+        if out[-1] < 0:
+            out = regroup(*args, 0, True)
+        *groups, free_c, price_c, room_c, count_f, n_labels = out
+        want = group_machines(free.view(np.uint64), price.view(np.uint64), free, res, other, _TOL)
+        for a, b in zip(groups, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+        first = want[0]
+        np.testing.assert_array_equal(free_c, free[first])
+        np.testing.assert_array_equal(price_c, price[first])
+        np.testing.assert_array_equal(room_c, free[first] + _TOL * np.maximum(1.0, free[first]))
+        np.testing.assert_array_equal(count_f, want[2].astype(float))
+        # the next state: a few machines change (to another machine's row or a new one),
+        # sometimes every price (new price bounds), sometimes nothing
+        old_free, old_price, fresh = free, price, False
+        free, price = free.copy(), price.copy()
+        for h in np.flatnonzero(rng.random(H) < float(rng.choice([0.0, 0.05, 0.3]))):
+            if rng.random() < 0.5:
+                src = int(rng.integers(H))
+                free[h], price[h] = free[src], price[src]
+            else:
+                free[h] = np.round(rng.uniform(-0.5, 8, R) * 4) / 4
+                price[h] = np.exp(rng.uniform(-3, 2, R))
+        if rng.random() < 0.2:
+            price = price * 1.5
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

@@ -94,7 +94,8 @@ def sorted_pass(
 
     f = np.float64
     ok, obj, x = cover_pass(
-        np.asarray(count, dtype=f)[:, None] * np.maximum(room, 0.0),
+        np.asarray(count, dtype=f),
+        np.ascontiguousarray(room, dtype=f),
         np.asarray(a, dtype=f),
         np.asarray(b, dtype=f),
         np.asarray(cost_w, dtype=f),

@@ -23,6 +23,7 @@ __all__ = [
     "internal_fit",
     "min_plus",
     "min_plus_rows",
+    "regroup",
     "round_first",
     "rounding_ok",
     "trim_workers",
@@ -78,9 +79,15 @@ def _order(cost, tie):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def cover_pass(cap, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
-    """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on capacities ``cap`` (C × R)."""
-    C, R = cap.shape
+def cover_pass(count, room, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
+    """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on class capacities
+    count_c · max(room_c, 0) (C × R; NumPy's ``maximum``: −0 and NaN kept)."""
+    C, R = room.shape
+    cap = np.empty((C, R))
+    for c in range(C):
+        for r in range(R):
+            x = room[c, r]
+            cap[c, r] = count[c] * (x if x >= 0.0 or x != x else 0.0)
     M = ms.size
     order_w = _order(cost_w, tie_w)
     order_s = _order(cost_s, tie_s)
@@ -537,13 +544,16 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
             if not (x >= -tol * max(1.0, x)):
                 ok = False
         fit[i] = ok
-        # each word mixed in with the 64-bit finalizer of MurmurHash3: round numbers
-        # (a float's low bits are mostly 0) must still spread over the table
+        # the words folded in by odd multipliers (each step a bijection), then mixed
+        # once by MurmurHash3's 64-bit finalizer: round numbers (a float's low bits
+        # are mostly 0) must still spread over the table's low bits (half the cost
+        # of finalizing every word)
         x = np.uint64(1) if ok else np.uint64(0)
-        for j in range(2 * n):
-            w = fbits[i, res[j // 2]] if j % 2 == 0 else pbits[i, res[j // 2]]
-            x = _mix(x ^ w) + np.uint64(j + 1)
-        slot = x & mask
+        for j in range(n):
+            r = res[j]
+            x = (x ^ fbits[i, r]) * np.uint64(0x9E3779B97F4A7C15)
+            x = (x ^ pbits[i, r]) * np.uint64(0xC2B2AE3D27D4EB4F)
+        slot = _mix(x) & mask
         while True:
             c = table[slot]
             if c < 0:  # a new row: its class is numbered now, at its lowest machine
@@ -574,3 +584,135 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
         members[fill[of[i]]] = i
         fill[of[i]] += 1
     return first[:nc].copy(), of, count[:nc].copy(), members, starts
+
+
+@njit(cache=True)
+def _class_rows(free, price, first, count, tol):  # type: ignore[no-untyped-def]
+    """Each class's rows: its first machine's ``free`` and ``price``, ``room`` =
+    free + tol · max(1, free) (element-wise, the same floats as NumPy's), and the
+    class sizes as floats."""
+    C = first.size
+    R = free.shape[1]
+    free_c = np.empty((C, R))
+    price_c = np.empty((C, R))
+    room_c = np.empty((C, R))
+    count_f = np.empty(C)
+    for c in range(C):
+        h = first[c]
+        for r in range(R):
+            f = free[h, r]
+            free_c[c, r] = f
+            price_c[c, r] = price[h, r]
+            room_c[c, r] = f + tol * (f if f >= 1.0 or f != f else 1.0)  # np.maximum(1, f)
+        count_f[c] = float(count[c])
+    return free_c, price_c, room_c, count_f
+
+
+@njit(cache=True)
+def regroup(free, price, res, other, tol, old_free, old_price, lab, table, reps, n_labels, fresh):  # type: ignore[no-untyped-def]
+    """:func:`group_machines` of a slot state (``free``, ``price``), updated from the
+    state (``old_free``, ``old_price``) it was last computed for, plus each class's
+    rows (:func:`_class_rows`), for
+    :meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._classes`.
+
+    ``lab[h]`` is machine h's label, one per distinct row content (the fit flag
+    on ``other``, then Ĉ's and p's bit patterns on ``res``), kept in ``reps``
+    (labels × (1 + 2·|res|) words) and found through the open-addressing
+    ``table``; ``lab``, ``table`` and ``reps`` are updated in place.  Only the
+    machines whose Ĉ (any resource) or p (on ``res``) changed bit-wise since
+    the old state are hashed again (a reservation touches a few machines of a
+    slot); ``fresh`` labels every machine from an empty table.  Classes are
+    then numbered by their lowest machine in one pass over the labels, so the
+    result is :func:`group_machines`'s on the same state.  Returns (first, of,
+    count, members, starts, free_c, price_c, room_c, count_f, labels used);
+    labels used is −1 (and nothing else meaningful) when ``reps`` is full: the
+    caller starts again with ``fresh``."""
+    H, R = free.shape
+    n = res.size
+    L = reps.shape[0]
+    mask = np.uint64(table.size - 1)
+    fb = free.view(np.uint64)
+    pb = price.view(np.uint64)
+    ofb = old_free.view(np.uint64)
+    opb = old_price.view(np.uint64)
+    empty = np.zeros(0, dtype=np.int64)
+    if fresh:
+        table[:] = -1
+        n_labels = 0
+    for i in range(H):
+        if not fresh:
+            same = True
+            for r in range(R):
+                if fb[i, r] != ofb[i, r]:
+                    same = False
+                    break
+            if same:
+                for j in range(n):
+                    if pb[i, res[j]] != opb[i, res[j]]:
+                        same = False
+                        break
+            if same:
+                continue
+        ok = True
+        for r in other:
+            x = free[i, r]
+            if not (x >= -tol * max(1.0, x)):
+                ok = False
+        x = np.uint64(1) if ok else np.uint64(0)  # the same hash as group_machines
+        for j in range(n):
+            r = res[j]
+            x = (x ^ fb[i, r]) * np.uint64(0x9E3779B97F4A7C15)
+            x = (x ^ pb[i, r]) * np.uint64(0xC2B2AE3D27D4EB4F)
+        slot = _mix(x) & mask
+        flag = np.uint64(1) if ok else np.uint64(0)
+        while True:
+            lb = table[slot]
+            if lb < 0:  # a row content not seen before: a new label
+                if n_labels == L:
+                    none = np.empty((0, R))
+                    return empty, empty, empty, empty, empty, none, none, none, np.empty(0), -1
+                table[slot] = n_labels
+                reps[n_labels, 0] = flag
+                for j in range(n):
+                    reps[n_labels, 1 + 2 * j] = fb[i, res[j]]
+                    reps[n_labels, 2 + 2 * j] = pb[i, res[j]]
+                lab[i] = n_labels
+                n_labels += 1
+                break
+            same = reps[lb, 0] == flag
+            for j in range(n):
+                if not same:
+                    break
+                r = res[j]
+                same = reps[lb, 1 + 2 * j] == fb[i, r] and reps[lb, 2 + 2 * j] == pb[i, r]
+            if same:
+                lab[i] = lb
+                break
+            slot = (slot + np.uint64(1)) & mask
+    # classes numbered by their lowest machine: labels ranked by first appearance
+    rank = np.full(n_labels, -1, dtype=np.int64)
+    first = np.empty(H, dtype=np.int64)
+    of = np.empty(H, dtype=np.int64)
+    count = np.zeros(H, dtype=np.int64)
+    nc = 0
+    for i in range(H):
+        c = rank[lab[i]]
+        if c < 0:
+            c = nc
+            rank[lab[i]] = c
+            first[c] = i
+            nc += 1
+        of[i] = c
+        count[c] += 1
+    starts = np.zeros(nc + 1, dtype=np.int64)
+    for c in range(nc):
+        starts[c + 1] = starts[c] + count[c]
+    members = np.empty(H, dtype=np.int64)
+    fill = starts[:nc].copy()
+    for i in range(H):  # machines in increasing order: ascending within each class
+        members[fill[of[i]]] = i
+        fill[of[i]] += 1
+    first = first[:nc].copy()
+    count = count[:nc].copy()
+    free_c, price_c, room_c, count_f = _class_rows(free, price, first, count, tol)
+    return first, of, count, members, starts, free_c, price_c, room_c, count_f, n_labels

@@ -35,6 +35,7 @@ so far (the current arrival included).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,11 +62,13 @@ class PriceBounds:
     upper: tuple[float, ...]
     lower: float
 
-    @property
+    @functools.cached_property
     def log_ratio(self) -> np.ndarray:
-        """ln(U^r / L) per resource (≥ 0)."""
+        """ln(U^r / L) per resource (≥ 0; read-only, computed once per bounds)."""
         u = np.maximum(np.asarray(self.upper, dtype=float), self.lower)
-        return np.log(u) - math.log(self.lower)
+        out = np.log(u) - math.log(self.lower)
+        out.flags.writeable = False
+        return out
 
 
 def earliest_training_time(job: ClusterJob) -> int:
@@ -138,5 +141,5 @@ def prices(rho: np.ndarray, capacity: np.ndarray, bounds: PriceBounds) -> np.nda
     """
     cap = np.asarray(capacity, dtype=float)
     frac = np.divide(rho, cap, out=np.ones_like(rho, dtype=float), where=cap > 0)
-    frac = np.clip(frac, 0.0, 1.0)
+    np.minimum(np.maximum(frac, 0.0, out=frac), 1.0, out=frac)  # np.clip's values, in place
     return np.exp(math.log(bounds.lower) + frac * bounds.log_ratio)

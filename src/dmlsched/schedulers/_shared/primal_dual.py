@@ -351,7 +351,8 @@ class PrimalDualScheduler:
         if hit is not None and hit[1] == bounds and touched is not None:
             # Eq. (12) is element-wise: only the machines reserved on or released since
             # the cached state get new prices (the same floats as a full pass)
-            rows = np.unique(np.concatenate(touched))
+            # (a machine listed twice gets the same prices twice: no need to deduplicate)
+            rows = touched[0] if len(touched) == 1 else np.concatenate(touched)
             price = hit[2].copy()
             price[rows] = prices(rho[rows], self.capacity_[rows], bounds)
         else:

@@ -147,8 +147,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from dmlsched.errors import InvalidInput, SolverFailed
-from dmlsched.model.cluster import ClusterJob, Placement
+from dmlsched.model.cluster import ClusterDecision, ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.cover_lp import sorted_pass
 from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_classes
 from dmlsched.schedulers._shared.pricing import PriceBounds
@@ -206,6 +207,7 @@ class _SlotClasses:
     price: np.ndarray  # C × R
     room: np.ndarray  # C × R: free plus the fit tolerance (internal case)
     count: np.ndarray  # C: machines per class, as floats
+    free_res: np.ndarray  # C × used resources: ``free`` there (the LP's room)
 
 
 @dataclass
@@ -277,8 +279,8 @@ def conditioned_costs(cost: np.ndarray, floor: float = _COST_FLOOR) -> tuple[flo
     minimum and prefers cheaper machines wherever the prices differ by more
     than the floor; the objective is recomputed with the true prices.
     """
-    top = float(np.max(cost, initial=0.0))
-    scale = top if top > 0 and np.isfinite(top) else 1.0
+    top = float(cost.max(initial=0.0))
+    scale = top if top > 0 and math.isfinite(top) else 1.0
     return scale, np.maximum(cost / scale, floor)
 
 
@@ -468,7 +470,7 @@ class PdorsOracle:
         """One machine's room per class (C × used resources) in the margin or plain LP."""
         room = d.lp_room.get(margin)
         if room is None:
-            room = d.shared.free[:, self.res]
+            room = d.shared.free_res
             if margin and self.sched.safe_packing:
                 room = room - self.margin
             d.lp_room[margin] = room
@@ -535,19 +537,33 @@ class PdorsOracle:
         ok = res.ok
         full = res.x[ok]
         obj = full @ cost
+        if ok.all():  # the usual case: every bound certified
+            start = len(self.ext_ms) - len(ms) if tail else None
+            self._store(d, ms, obj, list(full), margin, start)
+            return []
         at = np.asarray(ms)
         self._store(d, at[ok].tolist(), obj, list(full), margin)
         return at[~ok].tolist()
 
     def _store(
-        self, d: _SlotData, ms: list[int], obj: np.ndarray, xs: list[np.ndarray], margin: bool
+        self,
+        d: _SlotData,
+        ms: list[int],
+        obj: np.ndarray,
+        xs: list[np.ndarray],
+        margin: bool,
+        start: int | None = None,
     ) -> None:
-        """Record the LP's objective ``obj`` and class solutions ``xs`` at the bounds ``ms``."""
+        """Record the LP's objective ``obj`` and class solutions ``xs`` at the bounds ``ms``
+        (``start``: ``ms`` is ``ext_ms[start:]``, whose positions need no search)."""
         d.lp.update(zip(ms, zip(obj.tolist(), xs, strict=True), strict=True))
         if margin:
             d.lp_margin.update(ms)
         if d.lp_val is not None and ms:
-            d.lp_val[np.searchsorted(self.ext_ms_arr, ms)] = obj
+            if start is not None:
+                d.lp_val[start:] = obj
+            else:
+                d.lp_val[np.searchsorted(self.ext_ms_arr, ms)] = obj
 
     def _trace_lp(self, d: _SlotData) -> None:
         """LP values at every needed workload bound: margin LP, then the plain LP above it."""
@@ -611,44 +627,62 @@ class PdorsOracle:
         self.slot_key[t] = key
         d = self.cache.get(key)
         if d is None:
-            d = self._slot(key, price, free)
+            d = self._slot(key, price, free, t)
             d.theta = np.minimum(d.int_cost, d.ext_est)
             d.theta.flags.writeable = False  # shared by every slot of this state
             self.cache[key] = d
         return d.theta
 
-    def _classes(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotClasses:
-        """Machines equal in everything the job's two cases see (shared across jobs)."""
+    def _classes(
+        self, key: bytes, price: np.ndarray, free: np.ndarray, t: int | None = None
+    ) -> _SlotClasses:
+        """Machines equal in everything the job's two cases see (shared across jobs).
+
+        Computed by :func:`~dmlsched.schedulers._shared.kernels.regroup`: for slot
+        ``t`` from the state its classes were last computed for on this job's
+        resources, re-hashing only the machines whose rows changed since."""
         tag = (key, self.bounds, self.res_key)
         cache = self.sched.classes_
         hit = cache.get(tag)
         if hit is None:
-            from dmlsched.schedulers._shared.kernels import group_machines
+            from dmlsched.schedulers._shared.kernels import regroup
 
             # machines equal bit for bit in Ĉ and p on the job's resources and in the
-            # internal case's fit on the others (one compiled pass, no key matrix)
-            bits = (free.view(np.uint64), price.view(np.uint64))
-            classes = MachineClasses(
-                *group_machines(*bits, free, self.res_idx, self.other_idx, _TOL)
-            )
-            first = classes.first
-            free_c = free[first]
-            hit = _SlotClasses(
-                classes,
-                free_c,
-                price[first],
-                free_c + _TOL * np.maximum(1.0, free_c),
-                classes.count.astype(float),
-            )
+            # internal case's fit on the others, and each class's rows (one compiled
+            # pass, no key matrix)
+            state = self.sched.regroup_.get((t, self.res_key)) if t is not None else None
+            if state is None:
+                H = free.shape[0]
+                size = 1
+                while size < 4 * H:  # labels ≤ 2H: the table at most half full
+                    size *= 2
+                lab = np.zeros(H, dtype=np.int64)
+                table = np.full(size, -1, dtype=np.int64)
+                reps = np.zeros((2 * H, 1 + 2 * len(self.res)), dtype=np.uint64)
+                state = [free, price, lab, table, reps, 0, True]
+                if t is not None:
+                    self.sched.regroup_[(t, self.res_key)] = state
+            old_free, old_price, lab, table, reps, used, fresh = state
+            args = (free, price, self.res_idx, self.other_idx, _TOL)
+            out = regroup(*args, old_free, old_price, lab, table, reps, used, fresh)
+            if out[-1] < 0:  # every label taken: label this state from scratch
+                out = regroup(*args, old_free, old_price, lab, table, reps, 0, True)
+            *groups, free_c, price_c, room_c, count_f, used = out
+            state[:] = [free, price, lab, table, reps, used, False]
+            free_res = free_c[:, self.res_idx]
+            free_res.flags.writeable = False  # shared by every job with these resources
+            hit = _SlotClasses(MachineClasses(*groups), free_c, price_c, room_c, count_f, free_res)
             if len(cache) >= 1024:  # slot states seen by recent jobs matter most
                 cache.clear()
             cache[tag] = hit
         return hit
 
-    def _slot(self, key: bytes, price: np.ndarray, free: np.ndarray) -> _SlotData:
+    def _slot(
+        self, key: bytes, price: np.ndarray, free: np.ndarray, t: int | None = None
+    ) -> _SlotData:
         from dmlsched.schedulers._shared.kernels import internal_fit
 
-        shared = self._classes(key, price, free)
+        shared = self._classes(key, price, free, t)
         classes = shared.classes
         # the cheapest class whose one machine holds all k quanta's workers and PSs;
         # classes are numbered by lowest machine id, so the first cheapest class's
@@ -727,8 +761,8 @@ class PdorsOracle:
         x_bar = np.concatenate([x_full[sup], x_full[H + sup]])
         price = d.price[sup]
         cost = np.concatenate([price @ self.alpha, price @ self.beta])
-        a, b = self.alpha[self.res], self.beta[self.res]
-        ub = np.maximum(d.free[sup][:, self.res], 0.0)
+        a, b = self.a_res, self.b_res
+        ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
         from dmlsched.schedulers._shared.kernels import round_first
@@ -965,6 +999,9 @@ class Pdors(PrimalDualScheduler):
 
     def _setup(self) -> None:
         self.classes_: dict[tuple[bytes, PriceBounds, tuple[int, ...]], _SlotClasses] = {}
+        # per (slot, used resources): the state its machine classes were last computed
+        # for and regroup's labels, table and row contents (PdorsOracle._classes)
+        self.regroup_: dict[tuple[int, tuple[int, ...]], list[Any]] = {}
         self._lp_model: LinearModel | None = None
         g = self.g_delta
         if isinstance(g, str):
@@ -983,6 +1020,13 @@ class Pdors(PrimalDualScheduler):
         if int(self.attempts) != self.attempts or self.attempts < 1:
             raise InvalidInput("attempts", self.attempts, "integer >= 1")
         self.failed_ = 0  # roundings with no feasible draw in S attempts
+
+    def decide(self, view: ClusterView) -> ClusterDecision:
+        # slots before now are never priced again: their regrouping state can go
+        stale = [k for k in self.regroup_ if k[0] < view.slot]
+        for k in stale:
+            del self.regroup_[k]
+        return super().decide(view)
 
     @property
     def stats(self) -> dict[str, Any]:
