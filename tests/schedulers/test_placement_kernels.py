@@ -19,12 +19,10 @@ from hypothesis import strategies as st
 from dmlsched.rng import make_rng
 from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.placement import (
-    give_back,
     machine_rows,
     packed_numpy,
     place_packed,
     place_round_robin,
-    place_take_round_robin,
     round_robin_numpy,
     take,
 )
@@ -102,16 +100,3 @@ def _check(seed, machines, workers, ps, start, fractional):  # type: ignore[no-u
             take(a, job, p, sign)
             _take_ref(b, job, p, sign)
             assert a.tobytes() == b.tobytes()
-    # FIFO's fused call: the same placement and pointer, and the free capacity of taking
-    # it; giving back what it held is take with sign -1
-    fused, ref = free.copy(), free.copy()
-    both = place_take_round_robin(fused, job, workers, ps, start)
-    assert (None if both is None else both[:2]) == want
-    if both is not None:
-        _take_ref(ref, job, both[0])
-        assert fused.tobytes() == ref.tobytes()
-        give_back(fused, job, both[0], both[2])
-        _take_ref(ref, job, both[0], -1.0)
-        assert fused.tobytes() == ref.tobytes()
-    else:
-        assert fused.tobytes() == free.tobytes()

@@ -19,14 +19,11 @@ from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
 __all__ = [
-    "Held",
     "bundle",
-    "give_back",
     "machine_rows",
     "packed_fits",
     "place_packed",
     "place_round_robin",
-    "place_take_round_robin",
     "take",
     "task_order",
 ]
@@ -118,48 +115,6 @@ def place_round_robin(
         if load > cap * (1 + 1e-9):
             return None
     return p, int(h)
-
-
-#: what :func:`place_take_round_robin` took, as the kernels' arrays: (machines, workers
-#: and PSs on each, worker and PS demand), for :func:`give_back`; ``None``: use :func:`take`
-Held = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
-
-
-def place_take_round_robin(
-    free: np.ndarray, job: ClusterJob, workers: int, ps: int, start: int
-) -> tuple[Placement, int, Held] | None:
-    """:func:`place_round_robin`, then :func:`take` of the placement when it is found.
-
-    On a large cluster, for a sync job (no (3.4) check between placing and taking),
-    one compiled call does both, and what it took is returned as arrays so that
-    :func:`give_back` returns it without converting the placement again (the same
-    floats as ``take(free, job, p, sign=-1)``); otherwise ``Held`` is ``None``.
-    """
-    H = free.shape[0]
-    workers, ps = max(int(workers), 0), max(int(ps), 0)
-    if H <= SMALL_MACHINES or job.mode == "async" or workers + ps == 0:
-        got = place_round_robin(free, job, workers, ps, start)
-        if got is None:
-            return None
-        take(free, job, got[0])
-        return got[0], got[1], None
-    wd = np.asarray(job.worker_demand, dtype=float)
-    pd = np.asarray(job.ps_demand, dtype=float)
-    ok, machines, w_cnt, s_cnt, h = _kernels().round_robin_take(
-        free, wd, pd, workers, ps, start % H, _EPS
-    )
-    if not ok:
-        return None
-    p = Placement(tuple(machines.tolist()), tuple(w_cnt.tolist()), tuple(s_cnt.tolist()))
-    return p, int(h), (machines, w_cnt, s_cnt, wd, pd)
-
-
-def give_back(free: np.ndarray, job: ClusterJob, p: Placement, held: Held) -> None:
-    """Return placement ``p``'s use to ``free``: ``take(free, job, p, sign=-1)``."""
-    if held is None:
-        take(free, job, p, sign=-1.0)
-    else:
-        _kernels().take_rows(free, *held, -1.0)
 
 
 def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["packed_fit", "round_robin_fit", "round_robin_take", "take_rows"]
+__all__ = ["packed_fit", "round_robin_fit", "take_rows"]
 
 
 @njit(cache=True)
@@ -59,14 +59,6 @@ def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-u
     n_used = 0
     need_w = wd - eps
     need_p = pd - eps
-    # with no negative demand a touched machine's room is at most its free row (x - d ≤ x
-    # in floats for d ≥ 0), so a machine whose free row does not fit is skipped before the
-    # search for it among the touched ones: the same choice, without that search on the
-    # many full machines a scan passes over a busy cluster
-    nonneg = True
-    for r in range(R):
-        if wd[r] < 0 or pd[r] < 0:
-            nonneg = False
     h = start % H
     for t in range(n):
         need = need_p if order[t] else need_w
@@ -75,14 +67,6 @@ def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-u
         slot = -1
         for k in range(H):
             m = (h + k) % H
-            if nonneg:
-                full = False
-                for r in range(R):
-                    if not free[m, r] >= need[r]:
-                        full = True
-                        break
-                if full:
-                    continue
             u = -1
             for i in range(n_used):
                 if used[i] == m:
@@ -115,16 +99,6 @@ def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-u
         h = (found + 1) % H
     rank = np.argsort(used[:n_used], kind="mergesort")
     return True, used[:n_used][rank], wcnt[:n_used][rank], scnt[:n_used][rank], h
-
-
-@njit(cache=True)
-def round_robin_take(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-untyped-def]
-    """:func:`round_robin_fit`, then, when it places the gang, :func:`take_rows` of the
-    placement on ``free`` in place (sign 1): one call instead of two (FIFO's sync jobs)."""
-    ok, machines, wcnt, scnt, h = round_robin_fit(free, wd, pd, workers, ps, start, eps)
-    if ok:
-        take_rows(free, machines, wcnt, scnt, wd, pd, 1.0)
-    return ok, machines, wcnt, scnt, h
 
 
 @njit(cache=True)

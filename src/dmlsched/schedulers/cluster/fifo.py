@@ -33,17 +33,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, Placement
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.gang import gang_size, place
-from dmlsched.schedulers._shared.placement import (
-    Held,
-    bundle,
-    give_back,
-    machine_rows,
-    place_take_round_robin,
-    take,
-)
+from dmlsched.schedulers._shared.placement import bundle, machine_rows, take
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Fifo"]
@@ -76,7 +69,6 @@ class Fifo:
         self.rng_ = rng
         self.size_: dict[int, tuple[int, int]] = {}
         self.running_: dict[int, Placement] = {}
-        self.held_: dict[int, Held] = {}
         self.free_ = np.array(cluster.capacity, dtype=float)
         self.pointer_ = 0
         self.classes_ = machine_rows(cluster.capacity)
@@ -89,7 +81,7 @@ class Fifo:
                 w = int(self.rng_.integers(self.min_workers, self.max_workers + 1))
                 self.size_[job.id] = bundle(job, w)
         for j in [j for j in self.running_ if j in view.finished]:
-            give_back(self.free_, view.jobs[j], self.running_.pop(j), self.held_.pop(j))
+            take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)
         reject: list[int] = []
         for j in view.pending:  # arrival order; stop at the first that does not fit
             job = view.jobs[j]
@@ -97,27 +89,17 @@ class Fifo:
             how = self.placement
             if how == "auto":
                 how = "packed" if job.requested_workers and self.use_requested else "round-robin"
-            got = self._place_take(job, w, s, how) if w else None
-            if got is None:
+            placed = place(self.free_, job, w, s, how, self.pointer_, self.classes_) if w else None
+            if placed is None:
                 if self.running_:
                     break
                 reject.append(j)
                 continue
-            self.running_[j], self.pointer_, self.held_[j] = got
+            p, self.pointer_ = placed
+            take(self.free_, job, p)
+            self.running_[j] = p
         # nothing changes until a job arrives or completes: the head that did not fit
         # still does not, and running jobs keep their placements (event-driven time)
         return ClusterDecision(
             allocations=dict(self.running_), reject=tuple(reject), until=self.horizon_
         )
-
-    def _place_take(
-        self, job: ClusterJob, w: int, s: int, how: str
-    ) -> tuple[Placement, int, Held] | None:
-        """Place the gang and take its use from ``free_``: (placement, pointer, held)."""
-        if how == "round-robin":  # one compiled call; what it took gives it back
-            return place_take_round_robin(self.free_, job, w, s, self.pointer_)
-        placed = place(self.free_, job, w, s, how, self.pointer_, self.classes_)
-        if placed is None:
-            return None
-        take(self.free_, job, placed[0])
-        return placed[0], placed[1], None
