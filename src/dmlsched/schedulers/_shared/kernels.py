@@ -182,26 +182,10 @@ def min_plus(theta, prev):  # type: ignore[no-untyped-def]
     (:func:`~dmlsched.schedulers._shared.primal_dual.forward_dp`): Φ[s, k] =
     min over j ≤ k of θ[s, j] + Φ[s−1, k−j], and the first minimizing j (as
     ``np.argmin``); columns j beyond the last finite θ of any row are skipped."""
-    band = 1
-    for s in range(theta.shape[0]):
-        for j in range(theta.shape[1]):
-            if np.isfinite(theta[s, j]) and j + 1 > band:
-                band = j + 1
     n, q1 = theta.shape
     phi = np.empty((n, q1))
     choice = np.zeros((n, q1), dtype=np.int64)
-    for s in range(n):
-        for k in range(q1):
-            best = np.inf
-            arg = 0
-            for j in range(min(k + 1, band)):
-                v = theta[s, j] + prev[k - j]
-                if v < best:
-                    best = v
-                    arg = j
-            phi[s, k] = best
-            choice[s, k] = arg
-        prev = phi[s]
+    min_plus_rows(theta, phi, choice, 0, n, prev)
     return phi, choice
 
 
