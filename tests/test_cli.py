@@ -258,10 +258,11 @@ def test_reproduce_all_computes_the_same_runs_once(
 
     monkeypatch.setattr(runner, "_local", counting)
     out = tmp_path / "all"
-    args = ["reproduce", "--all", "--only", "mlbroker-fig8,mlbroker-fig11", "--quick"]
+    # synthetic jobs (no trace): runs with or without ../shared
+    args = ["reproduce", "--all", "--only", "thesis-fig3.13,thesis-fig3.14", "--quick"]
     assert main([*args, "--seeds", "1", "--workers", "1", "--out", str(out)]) == 0
-    assert set(computed) == {"mlbroker-fig8"}  # fig11 is fig8's sweep: copied
-    fig8 = (out / "mlbroker-fig8" / "results.csv").read_text()
-    fig11 = (out / "mlbroker-fig11" / "results.csv").read_text()
-    assert fig11 == fig8.replace("\nmlbroker-fig8,", "\nmlbroker-fig11,")
-    assert "cost_transfer" in (out / "mlbroker-fig11" / "summary.md").read_text()
+    assert set(computed) == {"thesis-fig3.13"}  # fig3.14 is fig3.13's sweep: copied
+    src = (out / "thesis-fig3.13" / "results.csv").read_text()
+    twin = (out / "thesis-fig3.14" / "results.csv").read_text()
+    assert twin == src.replace("\nthesis-fig3.13,", "\nthesis-fig3.14,")
+    assert "rounding_ratio" in (out / "thesis-fig3.14" / "summary.md").read_text()
