@@ -475,14 +475,7 @@ def group_rows(bits):  # type: ignore[no-untyped-def]
     for i in range(H):
         of[i] = rank[label[i]]
         count[of[i]] += 1
-    starts = np.zeros(n + 1, dtype=np.int64)
-    for c in range(n):
-        starts[c + 1] = starts[c] + count[c]
-    members = np.empty(H, dtype=np.int64)
-    fill = starts[:n].copy()
-    for i in range(H):  # rows in increasing order: ascending within each class
-        members[fill[of[i]]] = i
-        fill[of[i]] += 1
+    members, starts = _members(of, count, n)
     first = firsts[:n][by_first]
     return first, of, count, members, starts, True
 
@@ -559,15 +552,23 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
                 count[c] += 1
                 break
             slot = (slot + np.uint64(1)) & mask
-    starts = np.zeros(nc + 1, dtype=np.int64)
-    for c in range(nc):
+    members, starts = _members(of, count, nc)
+    return first[:nc].copy(), of, count[:nc].copy(), members, starts
+
+
+@njit(cache=True)
+def _members(of, count, n):  # type: ignore[no-untyped-def]
+    """Each class's rows, listed class by class (ascending within a class, as rows
+    are visited in order), and where each class's list starts (``n + 1`` offsets)."""
+    starts = np.zeros(n + 1, dtype=np.int64)
+    for c in range(n):
         starts[c + 1] = starts[c] + count[c]
-    members = np.empty(H, dtype=np.int64)
-    fill = starts[:nc].copy()
-    for i in range(H):  # machines in increasing order: ascending within each class
+    members = np.empty(of.size, dtype=np.int64)
+    fill = starts[:n].copy()
+    for i in range(of.size):
         members[fill[of[i]]] = i
         fill[of[i]] += 1
-    return first[:nc].copy(), of, count[:nc].copy(), members, starts
+    return members, starts
 
 
 @njit(cache=True)
@@ -688,14 +689,7 @@ def regroup(free, price, res, other, tol, old_free, old_price, lab, table, reps,
             nc += 1
         of[i] = c
         count[c] += 1
-    starts = np.zeros(nc + 1, dtype=np.int64)
-    for c in range(nc):
-        starts[c + 1] = starts[c] + count[c]
-    members = np.empty(H, dtype=np.int64)
-    fill = starts[:nc].copy()
-    for i in range(H):  # machines in increasing order: ascending within each class
-        members[fill[of[i]]] = i
-        fill[of[i]] += 1
+    members, starts = _members(of, count, nc)
     first = first[:nc].copy()
     count = count[:nc].copy()
     free_c, price_c, room_c, count_f = _class_rows(free, price, first, count, tol)
