@@ -32,8 +32,8 @@ def _grown(a: np.ndarray, n: int) -> np.ndarray:
 class JobArrays:
     """Jobs' demands as rows (``wd``, ``pd``, ``need``) and placements as pool segments.
 
-    ``need`` is the gang's aggregate demand (:func:`gang.gang_need`), given for
-    every job or for none, ``gang`` its (W, S).
+    ``gang`` is a job's (W, S) when given, ``need`` that gang's aggregate demand
+    W·α + S·β (:func:`gang.gang_need`, the same floats).
     A placement's segment (``pool_m``/``pool_w``/``pool_s`` from its start) is
     recorded against the :class:`Placement` object, so a job placed anew gets a
     new one; the pool only grows (one segment per placement made in the run).
@@ -43,7 +43,7 @@ class JobArrays:
 
     def __init__(self, resources: int) -> None:
         self.row: dict[int, int] = {}
-        self._new: list[tuple] = []  # added, rows not yet written: (wd, pd, need, gang)
+        self._new: list[tuple] = []  # added, rows not yet written: (wd, pd, gang)
         self._written = 0
         self.wd = np.empty((64, resources))
         self.pd = np.empty((64, resources))
@@ -58,18 +58,13 @@ class JobArrays:
         self.held_len = np.zeros(64, dtype=np.int64)
         self.gang = np.zeros((64, 2), dtype=np.int64)  # (W, S) by row, when given
 
-    def add(
-        self,
-        job: ClusterJob,
-        need: Sequence[float] | None = None,
-        gang: tuple[int, int] = (0, 0),
-    ) -> None:
+    def add(self, job: ClusterJob, gang: tuple[int, int] = (0, 0)) -> None:
         """Give ``job`` a row (once; written by the next :meth:`rows`, with the others
         added since: one conversion for all of them, not three NumPy calls a job)."""
         if job.id in self.row:
             return
         self.row[job.id] = len(self.row)
-        self._new.append((job.worker_demand, job.ps_demand, need, gang))
+        self._new.append((job.worker_demand, job.ps_demand, gang))
 
     def _flush(self) -> None:
         new, self._new = self._new, []
@@ -81,9 +76,9 @@ class JobArrays:
         self.held_len[a:b] = 0
         self.wd[a:b] = [x[0] for x in new]
         self.pd[a:b] = [x[1] for x in new]
-        if new[0][2] is not None:
-            self.need[a:b] = [x[2] for x in new]
-        self.gang[a:b] = [x[3] for x in new]
+        self.gang[a:b] = [x[2] for x in new]
+        # gang_need's W·α + S·β, the same two products and sum per entry
+        self.need[a:b] = self.gang[a:b, :1] * self.wd[a:b] + self.gang[a:b, 1:] * self.pd[a:b]
         self._written = b
 
     def rows(self, ids: Sequence[int]) -> np.ndarray:

@@ -208,13 +208,14 @@ class GangPolicy:
             # a sync gang's fit on the empty cluster depends only on its demands and size
             key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
             fits = self.fits_empty_.get(key) if key is not None else None
-            need = gang_need(job, w, s)
             if arrays is not None:
-                if job.mode != "sync":
-                    self.arrays_ = arrays = None  # an async gang: (3.4) needs each placement
+                if job.mode != "sync":  # (3.4) needs each placement: job by job from now on
+                    self.arrays_ = arrays = None
+                    for j, (w_j, s_j) in self.gang_.items():
+                        self.need_[j] = gang_need(view.jobs[j], w_j, s_j)
                 else:
-                    arrays.add(job, need, (w, s))
-            sized.append((job, w, s, key, fits, need))
+                    arrays.add(job, (w, s))
+            sized.append((job, w, s, key, fits))
         if arrays is not None:  # the unknown fits, in one compiled call
             ask = [t for t in sized if t[4] is None and t[1] > 0]
             if ask:
@@ -227,9 +228,9 @@ class GangPolicy:
                     _EPS, _BIG, True, self.slot_of_,
                 ).tolist()  # fmt: skip
                 known = {id(t): f for t, f in zip(ask, got, strict=True)}
-                sized = [(*t[:4], known.get(id(t), t[4]), t[5]) for t in sized]
+                sized = [(*t[:4], known.get(id(t), t[4])) for t in sized]
         reject = []
-        for job, w, s, key, fits, need in sized:
+        for job, w, s, key, fits in sized:
             if fits is None:
                 fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
             if key is not None:
@@ -238,7 +239,8 @@ class GangPolicy:
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)
-            self.need_[job.id] = need
+            if self.arrays_ is None:  # else the kernel reads arrays_.need
+                self.need_[job.id] = gang_need(job, w, s)
         return reject
 
     def _allocate(self, order: list[int]) -> dict[int, Placement]:
@@ -269,11 +271,11 @@ class GangPolicy:
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         reject = self._arrive(view)
-        for j in list(self.running_):
-            if j in view.finished:
-                del self.running_[j]
-                if self.arrays_ is not None:
-                    self.arrays_.forget(j)
+        active = set(view.active)  # unfinished: a set lookup spares most Finished lookups
+        for j in [j for j in self.running_ if j not in active and j in view.finished]:
+            del self.running_[j]
+            if self.arrays_ is not None:
+                self.arrays_.forget(j)
         candidates = [j for j in (*view.active, *view.pending) if j in self.gang_]
         order = self._order(candidates, view)
         if self.arrays_ is not None:
