@@ -306,8 +306,8 @@ def packed_fits_many(free, ref, cls, wd, pd, rows, ws, ss, eps, big, below, slot
     n = rows.shape[0]
     out = np.zeros(n, dtype=np.bool_)
     for i in range(n):
-        got = _packed(free, ref, cls, wd[rows[i]], pd[rows[i]], ws[i], ss[i], eps, big, below, slot_of)
-        out[i] = got[0]
+        r = rows[i]
+        out[i] = _packed(free, ref, cls, wd[r], pd[r], ws[i], ss[i], eps, big, below, slot_of)[0]
     return out
 
 

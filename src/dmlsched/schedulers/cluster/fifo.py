@@ -183,9 +183,10 @@ class Fifo:
                     continue
                 j = pending[i]
                 placed = None
+            elif w:
+                placed = place(self.free_, job, w, s, self._how(job), self.pointer_, self.classes_)
             else:
-                how = self._how(job)
-                placed = place(self.free_, job, w, s, how, self.pointer_, self.classes_) if w else None
+                placed = None
             if placed is None:
                 if self.running_:
                     break
