@@ -141,8 +141,12 @@ class JobArrays:
         base = self.append(m, w, s)
         ml, wl, sl = m.tolist(), w.tolist(), s.tolist()
         out = []
+        segment = self.segment_
         for j, (a, b) in zip(ids, spans, strict=True):
             p = Placement(tuple(ml[a:b]), tuple(wl[a:b]), tuple(sl[a:b]))
-            self._hold(j, p, base + a, b - a)
+            segment[j] = (p, base + a, b - a)
             out.append(p)
+        rows = self.rows(ids)
+        self.held_start[rows] = [base + a for a, _ in spans]
+        self.held_len[rows] = [b - a for a, b in spans]
         return out

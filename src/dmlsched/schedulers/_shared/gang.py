@@ -198,48 +198,48 @@ class GangPolicy:
         same order (:func:`gang_allocate` lists running jobs first)."""
         return None
 
+    def _fits_empty(self, job: ClusterJob, w: int, s: int) -> bool:
+        # a sync gang's fit on the empty cluster depends only on its demands and size
+        key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
+        fits = self.fits_empty_.get(key) if key is not None else None
+        if fits is None:
+            fits = fits_empty(self.cluster_.capacity, job, w, s, self.placement, self.classes_)
+            if key is not None:
+                self.fits_empty_[key] = fits
+        return fits
+
     def _arrive(self, view: ClusterView) -> list[int]:
         """Sizes, empty-cluster fits and admission of this slot's arrivals; the rejected."""
-        cap = self.cluster_.capacity
+        sized = [(job, *gang_size(job, self.rng_)) for job in view.arrivals]
+        if self.arrays_ is not None and any(job.mode != "sync" for job, _, _ in sized):
+            self.arrays_ = None  # (3.4) needs each placement: job by job from now on
+            for j, (w, s) in self.gang_.items():
+                self.need_[j] = gang_need(view.jobs[j], w, s)
         arrays = self.arrays_
-        sized = []
-        for job in view.arrivals:
-            w, s = gang_size(job, self.rng_)
-            # a sync gang's fit on the empty cluster depends only on its demands and size
-            key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
-            fits = self.fits_empty_.get(key) if key is not None else None
-            if arrays is not None:
-                if job.mode != "sync":  # (3.4) needs each placement: job by job from now on
-                    self.arrays_ = arrays = None
-                    for j, (w_j, s_j) in self.gang_.items():
-                        self.need_[j] = gang_need(view.jobs[j], w_j, s_j)
-                else:
-                    arrays.add(job, (w, s))
-            sized.append((job, w, s, key, fits))
-        if arrays is not None:  # the unknown fits, in one compiled call
-            ask = [t for t in sized if t[4] is None and t[1] > 0]
+        fits: list[bool | None] = [None] * len(sized)
+        if arrays is not None:  # every fit in one compiled call (no cache: a lookup costs more)
+            for job, w, s in sized:
+                arrays.add(job, (w, s))
+            ask = [i for i, (_, w, _) in enumerate(sized) if w > 0]
+            fits = [False] * len(sized)  # no workers: fits_empty says no
             if ask:
                 ref, cls = self.classes_
-                rows = arrays.rows([t[0].id for t in ask])  # first: it may grow wd and pd
+                rows = arrays.rows([sized[i][0].id for i in ask])  # first: may grow wd, pd
                 got = kernels().packed_fits_many(
                     self.capacity_, ref, cls, arrays.wd, arrays.pd, rows,
-                    np.fromiter((t[1] for t in ask), dtype=np.int64, count=len(ask)),
-                    np.fromiter((t[2] for t in ask), dtype=np.int64, count=len(ask)),
-                    _EPS, _BIG, True, self.slot_of_,
+                    arrays.gang[rows, 0], arrays.gang[rows, 1], _EPS, _BIG, True, self.slot_of_,
                 ).tolist()  # fmt: skip
-                known = {id(t): f for t, f in zip(ask, got, strict=True)}
-                sized = [(*t[:4], known.get(id(t), t[4])) for t in sized]
+                for i, f in zip(ask, got, strict=True):
+                    fits[i] = f
         reject = []
-        for job, w, s, key, fits in sized:
-            if fits is None:
-                fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
-            if key is not None:
-                self.fits_empty_.setdefault(key, fits)
-            if not fits or not self._admit(job, w, s):
+        for (job, w, s), fit in zip(sized, fits, strict=True):
+            if fit is None:
+                fit = self._fits_empty(job, w, s)
+            if not fit or not self._admit(job, w, s):
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)
-            if self.arrays_ is None:  # else the kernel reads arrays_.need
+            if arrays is None:  # else the kernel reads arrays.need
                 self.need_[job.id] = gang_need(job, w, s)
         return reject
 
