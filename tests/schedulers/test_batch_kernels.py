@@ -26,6 +26,7 @@ from dmlsched.schedulers._shared import placement_kernels as K
 from dmlsched.schedulers._shared.batch import JobArrays
 from dmlsched.schedulers._shared.gang import gang_allocate, gang_need
 from dmlsched.schedulers._shared.placement import (
+    BIG,
     EPS,
     machine_rows,
     packed_numpy,
@@ -36,7 +37,6 @@ from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import random_job, synthetic_cluster
 
-_BIG = np.iinfo(np.int64).max // 4
 _NUMPY = mock.patch.object(placement, "SMALL_MACHINES", 10**9)  # every cluster: NumPy
 _KERNELS = mock.patch.object(placement, "SMALL_MACHINES", 0)  # every cluster: kernels
 
@@ -153,7 +153,7 @@ def test_gang_pass_matches_gang_allocate_on_numpy(seed, machines, n, keep_order,
     status, m, w, s, off = K.gang_pass(
         cap, cap.sum(axis=0), arrays.need, arrays.wd, arrays.pd, rows, arrays.gang[:, 0],
         arrays.gang[:, 1], arrays.held_start, arrays.held_len, arrays.pool_m, arrays.pool_w,
-        arrays.pool_s, classes[0], classes[1], EPS, _BIG, True, np.full(machines, -1),
+        arrays.pool_s, classes[0], classes[1], EPS, BIG, True, np.full(machines, -1),
     )  # fmt: skip
     got = {order[i]: running[order[i]] for i in np.flatnonzero(status == 1).tolist()}
     for i in np.flatnonzero(status == 2).tolist():
@@ -178,7 +178,7 @@ def test_packed_fits_many_and_take_segments_match_numpy(seed, machines, n):  # t
     rows = np.arange(n, dtype=np.int64)
     ref, cls = machine_rows(cap)
     slot_of = np.full(machines, -1)
-    got = K.packed_fits_many(cap, ref, cls, wd, pd, rows, ws, ss, EPS, _BIG, True, slot_of)
+    got = K.packed_fits_many(cap, ref, cls, wd, pd, rows, ws, ss, EPS, BIG, True, slot_of)
     want = [packed_numpy(cap, wd[i], pd[i], int(ws[i]), int(ss[i])) is not None for i in range(n)]
     assert got.tolist() == want
     assert (slot_of == -1).all()  # the scratch is left as found

@@ -30,6 +30,7 @@ from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.batch import JobArrays
 from dmlsched.schedulers._shared.placement import (
+    BIG,
     EPS,
     bundle,
     kernels,
@@ -43,7 +44,6 @@ from dmlsched.schedulers._shared.placement import (
 __all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_size", "place"]
 
 _EPS = EPS
-_BIG = np.iinfo(np.int64).max // 4  # as placement._BIG: "fits any number of tasks"
 
 
 def place(
@@ -227,7 +227,7 @@ class GangPolicy:
                 rows = arrays.rows([sized[i][0].id for i in ask])  # first: may grow wd, pd
                 got = kernels().packed_fits_many(
                     self.capacity_, ref, cls, arrays.wd, arrays.pd, rows,
-                    arrays.gang[rows, 0], arrays.gang[rows, 1], _EPS, _BIG, True, self.slot_of_,
+                    arrays.gang[rows, 0], arrays.gang[rows, 1], _EPS, BIG, True, self.slot_of_,
                 ).tolist()  # fmt: skip
                 for i, f in zip(ask, got, strict=True):
                     fits[i] = f
@@ -252,7 +252,7 @@ class GangPolicy:
         status, m, w, s, offsets = kernels().gang_pass(
             self.capacity_, self.total_, arrays.need, arrays.wd, arrays.pd, rows,
             arrays.gang[:, 0], arrays.gang[:, 1], arrays.held_start, arrays.held_len,
-            arrays.pool_m, arrays.pool_w, arrays.pool_s, ref, cls, _EPS, _BIG, True,
+            arrays.pool_m, arrays.pool_w, arrays.pool_s, ref, cls, _EPS, BIG, True,
             self.slot_of_,
         )  # fmt: skip
         out = {order[i]: self.running_[order[i]] for i in np.flatnonzero(status == 1).tolist()}

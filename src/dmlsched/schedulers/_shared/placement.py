@@ -19,6 +19,7 @@ from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
 __all__ = [
+    "BIG",
     "EPS",
     "SMALL_MACHINES",
     "bundle",
@@ -142,7 +143,8 @@ def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> 
         )
 
 
-_BIG = np.iinfo(np.int64).max // 4  # "fits any number": a demand of nothing
+BIG = np.iinfo(np.int64).max // 4  # "fits any number": a demand of nothing
+_BIG = BIG
 _NO_CLASSES = (np.empty((0, 0)), np.empty(0, dtype=np.int64))
 
 
