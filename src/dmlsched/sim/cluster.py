@@ -601,6 +601,7 @@ def simulate_cluster(
     checked: dict[int, tuple] = {}
     # per-job state over arrays, by the job's index in the workload
     index = {job.id: i for i, job in enumerate(all_jobs)}
+    id_of = [job.id for job in all_jobs]  # job id by index
     N = len(all_jobs)
     total = np.array([job.total_work for job in all_jobs], dtype=float)
     thr = total * (1 - _DONE_TOL)  # done at or above this: complete
@@ -754,12 +755,12 @@ def simulate_cluster(
                 np.concatenate(
                     (prev_run[~now_running[prev_run]], run[~was_running[run]], at[changed])
                 )
-            ).tolist()
+            )
             rows, delta = [], []  # one unbuffered add: exact in any order (integral_usage)
-            for d in moved:
-                j = all_jobs[d].id
+            for d, is_on in zip(moved.tolist(), now_running[moved].tolist(), strict=True):
+                j = id_of[d]
                 had = in_kept.get(j)
-                now = checked[j][4:6] if now_running[d] else None
+                now = checked[j][4:6] if is_on else None
                 if had is not None and (now is None or had[1] is not now[1]):
                     rows.append(had[0])
                     delta.append(-had[1])
