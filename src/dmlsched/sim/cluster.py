@@ -769,8 +769,13 @@ def simulate_cluster(
                     rows.append(now[0])
                     delta.append(now[1])
                     in_kept[j] = now
-            if rows:
-                np.add.at(kept, np.concatenate(rows), np.concatenate(delta))
+            if rows:  # integral (see integral_usage): the sums are exact in any order
+                at_rows, by = np.concatenate(rows), np.concatenate(delta)
+                if at_rows.size * 4 < H:
+                    np.add.at(kept, at_rows, by)
+                else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
+                    for r in range(R):
+                        kept[:, r] += np.bincount(at_rows, weights=by[:, r], minlength=H)
             was_running, prev_run = now_running, run
             usage = kept
         else:
