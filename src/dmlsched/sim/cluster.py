@@ -33,6 +33,11 @@ ones by value).  Only placements whose field tuples are not the very ones
 last read for their job are read at all (:func:`_unchanged`, over all
 allocations at once: with thousands of running jobs a decision changes a
 few); machine usage, progress and completion are kept over per-job arrays.
+When many placements change at once (a FIFO or Tiresias decision on a
+large cluster places hundreds of jobs), they are read, checked and rated
+together with NumPy (:func:`_read_batch`): the same checks and the same
+floats, and whatever the batch cannot certainly accept is read one by one,
+so the refusals and their messages are unchanged (``tests/sim/test_batch_read.py``).
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
