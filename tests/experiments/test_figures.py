@@ -84,6 +84,16 @@ def test_a_sweep_draws_paper_values_and_marks_undefined_means(tmp_path: Path) ->
     assert out is not None and out.stat().st_size > 1000
 
 
+def test_a_mean_a_hair_below_the_domain_is_drawn_without_a_negative_bar(tmp_path: Path) -> None:
+    """mlBroker Fig. 8's offline optimum reported a transfer cost of −4.8e-9 (LP
+    tolerance) on one seed of ten, zero on the others: the mean lies below the
+    interval clipped at 0, and matplotlib refuses a negative error bar."""
+    df = frame("cost_transfer", {("opt", "400"): [-4.8e-9] + [0.0] * 9})
+    df = pd.concat([df, frame("cost_transfer", {("opt", "500"): [1.0, 2.0]})])
+    out = plots.plot_metric(df, "cost_transfer", "jobs", "t", tmp_path / "c.png")
+    assert out is not None and out.stat().st_size > 1000
+
+
 def test_report_prints_the_papers_values_under_the_table(tmp_path: Path) -> None:
     from dmlsched.experiments.report import render_report
 

@@ -132,6 +132,9 @@ def plot_metric(
         x = xs_all if numeric else xs_all + (k - (len(scheds) - 1) / 2) * width
         mean = np.array([c.mean for c in cs])
         err = np.array([[c.mean - c.low, c.high - c.mean] if c.n > 1 else [0.0, 0.0] for c in cs]).T
+        # a mean just outside the metric's domain (an LP's −5e-9 transfer cost: solver
+        # tolerance) has its clipped bound on the wrong side of it: no bar on that side
+        err = np.maximum(err, 0.0)
         ok = np.array([c.defined for c in cs])
         spread = np.array([c.n > 1 for c in cs])  # one seed: no interval at all
         if numeric:

@@ -50,6 +50,7 @@ from dmlsched.errors import InvalidDecision
 
 __all__ = [
     "INT_TYPES",
+    "PLAIN_INT",
     "copy_with",
     "expect_type",
     "frozen_array",
@@ -71,7 +72,8 @@ INT_TYPES: frozenset[type] = frozenset(
 _OTHER_ATOMS = {float, np.float16, np.float32, np.float64, complex, bool, np.bool_, str, bytes}
 _ATOMS: frozenset[type] = INT_TYPES | _OTHER_ATOMS | {NoneType}
 _SEQ_TYPES = (tuple, list)
-_PLAIN_INT = frozenset({int})
+#: Plain ``int`` only: a tuple of them is immutable all the way down.
+PLAIN_INT = frozenset({int})
 
 T = TypeVar("T")
 
@@ -181,7 +183,7 @@ def read_ints(
         refuse(sched, job, slot, f"{what} is a {t.__name__}, expected a tuple of integers")
     vals = tuple(seq)  # type: ignore[arg-type]
     kinds = set(map(type, vals))  # C-level: these run every slot for every job
-    if kinds <= _PLAIN_INT:
+    if kinds <= PLAIN_INT:
         return vals  # immutable all the way down
     if kinds <= INT_TYPES:
         return tuple(map(int, vals))
@@ -229,7 +231,7 @@ def read_mapping(
         out = dict(mapping)
         if len(out) > limit + 1:
             refuse(sched, None, slot, f"{what} names more than the {limit} jobs it may")
-        if _PLAIN_INT.issuperset(map(type, out)):
+        if PLAIN_INT.issuperset(map(type, out)):
             return out
         return {_key(sched, slot, what, k): v for k, v in out.items()}
     out = {}

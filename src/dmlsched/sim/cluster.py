@@ -33,6 +33,11 @@ ones by value).  Only placements whose field tuples are not the very ones
 last read for their job are read at all (:func:`_unchanged`, over all
 allocations at once: with thousands of running jobs a decision changes a
 few); machine usage, progress and completion are kept over per-job arrays.
+When many placements change at once (a FIFO or Tiresias decision on a
+large cluster places hundreds of jobs), they are read, checked and rated
+together with NumPy (:func:`_read_batch`): the same checks and the same
+floats, and whatever the batch cannot certainly accept is read one by one,
+so the refusals and their messages are unchanged (``tests/sim/test_batch_read.py``).
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
@@ -66,10 +71,11 @@ import numpy as np
 
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, ClusterWorkload, Placement
-from dmlsched.model.speed.pdors import job_rate, ps_bandwidth_load
+from dmlsched.model.speed.pdors import job_rate, ps_bandwidth_load, sync_worker_rates
 from dmlsched.model.views import ClusterView, Finished
 from dmlsched.schedulers.protocols import ClusterScheduler
 from dmlsched.sim.boundary import (
+    PLAIN_INT,
     expect_type,
     private_copy,
     read_int,
@@ -389,6 +395,165 @@ def _unchanged(placements: list[object], read: np.ndarray) -> np.ndarray:
     return (ids.reshape(n, 3) == read).all(axis=1)
 
 
+class _JobArrays(NamedTuple):
+    """What the batched read (:func:`_read_batch`) needs of every job, as arrays by index."""
+
+    arrival: np.ndarray
+    max_workers: np.ndarray  # Eq. (4): F (sync jobs only are batched)
+    sync: np.ndarray
+    gamma: np.ndarray
+    rate_int: np.ndarray  # worker_rate(job, internal=True), sync jobs
+    rate_ext: np.ndarray  # worker_rate(job, internal=False)
+    alpha: np.ndarray  # N × R worker demands
+    beta: np.ndarray  # N × R PS demands
+
+
+def _job_arrays(jobs: list[ClusterJob], resources: int) -> _JobArrays | None:
+    """The jobs' columns in one pass (None if some job's demands are not R long)."""
+    if any(len(j.worker_demand) != resources or len(j.ps_demand) != resources for j in jobs):
+        return None
+    cols = np.array(
+        [
+            (
+                j.arrival,
+                j.batch,
+                j.mode == "sync",
+                j.gamma,
+                j.grad_mb,
+                j.tau,
+                j.straggler,
+                j.b_int,
+                j.b_ext,
+                *j.worker_demand,
+                *j.ps_demand,
+            )
+            for j in jobs
+        ],
+        dtype=float,
+    ).reshape(len(jobs), 9 + 2 * resources)
+    gamma, batch, grad_mb, tau, straggler = (cols[:, k] for k in (3, 1, 4, 5, 6))
+    return _JobArrays(
+        arrival=cols[:, 0].astype(np.int64),  # whole numbers below 2^53: exact as floats
+        max_workers=cols[:, 1].astype(np.int64),
+        sync=cols[:, 2] == 1.0,
+        gamma=gamma,
+        rate_int=sync_worker_rates(gamma, batch, grad_mb, tau, straggler, cols[:, 7]),
+        rate_ext=sync_worker_rates(gamma, batch, grad_mb, tau, straggler, cols[:, 8]),
+        alpha=cols[:, 9 : 9 + resources],
+        beta=cols[:, 9 + resources :],
+    )
+
+
+# Fewer changed placements than this are read one by one (the batch's fixed cost of
+# some thirty NumPy calls is more than reading a few placements in Python).
+_BATCH_MIN = 8
+_ONLY_TUPLE = frozenset({tuple})
+
+
+class _Batch(NamedTuple):
+    """Placements read at once by :func:`_read_batch` (``fast``: positions it read)."""
+
+    fast: list[int]
+    fields: list[tuple]  # per fast placement: its (machines, workers, ps) tuples
+    lo: list[int]  # its rows in ``machines``/``demand``: lo[k]:hi[k]
+    hi: list[int]
+    total_w: list[int]
+    total_s: list[int]
+    rates: np.ndarray
+    ids: np.ndarray  # fast × 3: ids of its field tuples (see _unchanged)
+    machines: np.ndarray
+    demand: np.ndarray
+
+
+def _read_batch(
+    t: int, H: int, sel: list[int], placements: list[object], d: np.ndarray, ja: _JobArrays
+) -> tuple[_Batch | None, list[int]]:
+    """Read, check and rate the placements at positions ``sel`` together, as
+    :func:`read_placement`, :func:`check_placement` and :func:`job_rate` would one by one
+    (``d``: their jobs' indices).
+
+    Returns (the batch, positions left to the one-by-one path).  Only what is
+    certainly accepted is read here: exact :class:`Placement` s of exact tuples of
+    ``int`` for sync jobs, every check passed, rated by the γ-form (Eq. (1) with
+    S ≥ W/γ, :func:`~dmlsched.model.speed.pdors.sync_rate`'s first branch).  Anything
+    else — an async job, a check failed, a count outside int64 — goes the one-by-one
+    way, which refuses with its own message or reads it.  The same floats:
+    :func:`~dmlsched.model.speed.pdors.sync_worker_rates` repeats
+    :func:`~dmlsched.model.speed.pdors.worker_rate`'s operations, and each demand row
+    is w·α + s·β as in the one-by-one path (``tests/sim/test_batch_read.py``).
+    """
+    ps = [placements[i] for i in sel]
+    n = len(ps)
+    if not _ONLY_PLACEMENT.issuperset(map(type, ps)):
+        return None, sel
+    try:
+        fields = list(map(_FIELDS, ps))
+    except AttributeError:  # a field deleted with object.__delattr__
+        return None, sel
+    flat = list(chain.from_iterable(fields))
+    if not _ONLY_TUPLE.issuperset(map(type, flat)):
+        return None, sel
+    if not PLAIN_INT.issuperset(map(type, chain.from_iterable(flat))):
+        return None, sel
+    lens = np.fromiter(map(len, flat), dtype=np.intp, count=3 * n).reshape(n, 3)
+    lm = lens[:, 0]
+    if not ((lens[:, 1] == lm) & (lens[:, 2] == lm)).all():
+        return None, sel
+    size = int(lm.sum())
+    try:
+        m, w, s = (
+            np.fromiter(chain.from_iterable(flat[k::3]), dtype=np.int64, count=size)
+            for k in range(3)
+        )
+    except OverflowError:  # beyond int64: certainly refused, by the one-by-one path
+        return None, sel
+    seg = np.repeat(np.arange(n), lm)
+    bad = np.zeros(n, dtype=bool)
+    out = (m < 0) | (m >= H) | (w < 0) | (w > _MAX_COUNT) | (s < 0) | (s > _MAX_COUNT)
+    bad[seg[out]] = True
+    order = np.lexsort((m, seg))  # a machine twice in one placement: adjacent when sorted
+    twice = (m[order][1:] == m[order][:-1]) & (seg[order][1:] == seg[order][:-1])
+    bad[seg[order][1:][twice]] = True
+    hi = np.cumsum(lm)
+    lo = hi - lm
+    cw = np.concatenate(([0], np.cumsum(w)))  # int64 (wraps only for refused counts)
+    cs = np.concatenate(([0], np.cumsum(s)))
+    tw, ts = cw[hi] - cw[lo], cs[hi] - cs[lo]
+    gamma = ja.gamma[d]
+    ok = ~bad & ja.sync[d] & (ja.arrival[d] <= t) & (tw <= ja.max_workers[d])  # Eq. (7), (4)
+    with np.errstate(invalid="ignore", over="ignore"):
+        need = np.maximum(1.0, np.ceil(tw / gamma - 1e-9))  # JobSpec.min_ps, Eq. (2)
+        ok &= np.where(tw == 0, ts == 0, ts >= need)
+        # Fact 1: internal iff exactly one machine holds a worker or a PS (machines distinct)
+        used = np.bincount(seg, weights=(w > 0) | (s > 0), minlength=n)
+        per_worker = np.where(used == 1, ja.rate_int[d], ja.rate_ext[d])
+        idle = (tw <= 0) | (ts <= 0)
+        ok &= idle | (ts * gamma >= tw)  # else job_rate's other branch: one by one
+        rates = np.where(idle, 0.0, tw * per_worker)
+    fast = np.flatnonzero(ok)
+    if not fast.size:
+        return None, sel
+    rows = ok[seg]
+    mf = m[rows].astype(np.intp, copy=False)
+    demand = w[rows].astype(float)[:, None] * ja.alpha[d[seg[rows]]]
+    demand += s[rows].astype(float)[:, None] * ja.beta[d[seg[rows]]]
+    hi_f = np.cumsum(lm[fast])
+    ids = np.fromiter(map(id, flat), dtype=np.uint64, count=3 * n).reshape(n, 3)
+    batch = _Batch(
+        fast=[sel[k] for k in fast.tolist()],
+        fields=[fields[k] for k in fast.tolist()],
+        lo=(hi_f - lm[fast]).tolist(),
+        hi=hi_f.tolist(),
+        total_w=tw[fast].tolist(),
+        total_s=ts[fast].tolist(),
+        rates=rates[fast],
+        ids=ids[fast],
+        machines=mf,
+        demand=demand,
+    )
+    return batch, [sel[k] for k in np.flatnonzero(~ok).tolist()]
+
+
 def _indices(index: dict[int, int], ids: Iterable[int], n: int) -> np.ndarray:
     return np.fromiter(map(index.__getitem__, ids), dtype=np.intp, count=n)
 
@@ -431,6 +596,7 @@ def simulate_cluster(
     admitted: list[int] = []  # in admission order
     events: list[Event] = []
     cap_total = cluster.capacity.sum(axis=0)
+    limit = cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)  # as check_capacity
     util = np.zeros((T, len(cluster.resources)))
     jobs_view = MappingProxyType(shown_jobs)
     shown_finished: dict[int, int] = {}  # for the views' Finished; never read by the engine
@@ -440,15 +606,19 @@ def simulate_cluster(
     checked: dict[int, tuple] = {}
     # per-job state over arrays, by the job's index in the workload
     index = {job.id: i for i, job in enumerate(all_jobs)}
+    id_of = [job.id for job in all_jobs]  # job id by index
     N = len(all_jobs)
     total = np.array([job.total_work for job in all_jobs], dtype=float)
     thr = total * (1 - _DONE_TOL)  # done at or above this: complete
+    arrival_of = np.fromiter(map(attrgetter("arrival"), all_jobs), dtype=np.int64, count=N)
     done = np.zeros(N)  # work done
     rate_of_job = np.zeros(N)  # rate of the checked placement
     workers_of = np.zeros(N, dtype=np.int64)  # its ΣW
     placed = np.zeros(N, dtype=bool)  # it uses a machine
     read = np.zeros((N, 3), dtype=np.uint64)  # ids of its source tuples (see _unchanged)
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
+    # the batched read rates by Eq. (1) itself: not for a workload's own speed model
+    job_arrays = _job_arrays(all_jobs, len(cluster.resources)) if workload.speed is None else None
     joint = getattr(workload.speed, "slot_rates", None)
     last_arrival = max(by_slot, default=-1)
     arrival_slots = sorted(by_slot)
@@ -517,7 +687,33 @@ def simulate_cluster(
         placements = list(allocations.values())
         at = _indices(index, keys, len(keys))
         changed = np.flatnonzero(~_unchanged(placements, read[at])).tolist()
-        for i in changed:  # read, and check what was not checked for this job before
+        one_by_one = changed
+        if job_arrays is not None and len(changed) >= _BATCH_MIN:
+            batch, one_by_one = _read_batch(t, H, changed, placements, at[changed], job_arrays)
+            if batch is not None:
+                for i, f, lo, hi, rate, total_w, total_s in zip(
+                    batch.fast,
+                    batch.fields,
+                    batch.lo,
+                    batch.hi,
+                    batch.rates.tolist(),
+                    batch.total_w,
+                    batch.total_s,
+                    strict=True,
+                ):
+                    j = keys[i]
+                    hit = checked.get(j)
+                    if hit is not None and hit[3] == f:  # as checked before: keep its arrays
+                        checked[j] = (*f, *hit[3:])
+                    else:  # exact tuples of ints are their own Counts (read_placement)
+                        idx, demand = batch.machines[lo:hi], batch.demand[lo:hi]
+                        checked[j] = (*f, Counts(*f), idx, demand, rate, total_w, total_s)
+                d = at[batch.fast]
+                rate_of_job[d] = batch.rates
+                workers_of[d] = batch.total_w
+                placed[d] = np.asarray(batch.hi) > np.asarray(batch.lo)
+                read[d] = batch.ids
+        for i in one_by_one:  # read, and check what was not checked for this job before
             j, p, d = keys[i], placements[i], int(at[i])
             job = jobs[j]
             hit = checked.get(j)
@@ -560,16 +756,16 @@ def simulate_cluster(
             # only jobs that stopped, started or were read again can have changed
             now_running = np.zeros(N, dtype=bool)
             now_running[run] = True
-            moved = chain(
-                prev_run[~now_running[prev_run]].tolist(),
-                run[~was_running[run]].tolist(),
-                at[changed].tolist(),
+            moved = np.unique(  # each once, in index order (the adds are exact in any order)
+                np.concatenate(
+                    (prev_run[~now_running[prev_run]], run[~was_running[run]], at[changed])
+                )
             )
             rows, delta = [], []  # one unbuffered add: exact in any order (integral_usage)
-            for d in moved:
-                j = all_jobs[d].id
+            for d, is_on in zip(moved.tolist(), now_running[moved].tolist(), strict=True):
+                j = id_of[d]
                 had = in_kept.get(j)
-                now = checked[j][4:6] if now_running[d] else None
+                now = checked[j][4:6] if is_on else None
                 if had is not None and (now is None or had[1] is not now[1]):
                     rows.append(had[0])
                     delta.append(-had[1])
@@ -578,13 +774,18 @@ def simulate_cluster(
                     rows.append(now[0])
                     delta.append(now[1])
                     in_kept[j] = now
-            if rows:
-                np.add.at(kept, np.concatenate(rows), np.concatenate(delta))
+            if rows:  # integral (see integral_usage): the sums are exact in any order
+                at_rows, by = np.concatenate(rows), np.concatenate(delta)
+                if at_rows.size * 4 < H:
+                    np.add.at(kept, at_rows, by)
+                else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
+                    for r in range(R):
+                        kept[:, r] += np.bincount(at_rows, weights=by[:, r], minlength=H)
             was_running, prev_run = now_running, run
             usage = kept
         else:
             usage = _recomputed_usage(H, R, (checked[j][4:6] for j in running))
-        if (usage > cluster.capacity + _EPS * np.maximum(1.0, cluster.capacity)).any():
+        if (usage > limit).any():
             usage = _recomputed_usage(H, R, (checked[j][4:6] for j in running))  # afresh
             owners: dict[int, list[int]] = defaultdict(list)  # for the message only
             for j in running:
@@ -615,20 +816,24 @@ def simulate_cluster(
             for s in range(t + 1, t + k):
                 events.extend(Event(s, "allocate", j, detail) for j, detail in details)
         t += k - 1
-        for f in np.flatnonzero(completed).tolist():
-            j = running[f]
-            job = jobs[j]
-            del active[j]
-            checked.pop(j, None)
-            read[index[j]] = _NO_IDS  # its tuples may be freed: their ids may come again
-            finished[j] = t
+        ends = np.flatnonzero(completed)
+        if ends.size:
+            ended = [running[f] for f in ends.tolist()]
+            e = run[ends]
+            read[e] = 0  # (_NO_IDS) their tuples may be freed: their ids may come again
             # JCT counts whole slots from the start of the arrival slot to the moment
-            # within slot t when the work ran out (linear progress within a slot)
-            left = max(0.0, job.total_work - float(before[f]))
-            jct[j] = t - job.arrival + min(1.0, left / float(rates[f]))
-            shown_finished[j] = len(shown_finished)
-            if record_events:
-                events.append(Event(t, "complete", j))
+            # within slot t when the work ran out (linear progress within a slot);
+            # elementwise, the floats of t − a_i + min(1, max(0, E·K − before) / rate)
+            left = np.maximum(0.0, total[e] - before[ends])
+            took = (t - arrival_of[e]) + np.minimum(1.0, left / rates[ends])
+            jct.update(zip(ended, took.tolist(), strict=True))
+            for j in ended:
+                del active[j]
+                checked.pop(j, None)
+                finished[j] = t
+                shown_finished[j] = len(shown_finished)
+                if record_events:
+                    events.append(Event(t, "complete", j))
         if completed.any():
             finished_fs = Finished(shown_finished, len(shown_finished))
         if progress is not None:

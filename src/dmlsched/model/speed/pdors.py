@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from dmlsched.model.cluster import SLOT_SECONDS, ClusterJob
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "job_rate",
     "ps_bandwidth_load",
     "sync_rate",
+    "sync_worker_rates",
     "worker_rate",
 ]
 
@@ -88,6 +91,24 @@ def worker_rate(job: ClusterJob, internal: bool) -> float:
         comm = job.gamma / job.batch * comm_slots(2.0 * job.grad_mb, b)
         return 1.0 / (job.tau * job.straggler + comm)
     return 1.0 / (job.tau + comm_slots(2.0 * job.grad_mb, b))
+
+
+def sync_worker_rates(
+    gamma: np.ndarray,
+    batch: np.ndarray,
+    grad_mb: np.ndarray,
+    tau: np.ndarray,
+    straggler: np.ndarray,
+    gbps: np.ndarray,
+) -> np.ndarray:
+    """:func:`worker_rate` of sync jobs over arrays (one entry per job, link ``gbps``).
+
+    The same operations in the same order as the scalar form, so the same
+    floats (IEEE arithmetic is elementwise); the engine's batched reads use it
+    (``tests/model/test_speed_vector.py`` checks it bit for bit).
+    """
+    comm = gamma / batch * (2.0 * grad_mb * _GBIT_PER_MB / gbps / SLOT_SECONDS)
+    return 1.0 / (tau * straggler + comm)
 
 
 def job_rate(
