@@ -10,6 +10,12 @@ As the peer simulators do it (the Pollux artifact's Tiresias): each slot,
    (no migration); the others are placed, in priority order, in the capacity
    left — consolidated (:func:`place_packed`, default) or round-robin; one
    that cannot be placed (fragmentation) waits this slot.
+
+On a large cluster (more than ``placement.SMALL_MACHINES`` machines) with
+consolidated placement and only sync jobs, :class:`GangPolicy` runs both steps
+as one compiled call per decision (``placement_kernels.gang_pass``, the same
+operations in the same order as :func:`gang_allocate`), and checks arriving
+gangs against the empty cluster in one (``packed_fits_many``).
 """
 
 from __future__ import annotations
@@ -21,8 +27,13 @@ import numpy as np
 
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.views import ClusterView
+from dmlsched.schedulers._shared import placement
+from dmlsched.schedulers._shared.batch import JobArrays
 from dmlsched.schedulers._shared.placement import (
+    BIG,
+    EPS,
     bundle,
+    kernels,
     machine_rows,
     packed_fits,
     place_packed,
@@ -32,7 +43,7 @@ from dmlsched.schedulers._shared.placement import (
 
 __all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_size", "place"]
 
-_EPS = 1e-9
+_EPS = EPS
 
 
 def place(
@@ -162,6 +173,12 @@ class GangPolicy:
         self.pointer_ = 0
         self.classes_ = machine_rows(cluster.capacity)
         self.fits_empty_: dict[tuple, bool] = {}
+        H, R = cluster.capacity.shape
+        big = self.placement == "packed" and H > placement.SMALL_MACHINES
+        self.arrays_ = JobArrays(R) if big else None  # None: gang_allocate, job by job
+        self.capacity_ = np.array(cluster.capacity, dtype=float)  # gang_allocate's free at start
+        self.total_ = cluster.capacity.sum(axis=0).astype(float)  # and its left
+        self.slot_of_ = np.full(H, -1, dtype=np.int64)  # the packed kernel's scratch
         self._reset()
 
     def _reset(self) -> None:
@@ -181,39 +198,101 @@ class GangPolicy:
         same order (:func:`gang_allocate` lists running jobs first)."""
         return None
 
-    def decide(self, view: ClusterView) -> ClusterDecision:
-        cap = self.cluster_.capacity
+    def _fits_empty(self, job: ClusterJob, w: int, s: int) -> bool:
+        # a sync gang's fit on the empty cluster depends only on its demands and size
+        key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
+        fits = self.fits_empty_.get(key) if key is not None else None
+        if fits is None:
+            fits = fits_empty(self.cluster_.capacity, job, w, s, self.placement, self.classes_)
+            if key is not None:
+                self.fits_empty_[key] = fits
+        return fits
+
+    def _arrive(self, view: ClusterView) -> list[int]:
+        """Sizes, empty-cluster fits and admission of this slot's arrivals; the rejected."""
+        sized = [(job, *gang_size(job, self.rng_)) for job in view.arrivals]
+        if self.arrays_ is not None and any(job.mode != "sync" for job, _, _ in sized):
+            self.arrays_ = None  # (3.4) needs each placement: job by job from now on
+            for j, (w, s) in self.gang_.items():
+                self.need_[j] = gang_need(view.jobs[j], w, s)
+        arrays = self.arrays_
+        fits: list[bool | None] = [None] * len(sized)
+        if arrays is not None:  # every fit in one compiled call (no cache: a lookup costs more)
+            for job, w, s in sized:
+                arrays.add(job, (w, s))
+            ask = [i for i, (_, w, _) in enumerate(sized) if w > 0]
+            fits = [False] * len(sized)  # no workers: fits_empty says no
+            if ask:
+                ref, cls = self.classes_
+                rows = arrays.rows([sized[i][0].id for i in ask])  # first: may grow wd, pd
+                got = kernels().packed_fits_many(
+                    self.capacity_, ref, cls, arrays.wd, arrays.pd, rows,
+                    arrays.gang[rows, 0], arrays.gang[rows, 1], _EPS, BIG, True, self.slot_of_,
+                ).tolist()  # fmt: skip
+                for i, f in zip(ask, got, strict=True):
+                    fits[i] = f
         reject = []
-        for job in view.arrivals:
-            w, s = gang_size(job, self.rng_)
-            # a sync gang's fit on the empty cluster depends only on its demands and size
-            key = (job.worker_demand, job.ps_demand, w, s) if job.mode == "sync" else None
-            fits = self.fits_empty_.get(key) if key is not None else None
-            if fits is None:
-                fits = fits_empty(cap, job, w, s, self.placement, self.classes_)
-                if key is not None:
-                    self.fits_empty_[key] = fits
-            if not fits or not self._admit(job, w, s):
+        for (job, w, s), fit in zip(sized, fits, strict=True):
+            if fit is None:
+                fit = self._fits_empty(job, w, s)
+            if not fit or not self._admit(job, w, s):
                 reject.append(job.id)
                 continue
             self.gang_[job.id] = (w, s)
-            self.need_[job.id] = gang_need(job, w, s)
-        for j in list(self.running_):
-            if j in view.finished:
-                del self.running_[j]
+            if arrays is None:  # else the kernel reads arrays.need
+                self.need_[job.id] = gang_need(job, w, s)
+        return reject
+
+    def _allocate(self, order: list[int]) -> dict[int, Placement]:
+        """:func:`gang_allocate` (packed) as one compiled call: the same placements."""
+        arrays = self.arrays_
+        assert arrays is not None
+        rows = arrays.rows(order)
+        ref, cls = self.classes_
+        status, m, w, s, offsets = kernels().gang_pass(
+            self.capacity_, self.total_, arrays.need, arrays.wd, arrays.pd, rows,
+            arrays.gang[:, 0], arrays.gang[:, 1], arrays.held_start, arrays.held_len,
+            arrays.pool_m, arrays.pool_w, arrays.pool_s, ref, cls, _EPS, BIG, True,
+            self.slot_of_,
+        )  # fmt: skip
+        out = {order[i]: self.running_[order[i]] for i in np.flatnonzero(status == 1).tolist()}
+        new = np.flatnonzero(status == 2).tolist()
+        if new:
+            ol = offsets.tolist()
+            ids = [order[i] for i in new]
+            spans = [(ol[i], ol[i + 1]) for i in new]
+            out.update(zip(ids, arrays.placements(ids, m, w, s, spans), strict=True))
+        for j in self.running_:
+            if j not in out:
+                arrays.forget(j)
+        if self.keep_order:
+            out = {**{j: out[j] for j in self.running_ if j in out}, **out}
+        return out
+
+    def decide(self, view: ClusterView) -> ClusterDecision:
+        reject = self._arrive(view)
+        active = set(view.active)  # unfinished: a set lookup spares most Finished lookups
+        for j in [j for j in self.running_ if j not in active and j in view.finished]:
+            del self.running_[j]
+            if self.arrays_ is not None:
+                self.arrays_.forget(j)
         candidates = [j for j in (*view.active, *view.pending) if j in self.gang_]
-        alloc, self.pointer_ = gang_allocate(
-            self._order(candidates, view),
-            view.jobs,
-            self.gang_,
-            self.running_,
-            cap,
-            self.placement,
-            self.pointer_,
-            self.need_,
-            self.keep_order,
-            self.classes_,
-        )
+        order = self._order(candidates, view)
+        if self.arrays_ is not None:
+            alloc = self._allocate(order)
+        else:
+            alloc, self.pointer_ = gang_allocate(
+                order,
+                view.jobs,
+                self.gang_,
+                self.running_,
+                self.cluster_.capacity,
+                self.placement,
+                self.pointer_,
+                self.need_,
+                self.keep_order,
+                self.classes_,
+            )
         # a job placed this slot is listed among the running ones next slot: the
         # decision's order changes, so event-driven time starts a slot later
         steady = all(j in self.running_ for j in alloc)

@@ -19,7 +19,11 @@ from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 
 __all__ = [
+    "BIG",
+    "EPS",
+    "SMALL_MACHINES",
     "bundle",
+    "kernels",
     "machine_rows",
     "packed_fits",
     "place_packed",
@@ -28,7 +32,8 @@ __all__ = [
     "task_order",
 ]
 
-_EPS = 1e-9
+EPS = 1e-9  # slack of every capacity comparison
+_EPS = EPS
 # Clusters of at most this many machines are placed by the plain NumPy code below, larger
 # ones by the compiled kernels (placement_kernels): the same placements and the same floats
 # (tests/schedulers/test_placement_kernels.py), but importing numba and loading the kernels
@@ -39,7 +44,8 @@ SMALL_MACHINES = 64
 _loaded: list[ModuleType] = []
 
 
-def _kernels() -> ModuleType:
+def kernels() -> ModuleType:
+    """The compiled kernels (``placement_kernels``), imported on first use."""
     # imported once (an import statement per call cost FIFO ~1.5 µs a task on 10,000 machines)
     if not _loaded:
         from dmlsched.schedulers._shared import placement_kernels
@@ -104,7 +110,7 @@ def place_round_robin(
     else:
         # compiled, counts included: a NumPy probe per task, then per-task Python to
         # count them, dominated FIFO on 10,000 machines
-        ok, machines, w_cnt, s_cnt, h = _kernels().round_robin_fit(
+        ok, machines, w_cnt, s_cnt, h = kernels().round_robin_fit(
             np.asarray(free, dtype=float), wd, pd, workers, ps, h, _EPS
         )
         if not ok:
@@ -126,7 +132,7 @@ def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> 
         wd, pd = np.asarray(job.worker_demand, dtype=float), np.asarray(job.ps_demand, dtype=float)
         free[idx] -= sign * (np.outer(p.workers, wd) + np.outer(p.ps, pd))
     else:
-        _kernels().take_rows(
+        kernels().take_rows(
             free,
             np.asarray(p.machines, dtype=np.int64),
             np.asarray(p.workers, dtype=np.int64),
@@ -137,7 +143,8 @@ def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> 
         )
 
 
-_BIG = np.iinfo(np.int64).max // 4  # "fits any number": a demand of nothing
+BIG = np.iinfo(np.int64).max // 4  # "fits any number": a demand of nothing
+_BIG = BIG
 _NO_CLASSES = (np.empty((0, 0)), np.empty(0, dtype=np.int64))
 
 
@@ -203,7 +210,7 @@ def _packed_kernel(
     below: bool,
 ) -> tuple:
     ref, cls = classes if classes is not None else _NO_CLASSES
-    return _kernels().packed_fit(  # type: ignore[no-any-return]
+    return kernels().packed_fit(  # type: ignore[no-any-return]
         free, ref, cls, wd, pd, int(workers), int(ps), _EPS, _BIG,
         bool(below) and classes is not None,
     )  # fmt: skip

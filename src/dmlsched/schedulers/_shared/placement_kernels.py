@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["packed_fit", "round_robin_fit", "take_rows"]
+__all__ = [
+    "gang_pass",
+    "packed_fit",
+    "packed_fits_many",
+    "round_robin_fit",
+    "round_robin_run",
+    "take_rows",
+    "take_segments",
+]
 
 
 @njit(cache=True)
@@ -215,26 +223,36 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: i
     reference row.  Returns (ok, machines, workers per machine, PSs per
     machine) over the machines used, in first-use order.
     """
-    H, R = free.shape
+    slot_of = np.full(free.shape[0], -1, dtype=np.int64)
+    return _packed(free, ref, cls, wd, pd, workers, ps, eps, big, below, slot_of)
+
+
+@njit(cache=True)
+def _packed(free, ref, cls, wd, pd, workers, ps, eps, big, below, slot_of):  # type: ignore[no-untyped-def]
+    """:func:`packed_fit` with its per-machine scratch ``slot_of`` (all -1) passed in:
+    filling 10,000 entries cost more than placing a gang on an empty cluster.  Every
+    entry it sets is -1 again on return."""
+    R = free.shape[1]
     n = workers + ps
-    slot_of = np.full(H, -1, dtype=np.int64)
     machine = np.empty(n + 1, dtype=np.int64)
     left = np.empty((n + 1, R))
     wcnt = np.zeros(n + 1, dtype=np.int64)
     scnt = np.zeros(n + 1, dtype=np.int64)
     used = 0
     need = workers
+    ok = True
     while need > 0:
         m, f = _first_most(free, left, slot_of, ref, cls, wd, eps, big, below)
         if m < 0 or f <= 0:
-            return False, machine[:0], wcnt[:0], scnt[:0]
+            ok = False
+            break
         k = min(f, need)
         s, used = _slot(free, left, slot_of, machine, m, used)
         for r in range(R):
             left[s, r] = left[s, r] - k * wd[r]
         wcnt[s] += k
         need -= k
-    for _ in range(ps):
+    for _ in range(ps if ok else 0):
         chosen = -1
         for s in range(used):
             lower = wcnt[s] > 0 and (chosen < 0 or machine[s] < chosen)
@@ -243,9 +261,164 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: i
         if chosen < 0:
             chosen, f = _first_most(free, left, slot_of, ref, cls, pd, eps, big, below)
             if chosen < 0 or f <= 0:
-                return False, machine[:0], wcnt[:0], scnt[:0]
+                ok = False
+                break
         s, used = _slot(free, left, slot_of, machine, chosen, used)
         for r in range(R):
             left[s, r] = left[s, r] - pd[r]
         scnt[s] += 1
+    for s in range(used):
+        slot_of[machine[s]] = -1
+    if not ok:
+        return False, machine[:0], wcnt[:0], scnt[:0]
     return True, machine[:used], wcnt[:used], scnt[:used]
+
+
+# ------------------------------------------------------------------ batches
+# One call per decision instead of one (or two) per job: a compiled call costs
+# about a microsecond to dispatch and box, as much as placing a small gang.
+
+
+@njit(cache=True)
+def _take_one(free, machines, workers, ps, wd, pd, sign):  # type: ignore[no-untyped-def]
+    """:func:`take_rows`'s loop, the same operations (inlined into the batch kernels)."""
+    R = free.shape[1]
+    for i in range(machines.shape[0]):
+        m = machines[i]
+        for r in range(R):
+            free[m, r] = free[m, r] - sign * (workers[i] * wd[r] + ps[i] * pd[r])
+
+
+@njit(cache=True)
+def take_segments(free, pool_m, pool_w, pool_s, starts, lens, wd, pd, rows, sign):  # type: ignore[no-untyped-def]
+    """:func:`take_rows` for several placements in turn: placement ``i`` is
+    ``pool_*[starts[i]:starts[i] + lens[i]]`` with demands ``wd[rows[i]]``, ``pd[rows[i]]``."""
+    for i in range(starts.shape[0]):
+        a = starts[i]
+        b = a + lens[i]
+        _take_one(free, pool_m[a:b], pool_w[a:b], pool_s[a:b], wd[rows[i]], pd[rows[i]], sign)
+
+
+@njit(cache=True)
+def packed_fits_many(free, ref, cls, wd, pd, rows, ws, ss, eps, big, below, slot_of):  # type: ignore[no-untyped-def]
+    """Whether :func:`packed_fit` places each gang ``i`` (``ws[i]`` workers, ``ss[i]``
+    PSs, demands ``wd[rows[i]]``, ``pd[rows[i]]``) on ``free``, each on its own."""
+    n = rows.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        r = rows[i]
+        out[i] = _packed(free, ref, cls, wd[r], pd[r], ws[i], ss[i], eps, big, below, slot_of)[0]
+    return out
+
+
+@njit(cache=True)
+def round_robin_run(free, wd, pd, rows, ws, ss, start, eps):  # type: ignore[no-untyped-def]
+    """FIFO's queue pass: gangs ``i = 0, 1, …`` in turn, each placed by
+    :func:`round_robin_fit` from the pointer the previous one left and taken from
+    ``free`` (in place, as :func:`take_rows`), until one has no workers or does not
+    fit.  Returns (how many were placed, their machines, workers and PSs back to
+    back, each gang's offset into them (n + 1 entries), the pointer)."""
+    n = rows.shape[0]
+    total = 0
+    for i in range(n):
+        total += ws[i] + ss[i]
+    out_m = np.empty(total, dtype=np.int64)
+    out_w = np.empty(total, dtype=np.int64)
+    out_s = np.empty(total, dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    h = start
+    done = 0
+    for i in range(n):
+        if ws[i] <= 0:
+            break
+        a = wd[rows[i]]
+        b = pd[rows[i]]
+        ok, machines, w_cnt, s_cnt, nh = round_robin_fit(free, a, b, ws[i], ss[i], h, eps)
+        if not ok:
+            break
+        _take_one(free, machines, w_cnt, s_cnt, a, b, 1.0)
+        o = offsets[i]
+        k = machines.shape[0]
+        out_m[o : o + k] = machines
+        out_w[o : o + k] = w_cnt
+        out_s[o : o + k] = s_cnt
+        offsets[i + 1] = o + k
+        h = nh
+        done += 1
+    return done, out_m, out_w, out_s, offsets, h
+
+
+@njit(cache=True)
+def gang_pass(
+    capacity, total, need, wd, pd, rows, ws, ss, kept_start, kept_len,
+    pool_m, pool_w, pool_s, ref, cls, eps, big, below, slot_of,
+):  # type: ignore[no-untyped-def]  # fmt: skip
+    """``gang.gang_allocate`` for consolidated placement, candidates in priority order.
+
+    Candidate ``i`` (per-job arrays at ``rows[i]``: aggregate demand ``need``,
+    demands ``wd``/``pd``, gang of ``ws`` workers + ``ss`` PSs) is selected when its need
+    fits what earlier selected ones left of ``total`` (the cluster's aggregate
+    capacity, within ``eps``); ``free`` starts as ``capacity``; selected
+    candidates with a placement to keep (``kept_len[rows[i]]`` > 0: ``pool_*``
+    from ``kept_start[rows[i]]``) are taken from it first, in order, then the other
+    selected ones are placed by :func:`packed_fit` (with ``slot_of``, as
+    :func:`_packed`) and taken, in order.  Returns (status per candidate: 0 not
+    selected, 1 kept, 2 placed, 3 selected but not placed; the new placements'
+    machines (increasing), workers and PSs back to back; each candidate's offset
+    into them (n + 1 entries)).
+    """
+    n = rows.shape[0]
+    R = capacity.shape[1]
+    left = total.copy()
+    status = np.zeros(n, dtype=np.int8)
+    for i in range(n):
+        nd = need[rows[i]]
+        fits = True
+        for r in range(R):
+            if not nd[r] <= left[r] + eps:
+                fits = False
+                break
+        if fits:
+            for r in range(R):
+                left[r] = left[r] - nd[r]
+            status[i] = 3
+    free = capacity.copy()
+    for i in range(n):
+        if status[i] == 3 and kept_len[rows[i]] > 0:
+            a = kept_start[rows[i]]
+            b = a + kept_len[rows[i]]
+            _take_one(free, pool_m[a:b], pool_w[a:b], pool_s[a:b], wd[rows[i]], pd[rows[i]], 1.0)
+            status[i] = 1
+    total_tasks = 0
+    for i in range(n):
+        if status[i] == 3:
+            total_tasks += ws[rows[i]] + ss[rows[i]]
+    out_m = np.empty(total_tasks, dtype=np.int64)
+    out_w = np.empty(total_tasks, dtype=np.int64)
+    out_s = np.empty(total_tasks, dtype=np.int64)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    o = 0
+    for i in range(n):
+        offsets[i] = o
+        if status[i] != 3:
+            continue
+        a = wd[rows[i]]
+        b = pd[rows[i]]
+        ok, machines, w_cnt, s_cnt = _packed(
+            free, ref, cls, a, b, ws[rows[i]], ss[rows[i]], eps, big, below, slot_of
+        )
+        if not ok:
+            continue
+        rank = np.argsort(machines, kind="mergesort")
+        machines = machines[rank]
+        w_cnt = w_cnt[rank]
+        s_cnt = s_cnt[rank]
+        _take_one(free, machines, w_cnt, s_cnt, a, b, 1.0)
+        k = machines.shape[0]
+        out_m[o : o + k] = machines
+        out_w[o : o + k] = w_cnt
+        out_s[o : o + k] = s_cnt
+        o += k
+        status[i] = 2
+    offsets[n] = o
+    return status, out_m[:o], out_w[:o], out_s[:o], offsets

@@ -25,6 +25,12 @@ requested gang ``"packed"`` — on the fewest machines, as Gavel assigns a
 job's workers ("in a strided fashion to minimize the number of servers
 used", ``scheduler.py``) and Pollux's Tiresias consolidates — and any other
 job ``"round-robin"`` (PD-ORS Sec. V); either can be forced.
+
+On a large cluster (more than ``placement.SMALL_MACHINES`` machines) a run of
+round-robin sync gangs at the head of the queue is placed by one compiled call
+(``placement_kernels.round_robin_run``) and finished jobs are released by one
+(``take_segments``): the same placements, pointer and free capacity, bit for
+bit, as placing and releasing them one by one.
 """
 
 from __future__ import annotations
@@ -33,13 +39,17 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import Cluster, ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.views import ClusterView
+from dmlsched.schedulers._shared import placement
+from dmlsched.schedulers._shared.batch import JobArrays
 from dmlsched.schedulers._shared.gang import gang_size, place
-from dmlsched.schedulers._shared.placement import bundle, machine_rows, take
+from dmlsched.schedulers._shared.placement import EPS, bundle, kernels, machine_rows, take
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Fifo"]
+
+_FIRST_RUN = 32  # gangs handed to the first compiled call of a queue pass (then doubling)
 
 
 @register
@@ -72,6 +82,75 @@ class Fifo:
         self.free_ = np.array(cluster.capacity, dtype=float)
         self.pointer_ = 0
         self.classes_ = machine_rows(cluster.capacity)
+        big = self.free_.shape[0] > placement.SMALL_MACHINES
+        self.arrays_ = JobArrays(self.free_.shape[1]) if big else None
+        self.finished_ = 0  # len(view.finished) at the previous decision
+
+    def _how(self, job: ClusterJob) -> str:
+        if self.placement != "auto":
+            return self.placement
+        return "packed" if job.requested_workers and self.use_requested else "round-robin"
+
+    def _batchable(self, job: ClusterJob, workers: int) -> bool:
+        """Whether the compiled queue pass places ``job`` (round-robin sync, workers > 0)."""
+        return workers > 0 and job.mode == "sync" and self._how(job) == "round-robin"
+
+    def _release(self, done: list[int], view: ClusterView) -> None:
+        """Give finished jobs' placements back to ``free_``, in ``done``'s order."""
+        arrays = self.arrays_
+        if arrays is None:
+            for j in done:
+                take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)
+            return
+        spans = [arrays.segment(j, self.running_.pop(j)) for j in done]
+        rows = arrays.rows(done)
+        kernels().take_segments(
+            self.free_, arrays.pool_m, arrays.pool_w, arrays.pool_s,
+            np.fromiter((a for a, _ in spans), dtype=np.int64, count=len(spans)),
+            np.fromiter((b for _, b in spans), dtype=np.int64, count=len(spans)),
+            arrays.wd, arrays.pd, rows, -1.0,
+        )  # fmt: skip
+        for j in done:
+            arrays.forget(j)
+
+    def _run(self, view: ClusterView, pending: tuple[int, ...], i: int) -> tuple[int, bool]:
+        """Place the run of batchable gangs from ``pending[i]`` in compiled calls; returns
+        (how many were placed, whether the pass stopped at one that does not fit)."""
+        arrays = self.arrays_
+        assert arrays is not None
+        jobs, n, placed, chunk = view.jobs, len(pending), 0, _FIRST_RUN
+        while True:
+            ids: list[int] = []
+            sizes: list[tuple[int, int]] = []
+            k = i + placed
+            while k < n and len(ids) < chunk:
+                job = jobs[pending[k]]
+                size = self.size_[job.id]
+                if not self._batchable(job, size[0]):
+                    break
+                ids.append(job.id)
+                sizes.append(size)
+                k += 1
+            if not ids:
+                return placed, False
+            rows = arrays.rows(ids)
+            done, m, w, s, offsets, h = kernels().round_robin_run(
+                self.free_, arrays.wd, arrays.pd, rows,
+                np.fromiter((a for a, _ in sizes), dtype=np.int64, count=len(ids)),
+                np.fromiter((b for _, b in sizes), dtype=np.int64, count=len(ids)),
+                self.pointer_, EPS,
+            )  # fmt: skip
+            if done:
+                ol = offsets.tolist()
+                got = ids[:done]
+                spans = [(ol[t], ol[t + 1]) for t in range(done)]
+                for j, p in zip(got, arrays.placements(got, m, w, s, spans), strict=True):
+                    self.running_[j] = p
+                self.pointer_ = int(h)
+            placed += done
+            if done < len(ids):
+                return placed, True
+            chunk *= 2
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         for job in view.arrivals:  # drawn at arrival so the stream is order-stable
@@ -80,24 +159,44 @@ class Fifo:
             else:
                 w = int(self.rng_.integers(self.min_workers, self.max_workers + 1))
                 self.size_[job.id] = bundle(job, w)
-        for j in [j for j in self.running_ if j in view.finished]:
-            take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)
+            if self.arrays_ is not None:
+                self.arrays_.add(job)
+        # completions only add to view.finished: none new, no running job finished
+        if len(view.finished) != self.finished_:
+            self.finished_ = len(view.finished)
+            # (active jobs are unfinished: a set lookup spares most Finished lookups)
+            active = set(view.active)
+            done = [j for j in self.running_ if j not in active and j in view.finished]
+            if done:
+                self._release(done, view)
         reject: list[int] = []
-        for j in view.pending:  # arrival order; stop at the first that does not fit
+        pending = view.pending
+        i = 0
+        while i < len(pending):  # arrival order; stop at the first that does not fit
+            j = pending[i]
             job = view.jobs[j]
             w, s = self.size_[j]
-            how = self.placement
-            if how == "auto":
-                how = "packed" if job.requested_workers and self.use_requested else "round-robin"
-            placed = place(self.free_, job, w, s, how, self.pointer_, self.classes_) if w else None
+            if self.arrays_ is not None and self._batchable(job, w):
+                k, stuck = self._run(view, pending, i)
+                i += k
+                if not stuck:
+                    continue
+                j = pending[i]
+                placed = None
+            elif w:
+                placed = place(self.free_, job, w, s, self._how(job), self.pointer_, self.classes_)
+            else:
+                placed = None
             if placed is None:
                 if self.running_:
                     break
                 reject.append(j)
+                i += 1
                 continue
             p, self.pointer_ = placed
             take(self.free_, job, p)
             self.running_[j] = p
+            i += 1
         # nothing changes until a job arrives or completes: the head that did not fit
         # still does not, and running jobs keep their placements (event-driven time)
         return ClusterDecision(

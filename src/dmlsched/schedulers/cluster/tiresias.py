@@ -31,13 +31,14 @@ engine's speed model, not the scheduler, decides what a placement is worth.
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import ClassVar
 
 from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.gang import GangPolicy
-from dmlsched.schedulers._shared.priority import las_key, las_queue, starving, threshold_slots
+from dmlsched.schedulers._shared.priority import las_key, starving, threshold_slots
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Tiresias"]
@@ -84,24 +85,28 @@ class Tiresias(GangPolicy):
         # it (then nothing was promoted in between: see _until)
         k = 1 if self.last_slot_ is None else view.slot - self.last_slot_
         self.last_slot_ = view.slot
+        executed, waited, queue, gang = self.executed_, self.waited_, self.queue_, self.gang_
+        thresholds = list(self.thresholds_)
         for j in candidates:
             if j in self.running_:  # ran during the previous k slots
+                e, w = executed[j], gang[j][0]
                 for _ in range(k):  # one slot at a time: the same floats as slot by slot
-                    self.executed_[j] += self.gang_[j][0]
-                self.waited_[j] = 0.0
-            elif self.executed_[j] > 0:
+                    e += w
+                executed[j] = e
+                waited[j] = 0.0
+            elif executed[j] > 0:
                 for _ in range(k):
-                    self.waited_[j] += 1.0
-                if self.queue_[j] > 0 and starving(
-                    self.waited_[j], self.executed_[j] / self.gang_[j][0], self.starvation
-                ):
-                    self.executed_[j] = 0.0
-                    self.waited_[j] = 0.0
+                    waited[j] += 1.0
+                if queue[j] > 0 and starving(waited[j], executed[j] / gang[j][0], self.starvation):
+                    executed[j] = 0.0
+                    waited[j] = 0.0
                     self._enter(j, 0)
-            q = las_queue(self.executed_[j], self.thresholds_)
-            if q != self.queue_[j]:
+            # las_queue, less its check of the thresholds (threshold_slots made them increase)
+            q = bisect.bisect_right(thresholds, executed[j])
+            if q != queue[j]:
                 self._enter(j, q)
-        return sorted(candidates, key=lambda j: las_key(self.queue_[j], self.entered_[j], j))
+        entered = self.entered_
+        return sorted(candidates, key=lambda j: las_key(queue[j], entered[j], j))
 
     def _until(self, view: ClusterView) -> int | None:
         """The first slot at which a running job's attained service crosses its
