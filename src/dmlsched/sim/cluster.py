@@ -408,39 +408,28 @@ class _JobArrays(NamedTuple):
     beta: np.ndarray  # N × R PS demands
 
 
+_COLUMNS = attrgetter("arrival", "batch", "gamma", "grad_mb", "tau", "straggler", "b_int", "b_ext")
+
+
 def _job_arrays(jobs: list[ClusterJob], resources: int) -> _JobArrays | None:
-    """The jobs' columns in one pass (None if some job's demands are not R long)."""
-    if any(len(j.worker_demand) != resources or len(j.ps_demand) != resources for j in jobs):
+    """The jobs' columns (None if some job's demands are not R long)."""
+    n = len(jobs)
+    alpha = list(map(attrgetter("worker_demand"), jobs))
+    beta = list(map(attrgetter("ps_demand"), jobs))
+    if any(len(a) != resources for a in chain(alpha, beta)):
         return None
-    cols = np.array(
-        [
-            (
-                j.arrival,
-                j.batch,
-                j.mode == "sync",
-                j.gamma,
-                j.grad_mb,
-                j.tau,
-                j.straggler,
-                j.b_int,
-                j.b_ext,
-                *j.worker_demand,
-                *j.ps_demand,
-            )
-            for j in jobs
-        ],
-        dtype=float,
-    ).reshape(len(jobs), 9 + 2 * resources)
-    gamma, batch, grad_mb, tau, straggler = (cols[:, k] for k in (3, 1, 4, 5, 6))
+    flat = chain.from_iterable(map(_COLUMNS, jobs))  # fromiter: no per-row Python objects
+    cols = np.fromiter(flat, dtype=float, count=8 * n).reshape(n, 8)
+    arrival, batch, gamma, grad_mb, tau, straggler, b_int, b_ext = cols.T
     return _JobArrays(
-        arrival=cols[:, 0].astype(np.int64),  # whole numbers below 2^53: exact as floats
-        max_workers=cols[:, 1].astype(np.int64),
-        sync=cols[:, 2] == 1.0,
+        arrival=arrival.astype(np.int64),  # whole numbers below 2^53: exact as floats
+        max_workers=batch.astype(np.int64),
+        sync=np.array(list(map(attrgetter("mode"), jobs))) == "sync",
         gamma=gamma,
-        rate_int=sync_worker_rates(gamma, batch, grad_mb, tau, straggler, cols[:, 7]),
-        rate_ext=sync_worker_rates(gamma, batch, grad_mb, tau, straggler, cols[:, 8]),
-        alpha=cols[:, 9 : 9 + resources],
-        beta=cols[:, 9 + resources :],
+        rate_int=sync_worker_rates(gamma, batch, grad_mb, tau, straggler, b_int),
+        rate_ext=sync_worker_rates(gamma, batch, grad_mb, tau, straggler, b_ext),
+        alpha=np.fromiter(chain.from_iterable(alpha), float, n * resources).reshape(n, resources),
+        beta=np.fromiter(chain.from_iterable(beta), float, n * resources).reshape(n, resources),
     )
 
 
@@ -842,9 +831,14 @@ def simulate_cluster(
     if progress is not None:  # the slots left (if the loop stopped early) change nothing
         progress(T, T, len(active) + len(finished), len(finished))
     mean_workers = worker_slots / job_slots if job_slots else 0.0
+    adm = _indices(index, admitted, len(admitted))
+    jct_of = np.full(N, np.nan)  # per job in workload order, NaN if unfinished
+    jct_of[_indices(index, jct, len(jct))] = list(jct.values())
     return RunResult(
         metrics=_metrics(
             all_jobs,
+            index,
+            arrival_of,
             cluster,
             T,
             workload.slot_seconds,
@@ -853,20 +847,19 @@ def simulate_cluster(
             active,
             rejected,
             util,
-            {j: float(done[index[j]]) for j in admitted},
+            np.minimum(1.0, done[adm] / total[adm]),  # elementwise: min(1, done / E·K)
             mean_workers,
         ),
         events=tuple(events),
         # per-job JCT (workload order, NaN if unfinished): the testbed compares it with reality
-        series={
-            "utilization": util,
-            "jct": np.array([jct.get(j.id, np.nan) for j in all_jobs], dtype=float),
-        },
+        series={"utilization": util, "jct": jct_of},
     )
 
 
 def _metrics(
     all_jobs: list[ClusterJob],
+    index: dict[int, int],
+    arrival: np.ndarray,
     cluster: Cluster,
     T: int,
     slot_seconds: float,
@@ -875,33 +868,30 @@ def _metrics(
     active: dict[int, None],
     rejected: set[int],
     util: np.ndarray,
-    done: dict[int, float],
+    progress: np.ndarray,
     mean_workers: float,
 ) -> dict[str, float]:
-    by_id = {j.id: j for j in all_jobs}
+    """The run's metrics (module docstring); ``progress``: each admitted job's fraction
+    of its work done, in admission order."""
+    fin = _indices(index, finished, len(finished))
+    ended = np.full(len(all_jobs), T, dtype=np.int64)  # the completion slot, else T
+    ended[fin] = list(finished.values())
+    times = ended - arrival  # training times: unfinished jobs count T − a_i
     utility = 0.0
-    times = []
-    for job in all_jobs:
-        if job.id in finished:
-            dur = finished[job.id] - job.arrival
-            utility += job.utility(dur)
-        else:
-            dur = T - job.arrival
-        times.append(dur)
+    for d in np.sort(fin).tolist():  # in workload order, as ever
+        utility += all_jobs[d].utility(int(times[d]))
     admitted = len(finished) + len(active)
     out = {
         "total_utility": utility,
-        "median_training_time": float(np.median(times)) if times else 0.0,
-        "mean_training_time": float(np.mean(times)) if times else 0.0,
+        "median_training_time": float(np.median(times)) if times.size else 0.0,
+        "mean_training_time": float(np.mean(times)) if times.size else 0.0,
         "completed_jobs": float(len(finished)),
         "admitted_jobs": float(admitted),
         "rejected_jobs": float(len(rejected)),
         "mean_utilization": float(util.mean()) if util.size else 0.0,
         "mean_jct": float(np.mean(list(jct.values()))) if jct else float("nan"),
         "mean_jct_s": (float(np.mean(list(jct.values()))) * slot_seconds if jct else float("nan")),
-        "mean_progress": (
-            float(np.mean([min(1.0, done[j] / by_id[j].total_work) for j in done])) if done else 0.0
-        ),
+        "mean_progress": float(np.mean(progress)) if progress.size else 0.0,
         "mean_workers": mean_workers,
     }
     for r, res in enumerate(cluster.resources):
