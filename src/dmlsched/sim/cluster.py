@@ -500,9 +500,9 @@ def _read_batch(
     bad = np.zeros(n, dtype=bool)
     out = (m < 0) | (m >= H) | (w < 0) | (w > _MAX_COUNT) | (s < 0) | (s > _MAX_COUNT)
     bad[seg[out]] = True
-    order = np.lexsort((m, seg))  # a machine twice in one placement: adjacent when sorted
-    twice = (m[order][1:] == m[order][:-1]) & (seg[order][1:] == seg[order][:-1])
-    bad[seg[order][1:][twice]] = True
+    bad |= np.fromiter(  # a machine twice in one placement (tuples of ints: C-level sets)
+        (len(set(x)) != len(x) for x in flat[0::3]), dtype=bool, count=n
+    )
     hi = np.cumsum(lm)
     lo = hi - lm
     cw = np.concatenate(([0], np.cumsum(w)))  # int64 (wraps only for refused counts)
