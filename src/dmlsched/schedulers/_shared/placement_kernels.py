@@ -112,11 +112,7 @@ def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-u
 @njit(cache=True)
 def take_rows(free, machines, workers, ps, wd, pd, sign):  # type: ignore[no-untyped-def]
     """``free[m] -= sign · (w_m·wd + s_m·pd)`` for each machine of a placement, in place."""
-    R = free.shape[1]
-    for i in range(machines.shape[0]):
-        m = machines[i]
-        for r in range(R):
-            free[m, r] = free[m, r] - sign * (workers[i] * wd[r] + ps[i] * pd[r])
+    _take_one(free, machines, workers, ps, wd, pd, sign)
 
 
 @njit(cache=True)
@@ -281,7 +277,7 @@ def _packed(free, ref, cls, wd, pd, workers, ps, eps, big, below, slot_of):  # t
 
 @njit(cache=True)
 def _take_one(free, machines, workers, ps, wd, pd, sign):  # type: ignore[no-untyped-def]
-    """:func:`take_rows`'s loop, the same operations (inlined into the batch kernels)."""
+    """The loop of :func:`take_rows` and of the batch kernels (inlined into each)."""
     R = free.shape[1]
     for i in range(machines.shape[0]):
         m = machines[i]
