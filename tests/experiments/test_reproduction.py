@@ -130,7 +130,9 @@ def test_the_committed_report_covers_the_catalogue() -> None:
     if not DOCS.exists():
         pytest.skip("docs/reproduction.md not generated yet (make reproduce-all on main)")
     text = DOCS.read_text()
-    for exp in all_experiments():
+    # every experiment `reproduce --all` runs: the opt-in ones (the testbed's, which need
+    # root and PyTorch) are run by `make testbed`; the report says how many it ran (48 of 53)
+    for exp in (e for e in all_experiments() if not e.opt_in):
         for c in exp.claims:
             claim_text = c.check(pd.DataFrame(columns=COLUMNS)).text.replace("|", "\\|")
             assert claim_text in text, (exp.id, claim_text)
