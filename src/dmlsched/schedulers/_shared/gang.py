@@ -43,8 +43,6 @@ from dmlsched.schedulers._shared.placement import (
 
 __all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_size", "place"]
 
-_EPS = EPS
-
 
 def place(
     free: np.ndarray,
@@ -119,7 +117,7 @@ def gang_allocate(
     selected = []
     for j in order:
         need = needs[j] if needs is not None else gang_need(jobs[j], *gangs[j])
-        if all(n <= c + _EPS for n, c in zip(need, left, strict=True)):
+        if all(n <= c + EPS for n, c in zip(need, left, strict=True)):
             left = [c - n for c, n in zip(left, need, strict=True)]
             selected.append(j)
     free = np.array(capacity, dtype=float)
@@ -227,7 +225,7 @@ class GangPolicy:
                 rows = arrays.rows([sized[i][0].id for i in ask])  # first: may grow wd, pd
                 got = kernels().packed_fits_many(
                     self.capacity_, ref, cls, arrays.wd, arrays.pd, rows,
-                    arrays.gang[rows, 0], arrays.gang[rows, 1], _EPS, BIG, True, self.slot_of_,
+                    arrays.gang[rows, 0], arrays.gang[rows, 1], EPS, BIG, True, self.slot_of_,
                 ).tolist()  # fmt: skip
                 for i, f in zip(ask, got, strict=True):
                     fits[i] = f
@@ -252,7 +250,7 @@ class GangPolicy:
         status, m, w, s, offsets = kernels().gang_pass(
             self.capacity_, self.total_, arrays.need, arrays.wd, arrays.pd, rows,
             arrays.gang[:, 0], arrays.gang[:, 1], arrays.held_start, arrays.held_len,
-            arrays.pool_m, arrays.pool_w, arrays.pool_s, ref, cls, _EPS, BIG, True,
+            arrays.pool_m, arrays.pool_w, arrays.pool_s, ref, cls, EPS, BIG, True,
             self.slot_of_,
         )  # fmt: skip
         out = {order[i]: self.running_[order[i]] for i in np.flatnonzero(status == 1).tolist()}

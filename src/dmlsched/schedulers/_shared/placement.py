@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 EPS = 1e-9  # slack of every capacity comparison
-_EPS = EPS
 # Clusters of at most this many machines are placed by the plain NumPy code below, larger
 # ones by the compiled kernels (placement_kernels): the same placements and the same floats
 # (tests/schedulers/test_placement_kernels.py), but importing numba and loading the kernels
@@ -111,7 +110,7 @@ def place_round_robin(
         # compiled, counts included: a NumPy probe per task, then per-task Python to
         # count them, dominated FIFO on 10,000 machines
         ok, machines, w_cnt, s_cnt, h = kernels().round_robin_fit(
-            np.asarray(free, dtype=float), wd, pd, workers, ps, h, _EPS
+            np.asarray(free, dtype=float), wd, pd, workers, ps, h, EPS
         )
         if not ok:
             return None
@@ -144,7 +143,6 @@ def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> 
 
 
 BIG = np.iinfo(np.int64).max // 4  # "fits any number": a demand of nothing
-_BIG = BIG
 _NO_CLASSES = (np.empty((0, 0)), np.empty(0, dtype=np.int64))
 
 
@@ -211,7 +209,7 @@ def _packed_kernel(
 ) -> tuple:
     ref, cls = classes if classes is not None else _NO_CLASSES
     return kernels().packed_fit(  # type: ignore[no-any-return]
-        free, ref, cls, wd, pd, int(workers), int(ps), _EPS, _BIG,
+        free, ref, cls, wd, pd, int(workers), int(ps), EPS, BIG,
         bool(below) and classes is not None,
     )  # fmt: skip
 
@@ -241,7 +239,7 @@ def packed_fits(
 
 def _next_fit(free: np.ndarray, left: dict[int, np.ndarray], d: np.ndarray, h: int) -> int | None:
     H = free.shape[0]
-    need = d - _EPS
+    need = d - EPS
     for k in range(min(8, H)):
         m = (h + k) % H
         if (left.get(m, free[m]) >= need).all():
@@ -283,10 +281,10 @@ def packed_numpy(
     s_cnt: Counter[int] = Counter()
 
     def fit_count(d: np.ndarray) -> np.ndarray:
-        pos = d > _EPS
+        pos = d > EPS
         if not pos.any():
-            return np.full(left.shape[0], _BIG)
-        return np.floor((left[:, pos] + _EPS) / d[pos]).min(axis=1).astype(np.int64)
+            return np.full(left.shape[0], BIG)
+        return np.floor((left[:, pos] + EPS) / d[pos]).min(axis=1).astype(np.int64)
 
     need = workers
     while need > 0:
