@@ -133,3 +133,26 @@ def test_jobs_without_a_requested_gang_draw_one_from_the_run_generator(sched: st
     m1 = simulate_cluster(wl, make_scheduler("cluster", sched), np.random.default_rng(3)).metrics
     m2 = simulate_cluster(wl, make_scheduler("cluster", sched), np.random.default_rng(3)).metrics
     assert m1 == m2 and m1["completed_jobs"] == 4.0
+
+
+@pytest.mark.parametrize("lo, hi", [(1, 30), (1, 1), (3, 4), (1, 1000)])
+def test_gang_sizes_draw_in_one_call_what_one_call_per_job_draws(lo: int, hi: int) -> None:
+    """gang_sizes' single bulk draw is the per-job stream (numbers and the state after)."""
+    from dmlsched.schedulers._shared.gang import gang_sizes
+    from dmlsched.schedulers._shared.placement import bundle
+
+    jobs = [make_job(i, gamma=4.0, requested_workers=2 if i % 3 == 0 else None) for i in range(50)]
+    one, bulk = np.random.default_rng(7), np.random.default_rng(7)
+    expect = [
+        bundle(j, j.requested_workers if j.requested_workers else int(one.integers(lo, hi + 1)))
+        for j in jobs
+    ]
+    got = gang_sizes(jobs[:17], bulk, lo, hi) + gang_sizes(jobs[17:], bulk, lo, hi)
+    assert got == expect
+    assert int(one.integers(0, 2**40)) == int(bulk.integers(0, 2**40))
+    # ignoring requests draws for every job
+    one, bulk = np.random.default_rng(8), np.random.default_rng(8)
+    expect = [bundle(j, int(one.integers(lo, hi + 1))) for j in jobs]
+    assert gang_sizes(jobs, bulk, lo, hi, use_requested=False) == expect
+    assert gang_sizes([], bulk, lo, hi) == []
+    assert int(one.integers(0, 2**40)) == int(bulk.integers(0, 2**40))

@@ -81,3 +81,18 @@ def test_fractional_or_huge_demands_fall_back_to_the_full_recompute() -> None:
     assert not engine.integral_usage((huge, *whole.jobs[1:]), whole.cluster)
     big = Cluster(np.full_like(whole.cluster.capacity, 2.0**51), whole.cluster.resources)
     assert not engine.integral_usage(whole.jobs, big)
+
+
+def test_machines_within_the_bound_but_totals_beyond_it_give_the_same_bytes() -> None:
+    """Usage is kept per machine, but its column sums are summed afresh (totals ≥ 2^50)."""
+    wl = _whole(synthetic_cluster(12, 6, 30, make_rng(5)), 1, True)
+    big = Cluster(np.full_like(wl.cluster.capacity, 2.0**49), wl.cluster.resources)
+    wl = dataclasses.replace(wl, cluster=big)
+    assert engine.integral_usage(wl.jobs, wl.cluster)
+    assert big.capacity.sum(axis=0).min() >= 2.0**50
+    for name in ("fifo", "tiresias"):
+        fast = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(6))
+        with mock.patch.object(engine, "integral_usage", return_value=False):
+            slow = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(6))
+        _same(fast, slow)
+        assert fast.series["utilization"].max() > 0

@@ -310,7 +310,10 @@ def integral_usage(jobs: Iterable[ClusterJob], cluster: Cluster) -> bool:
     accepts is a sum of whole numbers below 2^53, exact in any order, so
     adding a changed placement's demand and subtracting the old one gives the
     bits that summing every allocation afresh gives.  (A usage over capacity
-    is recomputed afresh before it is reported.)
+    is recomputed afresh before it is reported.)  When each resource's total
+    capacity is below 2^50 too, the per-resource totals of usage (the
+    utilization series) are kept the same way: every partial sum of an
+    accepted usage is then a whole number below 2^53.
     """
     cap = np.asarray(cluster.capacity, dtype=float)
     if cap.size and not (np.isfinite(cap).all() and cap.max() < _EXACT_BOUND):
@@ -616,6 +619,8 @@ def simulate_cluster(
     # usage kept across decisions (only changed placements re-added) when exact
     incremental = integral_usage(all_jobs, cluster)
     kept = np.zeros((H, R))
+    # and its column sums, when every sum of accepted usage is exact too (see _EXACT_BOUND)
+    kept_sum = np.zeros(R) if incremental and cap_total.max(initial=0.0) < _EXACT_BOUND else None
     in_kept: dict[int, tuple] = {}  # job -> (machine rows, demand) counted in ``kept``
     was_running = np.zeros(N, dtype=bool)
     prev_run = np.zeros(0, dtype=np.intp)
@@ -765,6 +770,8 @@ def simulate_cluster(
                     in_kept[j] = now
             if rows:  # integral (see integral_usage): the sums are exact in any order
                 at_rows, by = np.concatenate(rows), np.concatenate(delta)
+                if kept_sum is not None:
+                    kept_sum += by.sum(axis=0)
                 if at_rows.size * 4 < H:
                     np.add.at(kept, at_rows, by)
                 else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
@@ -782,7 +789,10 @@ def simulate_cluster(
                     owners[m].append(j)
             check_capacity(name, cluster, usage, t, owners)
         util[t] = np.divide(
-            usage.sum(axis=0), cap_total, out=np.zeros_like(cap_total), where=cap_total > 0
+            usage.sum(axis=0) if kept_sum is None else kept_sum,
+            cap_total,
+            out=np.zeros_like(cap_total),
+            where=cap_total > 0,
         )
         rates = rate_of_job[run]
         if joint is not None and len(running) > 1:

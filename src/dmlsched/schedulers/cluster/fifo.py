@@ -43,8 +43,8 @@ from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placeme
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.batch import JobArrays
-from dmlsched.schedulers._shared.gang import gang_size, place
-from dmlsched.schedulers._shared.placement import EPS, bundle, kernels, machine_rows, take
+from dmlsched.schedulers._shared.gang import gang_sizes, place
+from dmlsched.schedulers._shared.placement import EPS, kernels, machine_rows, take
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Fifo"]
@@ -153,12 +153,12 @@ class Fifo:
             chunk *= 2
 
     def decide(self, view: ClusterView) -> ClusterDecision:
-        for job in view.arrivals:  # drawn at arrival so the stream is order-stable
-            if self.use_requested:
-                self.size_[job.id] = gang_size(job, self.rng_, self.min_workers, self.max_workers)
-            else:
-                w = int(self.rng_.integers(self.min_workers, self.max_workers + 1))
-                self.size_[job.id] = bundle(job, w)
+        arrivals = view.arrivals  # sized at arrival so the stream is order-stable
+        sizes = gang_sizes(
+            arrivals, self.rng_, self.min_workers, self.max_workers, self.use_requested
+        )
+        for job, size in zip(arrivals, sizes, strict=True):
+            self.size_[job.id] = size
             if self.arrays_ is not None:
                 self.arrays_.add(job)
         # completions only add to view.finished: none new, no running job finished
