@@ -237,6 +237,33 @@ def test_reproduce_all_only_runs_the_matching_experiments(tmp_path: Path) -> Non
     assert "`cluster-baselines`" in text and "--only 'cluster-*'" in text
 
 
+def test_reproduce_all_logs_every_run_also_a_stopped_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """runs.csv gets a row per invocation (cells added, how it ended); the report lists them."""
+    import csv
+
+    import dmlsched.cli as cli
+
+    out = tmp_path / "all"
+    args = ["reproduce", "--all", "--only", "cluster-*", "--quick", "--workers", "1"]
+    assert main([*args, "--seeds", "1", "--out", str(out)]) == 0
+    assert main([*args, "--seeds", "1", "--out", str(out)]) == 0  # nothing left to compute
+
+    def stop(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_run", stop)
+    assert main([*args, "--seeds", "2", "--out", str(out)]) == 130
+    with (out / "runs.csv").open(newline="") as f:
+        runs = list(csv.DictReader(f))
+    assert [r["ended"] for r in runs] == ["complete", "complete", "stopped"]
+    assert int(runs[0]["cells_added"]) > 0 and runs[1]["cells_added"] == "0"
+    assert runs[2]["cells_added"] == "0" and all(r["commit"] for r in runs)
+    text = (out / "reproduction.md").read_text()  # written by the second run
+    assert "Runs that computed these results (2;" in text and "| complete |" in text
+
+
 def test_reproduce_all_only_without_a_match_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -49,8 +50,8 @@ from dmlsched.experiments.catalogue import Experiment, all_experiments, get
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
-from dmlsched.experiments.reproduction import write_reproduction
-from dmlsched.experiments.results import columns, groups, scan_results
+from dmlsched.experiments.reproduction import log_run, write_reproduction
+from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
@@ -392,9 +393,25 @@ def reproduce(
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
+        started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
+        cells_before = _cells(base, chosen)
         ran: dict[str, Path] = {}  # results of this command, for same_runs_as
-        for e in chosen:
-            ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=ran.get(e.same_runs_as))
+        ended = "stopped"
+        try:
+            for e in chosen:
+                ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=ran.get(e.same_runs_as))
+            ended = "complete"
+        finally:  # a stopped run is logged too: its cells are kept and count
+            log_run(
+                base,
+                {
+                    "started_utc": started,
+                    "commit": commit,
+                    "wall_s": f"{time.monotonic() - start:.0f}",
+                    "cells_added": str(_cells(base, chosen) - cells_before),
+                    "ended": ended,
+                },
+            )
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")
@@ -418,6 +435,11 @@ def reproduce(
     out = out or Path("results") / exp.id
     _run(exp, out, config(exp), exp.id)
     console.print((out / "summary.md").read_text(), markup=False)
+
+
+def _cells(base: Path, chosen: list[Experiment]) -> int:
+    """Whole cells in ``base/<ID>/results.csv`` over the chosen experiments."""
+    return sum(len(done_cells(base / e.id / "results.csv")) for e in chosen)
 
 
 def _commit() -> str:

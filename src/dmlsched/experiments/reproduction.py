@@ -6,6 +6,11 @@
 
 * a header: commit, seeds, size, wall time, and the counts of claims held /
   not held / reported, for the as-printed schedulers and their ``+`` variants;
+* the runs that computed the cells: a resumable ``--all`` run may take several
+  invocations, possibly at several commits, and each one (also one stopped by
+  Ctrl-C) appends a row to ``OUT/runs.csv`` (:func:`log_run`: start, commit,
+  wall seconds, cells added, how it ended); the report lists them and their
+  total wall time;
 * per paper, one row per claim: the paper's statement and number
   (``claim.paper``, else the experiment's ``reproduces``), the as-printed
   verdict with the deciding point's mean ± 95% interval, the ``+`` variant's
@@ -22,6 +27,7 @@ claims, as NOT RUN, so the report always covers the whole catalogue.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +40,7 @@ from dmlsched.experiments.catalogue import Experiment
 from dmlsched.experiments.claims import Claim, ClaimResult, check_both
 from dmlsched.experiments.results import read_results
 
-__all__ = ["ClaimRow", "collect", "render", "write_reproduction"]
+__all__ = ["RUNS", "ClaimRow", "collect", "log_run", "read_runs", "render", "write_reproduction"]
 
 #: id prefix → section title (anything else goes under "Other experiments")
 PAPERS: tuple[tuple[str, str], ...] = (
@@ -46,6 +52,55 @@ PAPERS: tuple[tuple[str, str], ...] = (
     ("ablation", "Ablations: what each option of the + variants adds"),
 )
 _OTHER = "Other experiments"
+
+#: the run log beside the results, one row per ``--all`` invocation
+RUNS = "runs.csv"
+_RUN_FIELDS = ("started_utc", "commit", "wall_s", "cells_added", "ended", "note")
+
+
+def log_run(base: Path, row: Mapping[str, str]) -> None:
+    """Append one invocation's row (fields :data:`_RUN_FIELDS`) to ``base/runs.csv``."""
+    path = base / RUNS
+    base.mkdir(parents=True, exist_ok=True)
+    new = not path.exists() or path.stat().st_size == 0
+    with path.open("a", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=_RUN_FIELDS, extrasaction="raise")
+        if new:
+            w.writeheader()
+        w.writerow({k: row.get(k, "") for k in _RUN_FIELDS})
+
+
+def read_runs(base: Path) -> list[dict[str, str]]:
+    """The rows of ``base/runs.csv`` (none if there is no log)."""
+    path = base / RUNS
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _runs_table(runs: list[Mapping[str, str]]) -> list[str]:
+    lines = [
+        f"Runs that computed these results ({len(runs)}; `{RUNS}` beside them):",
+        "",
+        "| started (UTC) | commit | wall | cells added | ended | note |",
+        "|---|---|---|---|---|---|",
+    ]
+    total = 0.0
+    for r in runs:
+        wall = float(r.get("wall_s") or 0.0)
+        total += wall
+        cells = [
+            r.get("started_utc") or "—",
+            f"`{r.get('commit')}`" if r.get("commit") else "—",
+            f"{wall:.0f} s",
+            r.get("cells_added") or "—",
+            r.get("ended") or "—",
+            r.get("note") or "",
+        ]
+        lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    lines += ["", f"Total wall time of these runs: {total:.0f} s ({total / 3600:.1f} h).", ""]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -97,7 +152,11 @@ def _counts(results: list[ClaimResult]) -> dict[str, int]:
     return out
 
 
-def render(rows: list[ClaimRow], meta: Mapping[str, str] | None = None) -> str:
+def render(
+    rows: list[ClaimRow],
+    meta: Mapping[str, str] | None = None,
+    runs: Iterable[Mapping[str, str]] = (),
+) -> str:
     """The Markdown report (see module docstring)."""
     meta = dict(meta or {})
     lines = ["# Reproduction report", ""]
@@ -112,6 +171,8 @@ def render(rows: list[ClaimRow], meta: Mapping[str, str] | None = None) -> str:
     ]
     if meta:
         lines += [f"- {k}: {v}" for k, v in meta.items()] + [""]
+    if runs:
+        lines += _runs_table(list(runs))
     printed = _counts([r.printed for r in rows])
     plus = _counts([r.plus_result for r in rows if r.plus_result is not None])
     n_plus = sum(1 for r in rows if r.plus_result is not None)
@@ -168,5 +229,5 @@ def write_reproduction(
         path = base / exp.id / "results.csv"
         results.append((exp, read_results(path) if path.exists() else None))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(collect(results), meta))
+    out.write_text(render(collect(results), meta, read_runs(base)))
     return out

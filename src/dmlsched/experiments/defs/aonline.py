@@ -398,6 +398,12 @@ register(
                     base,
                     text=f"A_online uses the edge more than SRTF and Tiresias-L (Fig. 11; "
                     f"{reading})",
+                    reason="a-online+'s cloud_check sends a job to the cloud whole (ζ = 1) "
+                    "when that costs less JCT, its own plus what it adds to others, than "
+                    "A_online's plan using the edge (92% of chunks go to the cloud, A_online's "
+                    "84%): it gives up edge use for a lower total JCT and makespan; without "
+                    "cloud_check a-online+ uses the edge as A_online does",
+                    shown_by="ablation-aonline",
                 ),
                 Beats(
                     "makespan",

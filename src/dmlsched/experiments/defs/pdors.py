@@ -502,6 +502,10 @@ register(
                 1.0 - 1e-9,
                 text="G_δ = 1 is best: utility(G=1)/utility(G) ≥ 1 at every G",
                 paper="Fig. 11: the ratio to OPT is lowest at G_δ = 1 (G_δ from 0.2 to 1.2)",
+                reason="pd-ors+ earns the same utility at every G_δ: its fallbacks place the "
+                "jobs whose roundings fail, so G_δ changes how many roundings fail (none at "
+                "G_δ = 1, hundreds below it: `rounding_failures`), not what is earned; on one "
+                "seed of ten G_δ ≤ 0.8 earns 0.016% more than G_δ = 1 (ratio 0.99984)",
             ),
         ),
         reproduces="PD-ORS TNSE 2022 Fig. 11 (ratio to G_δ=1 instead of Gurobi's optimum)",
