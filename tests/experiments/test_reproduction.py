@@ -136,3 +136,6 @@ def test_the_committed_report_covers_the_catalogue() -> None:
         for c in exp.claims:
             claim_text = c.check(pd.DataFrame(columns=COLUMNS)).text.replace("|", "\\|")
             assert claim_text in text, (exp.id, claim_text)
+    # every NOT HELD has its reason, and the runs that computed the cells are listed
+    assert "no reason recorded" not in text
+    assert "Runs that computed these results" in text
