@@ -55,9 +55,11 @@ def scale_fifo() -> dict[str, float]:
 
 
 #: 10,000 jobs × 1,000 machines × 1,000 slots at issue 16's starting commit 5e2d4bc
-#: (wall seconds of the simulation, median of 3 alternating with branch i16e's 100k runs,
-#: nice 5, load 4–6; the first such run, beside branch i16, gave 4.09 and 6.41)
-BASE_10K_S = {"fifo": 2.36, "tiresias": 3.83}
+#: (wall seconds of the simulation on a quiet machine, load ≤ 1.1, fresh processes
+#: alternating with main's 100k runs on 2026-11-24: FIFO the median of 16, Tiresias of 5;
+#: earlier, at load 4–6, the same runs took 2.36 and 3.83 s, and beside branch i16 4.09
+#: and 6.41 s — compare in one run when the machine is busy)
+BASE_10K_S = {"fifo": 2.285, "tiresias": 3.13}
 
 _CHILD = """
 import json, resource, sys, time
