@@ -41,6 +41,7 @@ __all__ = [
     "ClusterJob",
     "ClusterWorkload",
     "Placement",
+    "PlacementTable",
     "SpeedModel",
 ]
 
@@ -293,6 +294,74 @@ class Placement:
         )
 
 
+def _frozen_ints(name: str, a: object) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+        raise ValueError(f"PlacementTable.{name} must be a 1-D integer array, not {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"PlacementTable.{name} holds a value beyond int64")
+    # an immutable copy (bytes-backed, as the engine's frozen arrays): no one can rewrite it
+    return np.frombuffer(arr.astype(np.int64).tobytes(), dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class PlacementTable(Mapping[int, Placement]):
+    """Many jobs' placements as flat integer arrays, for ``ClusterDecision.allocations``.
+
+    Job ``jobs[k]`` holds ``machines[a:b]`` with ``workers[a:b]`` and ``ps[a:b]``,
+    ``a, b = offsets[k], offsets[k + 1]``.  It is a ``Mapping[int, Placement]``
+    (each :class:`Placement` built when looked up), so it stands wherever a
+    dict of placements does; the ``cluster`` engine reads its arrays at once,
+    without a Python object per job or per machine — what a scheduler that
+    places hundreds of jobs a decision on thousands of machines (FIFO) pays
+    least for.  The arrays are immutable copies; the engine still reads and
+    checks them as it reads every placement.
+    """
+
+    jobs: np.ndarray
+    offsets: np.ndarray
+    machines: np.ndarray
+    workers: np.ndarray
+    ps: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("jobs", "offsets", "machines", "workers", "ps"):
+            object.__setattr__(self, name, _frozen_ints(name, getattr(self, name)))
+        n, k = len(self.jobs), len(self.machines)
+        o = self.offsets
+        if not (
+            len(o) == n + 1
+            and o[0] == 0
+            and o[-1] == k
+            and (np.diff(o) >= 0).all()
+            and len(self.workers) == len(self.ps) == k
+        ):
+            raise ValueError(
+                "PlacementTable: offsets must rise from 0 to len(machines), one more than jobs,"
+                " and machines, workers, ps must be as long as each other"
+            )
+        object.__setattr__(self, "_row", None)  # job -> row, built on the first lookup
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.jobs.tolist())
+
+    def __getitem__(self, job: int) -> Placement:
+        row = self._row  # type: ignore[attr-defined]
+        if row is None:
+            row = dict(zip(self.jobs.tolist(), range(len(self.jobs)), strict=True))
+            object.__setattr__(self, "_row", row)
+        k = row[job]
+        a, b = int(self.offsets[k]), int(self.offsets[k + 1])
+        return Placement(
+            tuple(self.machines[a:b].tolist()),
+            tuple(self.workers[a:b].tolist()),
+            tuple(self.ps[a:b].tolist()),
+        )
+
+
 _EMPTY: Mapping[int, Placement] = MappingProxyType({})
 
 
@@ -303,7 +372,8 @@ class ClusterDecision:
     * ``admit`` / ``reject``: ids of *pending* jobs (arrived, not yet decided).
       A rejected job can never run; allocating to a pending job admits it.
       Jobs may stay pending (queued) as long as the scheduler likes.
-    * ``allocations``: job id → placement for this slot only.
+    * ``allocations``: job id → placement for this slot only (a dict, or a
+      :class:`PlacementTable` holding many placements as arrays).
     * ``until``: event-driven time.  ``None`` (default): ask again next slot.
       A slot k > this slot: the scheduler promises that, asked at any slot
       before k at which no job has arrived and none has completed since this

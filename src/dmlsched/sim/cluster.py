@@ -70,7 +70,14 @@ from typing import NamedTuple
 import numpy as np
 
 from dmlsched.errors import InvalidDecision
-from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, ClusterWorkload, Placement
+from dmlsched.model.cluster import (
+    Cluster,
+    ClusterDecision,
+    ClusterJob,
+    ClusterWorkload,
+    Placement,
+    PlacementTable,
+)
 from dmlsched.model.speed.pdors import job_rate, ps_bandwidth_load, sync_worker_rates
 from dmlsched.model.views import ClusterView, Finished
 from dmlsched.schedulers.protocols import ClusterScheduler
@@ -94,6 +101,7 @@ __all__ = [
     "check_placement",
     "read_decision",
     "read_placement",
+    "read_table",
     "read_until",
     "simulate_cluster",
 ]
@@ -443,16 +451,17 @@ _ONLY_TUPLE = frozenset({tuple})
 
 
 class _Batch(NamedTuple):
-    """Placements read at once by :func:`_read_batch` (``fast``: positions it read)."""
+    """Placements read at once (``fast``: the positions read; the rest go one by one)."""
 
     fast: list[int]
-    fields: list[tuple]  # per fast placement: its (machines, workers, ps) tuples
+    sources: list[tuple]  # per fast placement: its field objects (see _unchanged)
+    counts: list  # per fast placement: its field tuples, or None (from a table)
     lo: list[int]  # its rows in ``machines``/``demand``: lo[k]:hi[k]
     hi: list[int]
     total_w: list[int]
     total_s: list[int]
     rates: np.ndarray
-    ids: np.ndarray  # fast × 3: ids of its field tuples (see _unchanged)
+    ids: np.ndarray  # fast × 3: ids of its field tuples (see _unchanged; 0 for a table)
     machines: np.ndarray
     demand: np.ndarray
 
@@ -464,15 +473,10 @@ def _read_batch(
     :func:`read_placement`, :func:`check_placement` and :func:`job_rate` would one by one
     (``d``: their jobs' indices).
 
-    Returns (the batch, positions left to the one-by-one path).  Only what is
-    certainly accepted is read here: exact :class:`Placement` s of exact tuples of
-    ``int`` for sync jobs, every check passed, rated by the γ-form (Eq. (1) with
-    S ≥ W/γ, :func:`~dmlsched.model.speed.pdors.sync_rate`'s first branch).  Anything
-    else — an async job, a check failed, a count outside int64 — goes the one-by-one
-    way, which refuses with its own message or reads it.  The same floats:
-    :func:`~dmlsched.model.speed.pdors.sync_worker_rates` repeats
-    :func:`~dmlsched.model.speed.pdors.worker_rate`'s operations, and each demand row
-    is w·α + s·β as in the one-by-one path (``tests/sim/test_batch_read.py``).
+    Returns (the batch, positions left to the one-by-one path).  Only exact
+    :class:`Placement` s of exact tuples of ``int`` are read here, and of those only
+    what :func:`_check_batch` certainly accepts; anything else goes the one-by-one way,
+    which refuses with its own message or reads it.
     """
     ps = [placements[i] for i in sel]
     n = len(ps)
@@ -499,13 +503,66 @@ def _read_batch(
         )
     except OverflowError:  # beyond int64: certainly refused, by the one-by-one path
         return None, sel
+    got = _check_batch(t, H, m, w, s, lm, d, ja)
+    if got is None:
+        return None, sel
+    fast = got[1]
+    fl = fast.tolist()
+    ids = np.fromiter(map(id, flat), dtype=np.uint64, count=3 * n).reshape(n, 3)
+    return _batch(sel, fl, [fields[k] for k in fl], False, ids[fast], m, w, s, lm, d, ja, *got)
+
+
+def _read_table_batch(
+    t: int, H: int, sel: list[int], table: _Table, d: np.ndarray, ja: _JobArrays
+) -> tuple[_Batch | None, list[int]]:
+    """:func:`_read_batch` for the placements at positions ``sel`` of a table: the same
+    checks and floats, from its arrays (no Python object per machine until the
+    :class:`Counts` of what was accepted)."""
+    lm = table.lens[sel]
+    if len(sel) == len(table.jobs):
+        m, w, s = table.machines, table.workers, table.ps
+    else:
+        mask = np.zeros(len(table.jobs), dtype=bool)
+        mask[sel] = True
+        rows = mask[table.seg]
+        m, w, s = table.machines[rows], table.workers[rows], table.ps[rows]
+    got = _check_batch(t, H, m, w, s, lm, d, ja)
+    if got is None:
+        return None, sel
+    fl = got[1].tolist()
+    ids = np.zeros((len(fl), 3), dtype=np.uint64)
+    return _batch(sel, fl, [_NO_SOURCE] * len(fl), True, ids, m, w, s, lm, d, ja, *got)
+
+
+def _check_batch(
+    t: int,
+    H: int,
+    m: np.ndarray,
+    w: np.ndarray,
+    s: np.ndarray,
+    lm: np.ndarray,
+    d: np.ndarray,
+    ja: _JobArrays,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The checks of :func:`read_placement` and :func:`check_placement` and the rate of
+    :func:`job_rate`, over placements laid back to back (``lm``: their lengths; ``d``:
+    their jobs' indices), for sync jobs rated by the γ-form (Eq. (1) with S ≥ W/γ,
+    :func:`~dmlsched.model.speed.pdors.sync_rate`'s first branch).
+
+    Returns (accepted, their positions, their rows, ΣW, ΣS, rates), or None if none
+    is accepted.  The same floats: :func:`~dmlsched.model.speed.pdors.sync_worker_rates`
+    repeats :func:`~dmlsched.model.speed.pdors.worker_rate`'s operations
+    (``tests/sim/test_batch_read.py``).
+    """
+    n = len(lm)
     seg = np.repeat(np.arange(n), lm)
     bad = np.zeros(n, dtype=bool)
     out = (m < 0) | (m >= H) | (w < 0) | (w > _MAX_COUNT) | (s < 0) | (s > _MAX_COUNT)
     bad[seg[out]] = True
-    bad |= np.fromiter(  # a machine twice in one placement (tuples of ints: C-level sets)
-        (len(set(x)) != len(x) for x in flat[0::3]), dtype=bool, count=n
-    )
+    # a machine twice in one placement: equal neighbours once sorted by (placement, machine)
+    order = np.lexsort((m, seg))
+    ms, ss = m[order], seg[order]
+    bad[ss[1:][(ms[1:] == ms[:-1]) & (ss[1:] == ss[:-1])]] = True
     hi = np.cumsum(lm)
     lo = hi - lm
     cw = np.concatenate(([0], np.cumsum(w)))  # int64 (wraps only for refused counts)
@@ -524,26 +581,186 @@ def _read_batch(
         rates = np.where(idle, 0.0, tw * per_worker)
     fast = np.flatnonzero(ok)
     if not fast.size:
-        return None, sel
-    rows = ok[seg]
+        return None
+    return ok, fast, ok[seg], tw, ts, rates
+
+
+def _batch(
+    sel: list[int],
+    fl: list[int],
+    sources: list[tuple],
+    from_table: bool,
+    ids: np.ndarray,
+    m: np.ndarray,
+    w: np.ndarray,
+    s: np.ndarray,
+    lm: np.ndarray,
+    d: np.ndarray,
+    ja: _JobArrays,
+    ok: np.ndarray,
+    fast: np.ndarray,
+    rows: np.ndarray,
+    tw: np.ndarray,
+    ts: np.ndarray,
+    rates: np.ndarray,
+) -> tuple[_Batch, list[int]]:
+    """The accepted placements' records.  Their :class:`Counts`: for placements, their
+    ``sources`` (exact tuples of ``int``: equal as tuples, made :class:`Counts` when
+    kept); for a table, None (made only when asked for, from the engine's copy of
+    its entries: ``counts_of`` in :func:`simulate_cluster`)."""
+    seg = np.repeat(np.arange(len(lm)), lm)
     mf = m[rows].astype(np.intp, copy=False)
     demand = w[rows].astype(float)[:, None] * ja.alpha[d[seg[rows]]]
     demand += s[rows].astype(float)[:, None] * ja.beta[d[seg[rows]]]
     hi_f = np.cumsum(lm[fast])
-    ids = np.fromiter(map(id, flat), dtype=np.uint64, count=3 * n).reshape(n, 3)
+    lo_f = hi_f - lm[fast]
+    lo, hi = lo_f.tolist(), hi_f.tolist()
+    counts: list = [None] * len(fl) if from_table else sources
     batch = _Batch(
-        fast=[sel[k] for k in fast.tolist()],
-        fields=[fields[k] for k in fast.tolist()],
-        lo=(hi_f - lm[fast]).tolist(),
-        hi=hi_f.tolist(),
+        fast=[sel[k] for k in fl],
+        sources=sources,
+        counts=counts,
+        lo=lo,
+        hi=hi,
         total_w=tw[fast].tolist(),
         total_s=ts[fast].tolist(),
         rates=rates[fast],
-        ids=ids[fast],
+        ids=ids,
         machines=mf,
         demand=demand,
     )
     return batch, [sel[k] for k in np.flatnonzero(~ok).tolist()]
+
+
+class _Table(NamedTuple):
+    """The engine's copy of a :class:`PlacementTable` (read by :func:`read_table`)."""
+
+    jobs: list[int]
+    offsets: np.ndarray
+    lens: np.ndarray
+    seg: np.ndarray  # each entry's position in ``jobs``
+    machines: np.ndarray
+    workers: np.ndarray
+    ps: np.ndarray
+
+    def placement(self, k: int) -> Placement:
+        """The ``k``-th placement as a :class:`Placement` (for the one-by-one read)."""
+        a, b = int(self.offsets[k]), int(self.offsets[k + 1])
+        return Placement(
+            tuple(self.machines[a:b].tolist()),
+            tuple(self.workers[a:b].tolist()),
+            tuple(self.ps[a:b].tolist()),
+        )
+
+
+_TABLE_FIELDS = ("jobs", "offsets", "machines", "workers", "ps")
+
+
+def read_table(sched: str, slot: int, raw: object, limit: int) -> _Table | None:
+    """The engine's copy of ``allocations`` when it is an exact :class:`PlacementTable`
+    (else None: :func:`read_decision` reads it as a mapping).
+
+    Each array is copied and must be 1-D ``int64`` (whatever was done to the table
+    after it was built); offsets rise from 0 to the entries, one more than the jobs;
+    more jobs than ``limit`` + 1 or a job named twice is refused as
+    :func:`~dmlsched.sim.boundary.read_mapping` refuses them.  The placements
+    themselves are read as every placement is (:func:`_read_table_batch`, or one by
+    one as :class:`Placement` s).
+    """
+    if type(raw) is not PlacementTable:
+        return None
+    got = []
+    for f in _TABLE_FIELDS:
+        a = getattr(raw, f, None)
+        if type(a) is not np.ndarray or a.ndim != 1 or a.dtype != np.int64:
+            refuse(sched, None, slot, f"allocations table: {f} is not a 1-D int64 array")
+        got.append(np.array(a))  # ours: whatever happens to theirs
+    jobs, offsets, m, w, s = got
+    n = len(jobs)
+    if not (
+        len(offsets) == n + 1
+        and offsets[0] == 0
+        and offsets[-1] == len(m) == len(w) == len(s)
+        and (np.diff(offsets) >= 0).all()
+    ):
+        refuse(sched, None, slot, "allocations table: offsets do not fit its arrays")
+    if n > limit + 1:
+        refuse(sched, None, slot, f"allocations names more than the {limit} jobs it may")
+    keys = jobs.tolist()
+    if len(set(keys)) != n:
+        seen: set[int] = set()
+        twice = next(j for j in keys if j in seen or seen.add(j))  # type: ignore[func-returns-value]
+        refuse(sched, twice, slot, "allocations names the job twice")
+    lens = np.diff(offsets)
+    return _Table(keys, offsets, lens, np.repeat(np.arange(n), lens), m, w, s)
+
+
+def _table_unchanged(
+    table: _Table, at: np.ndarray, start: np.ndarray, length: np.ndarray, own: tuple
+) -> np.ndarray:
+    """Which of the table's placements equal, entry for entry, the one the engine last
+    read and checked for their job from a table (``own``: its copies, by ``start`` and
+    ``length`` per job index; length −1 if its last read was not from a table)."""
+    same = length[at] == table.lens
+    if not same.any():
+        return same
+    seg = table.seg
+    inside = same[seg]
+    pos = np.arange(len(seg)) - table.offsets[seg] + start[at][seg]
+    pos = np.where(inside, pos, 0)
+    om, ow, os_ = own
+    if not om.size:
+        return same & (table.lens == 0)
+    diff = inside & (
+        (om[pos] != table.machines) | (ow[pos] != table.workers) | (os_[pos] != table.ps)
+    )
+    return same & (np.bincount(seg[diff], minlength=len(at)) == 0)
+
+
+class _TablePlacements:
+    """A table's placements by position, each a :class:`Placement` built when asked for."""
+
+    def __init__(self, table: _Table) -> None:
+        self.table = table
+
+    def __getitem__(self, k: int) -> Placement:
+        return self.table.placement(k)
+
+
+def _kept_entries(
+    pool: tuple,
+    used: int,
+    table: _Table,
+    changed: list[int],
+    at: np.ndarray,
+    start: np.ndarray,
+    length: np.ndarray,
+) -> tuple[tuple, int]:
+    """Append the entries of the table's placements at positions ``changed`` to the
+    engine's pool and point their jobs at them; returns (pool, entries in use)."""
+    if len(changed) == len(table.jobs):
+        m, w, s = table.machines, table.workers, table.ps
+    else:
+        mask = np.zeros(len(table.jobs), dtype=bool)
+        mask[changed] = True
+        rows = mask[table.seg]
+        m, w, s = table.machines[rows], table.workers[rows], table.ps[rows]
+    k = m.shape[0]
+    if used + k > pool[0].shape[0]:
+        size = max(used + k, 2 * pool[0].shape[0], 1024)
+        grown = []
+        for a in pool:
+            b = np.empty(size, dtype=np.int64)
+            b[:used] = a[:used]
+            grown.append(b)
+        pool = tuple(grown)
+    for a, b in zip(pool, (m, w, s), strict=True):
+        a[used : used + k] = b
+    lens = table.lens[changed]
+    d = at[changed]
+    start[d] = used + np.cumsum(lens) - lens
+    length[d] = lens
+    return pool, used + k
 
 
 def _indices(index: dict[int, int], ids: Iterable[int], n: int) -> np.ndarray:
@@ -623,6 +840,23 @@ def simulate_cluster(
     kept_sum = np.zeros(R) if incremental and cap_total.max(initial=0.0) < _EXACT_BOUND else None
     in_kept: dict[int, tuple] = {}  # job -> (machine rows, demand) counted in ``kept``
     was_running = np.zeros(N, dtype=bool)
+    # the entries of each job's placement last read from a PlacementTable (length −1: none)
+    own_start = np.zeros(N, dtype=np.int64)
+    own_len = np.full(N, -1, dtype=np.int64)
+    own_pool: tuple = (np.zeros(0, dtype=np.int64),) * 3
+    used = 0  # entries of own_pool in use
+
+    def counts_of(j: int) -> Counts:
+        """The :class:`Counts` of job ``j``'s checked placement (made from the engine's
+        copy of its table entries the first time one read from a table is asked for)."""
+        hit = checked[j]
+        if hit[3] is None:
+            a = int(own_start[index[j]])
+            b = a + int(own_len[index[j]])
+            c = Counts(*(tuple(x[a:b].tolist()) for x in own_pool))
+            checked[j] = hit = (*hit[:3], c, *hit[4:])
+        return hit[3]
+
     prev_run = np.zeros(0, dtype=np.intp)
 
     t = -1
@@ -654,9 +888,17 @@ def simulate_cluster(
             finished=finished_fs,
             slot_seconds=workload.slot_seconds,
         )
-        decision = scheduler.decide(view)
-        allocations, admit, reject = read_decision(name, t, decision, len(pending) + len(active))
-        until = read_until(name, t, decision)  # type: ignore[arg-type]  # exact type checked above
+        decision = expect_type(name, t, scheduler.decide(view), ClusterDecision)
+        table = read_table(name, t, decision.allocations, len(pending) + len(active))
+        if table is None:
+            allocations, admit, reject = read_decision(
+                name, t, decision, len(pending) + len(active)
+            )
+        else:
+            allocations = dict.fromkeys(table.jobs)
+            admit = read_ints(name, t, None, "admit", decision.admit)
+            reject = read_ints(name, t, None, "reject", decision.reject)
+        until = read_until(name, t, decision)
 
         rej_now, adm_now, by_alloc = check_admissions(
             name, t, allocations, admit, reject, pending, active, rejected, finished
@@ -678,16 +920,28 @@ def simulate_cluster(
             admitted.append(j)
 
         keys = list(allocations)
-        placements = list(allocations.values())
         at = _indices(index, keys, len(keys))
-        changed = np.flatnonzero(~_unchanged(placements, read[at])).tolist()
+        if table is None:
+            placements: list[object] | _TablePlacements = list(allocations.values())
+            changed = np.flatnonzero(~_unchanged(placements, read[at])).tolist()
+            own_len[at[changed]] = -1  # read from placements: no table entry stands for them
+        else:
+            placements = _TablePlacements(table)
+            same = _table_unchanged(table, at, own_start, own_len, own_pool)
+            changed = np.flatnonzero(~same).tolist()
+            read[at[changed]] = 0  # (_NO_IDS) read from a table: no tuple stands for them
         one_by_one = changed
         if job_arrays is not None and len(changed) >= _BATCH_MIN:
-            batch, one_by_one = _read_batch(t, H, changed, placements, at[changed], job_arrays)
+            if table is None:
+                got = _read_batch(t, H, changed, placements, at[changed], job_arrays)  # type: ignore[arg-type]
+            else:
+                got = _read_table_batch(t, H, changed, table, at[changed], job_arrays)
+            batch, one_by_one = got
             if batch is not None:
-                for i, f, lo, hi, rate, total_w, total_s in zip(
+                for i, src, c, lo, hi, rate, total_w, total_s in zip(
                     batch.fast,
-                    batch.fields,
+                    batch.sources,
+                    batch.counts,
                     batch.lo,
                     batch.hi,
                     batch.rates.tolist(),
@@ -697,11 +951,12 @@ def simulate_cluster(
                 ):
                     j = keys[i]
                     hit = checked.get(j)
-                    if hit is not None and hit[3] == f:  # as checked before: keep its arrays
-                        checked[j] = (*f, *hit[3:])
+                    if c is not None and hit is not None and hit[3] == c:
+                        checked[j] = (*src, *hit[3:])  # as checked before: keep its arrays
                     else:  # exact tuples of ints are their own Counts (read_placement)
                         idx, demand = batch.machines[lo:hi], batch.demand[lo:hi]
-                        checked[j] = (*f, Counts(*f), idx, demand, rate, total_w, total_s)
+                        c = None if c is None else Counts(*c)  # None: see counts_of
+                        checked[j] = (*src, c, idx, demand, rate, total_w, total_s)
                 d = at[batch.fast]
                 rate_of_job[d] = batch.rates
                 workers_of[d] = batch.total_w
@@ -728,7 +983,11 @@ def simulate_cluster(
             else:
                 hit = (*_sources(p), *hit[3:])
             checked[j] = hit
-            read[d] = _NO_IDS if hit[0] is _NO_SOURCE[0] else tuple(map(id, hit[:3]))
+            if table is None:
+                read[d] = _NO_IDS if hit[0] is _NO_SOURCE[0] else tuple(map(id, hit[:3]))
+        if table is not None and changed:
+            # the table's entries now checked for these jobs: the next table is compared with them
+            own_pool, used = _kept_entries(own_pool, used, table, changed, at, own_start, own_len)
         on = placed[at]
         run_at = np.flatnonzero(on)  # the running jobs' places in the allocations
         run = at[run_at]
@@ -740,10 +999,8 @@ def simulate_cluster(
                 if j in by_alloc_set:
                     events.append(Event(t, "admit", j))
                 if is_on:
-                    _, _, _, c, _, _, rate, total_w, total_s = checked[j]
-                    detail = (
-                        f"workers={total_w} ps={total_s} machines={len(c.machines)} rate={rate:.6g}"
-                    )
+                    _, _, _, _, idx, _, rate, total_w, total_s = checked[j]
+                    detail = f"workers={total_w} ps={total_s} machines={len(idx)} rate={rate:.6g}"
                     details.append((j, detail))
                     events.append(Event(t, "allocate", j, detail))
         if incremental:
@@ -785,7 +1042,7 @@ def simulate_cluster(
             usage = _recomputed_usage(H, R, (checked[j][4:6] for j in running))  # afresh
             owners: dict[int, list[int]] = defaultdict(list)  # for the message only
             for j in running:
-                for m in checked[j][3].machines:
+                for m in counts_of(j).machines:
                     owners[m].append(j)
             check_capacity(name, cluster, usage, t, owners)
         util[t] = np.divide(
@@ -798,7 +1055,7 @@ def simulate_cluster(
         if joint is not None and len(running) > 1:
             # a speed model that knows what jobs running at once do to each other (shared
             # links): the same set runs in every held slot, so the rates hold with it
-            got = joint([(jobs[j], Placement(*checked[j][3])) for j in running])
+            got = joint([(jobs[j], Placement(*counts_of(j))) for j in running])
             rates = np.array([float(x) for _, x in zip(running, got, strict=True)])
         # event-driven time: the same allocations stand until ``until``, the next
         # arrival or the first completion, whichever comes first
@@ -820,6 +1077,7 @@ def simulate_cluster(
             ended = [running[f] for f in ends.tolist()]
             e = run[ends]
             read[e] = 0  # (_NO_IDS) their tuples may be freed: their ids may come again
+            own_len[e] = -1
             # JCT counts whole slots from the start of the arrival slot to the moment
             # within slot t when the work ran out (linear progress within a slot);
             # elementwise, the floats of t − a_i + min(1, max(0, E·K − before) / rate)

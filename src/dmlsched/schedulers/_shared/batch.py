@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dmlsched.model.cluster import ClusterJob, Placement
+from dmlsched.model.cluster import ClusterJob, Placement, PlacementTable
 
 __all__ = ["JobArrays"]
 
@@ -52,7 +52,7 @@ class JobArrays:
         self.pool_w = np.empty(256, dtype=np.int64)
         self.pool_s = np.empty(256, dtype=np.int64)
         self.used = 0  # pool entries in use
-        self.segment_: dict[int, tuple[Placement, int, int]] = {}
+        self.segment_: dict[int, tuple[Placement | None, int, int]] = {}  # None: by hold()
         # by row: the pool segment of the job's placement held now (length 0: none)
         self.held_start = np.zeros(64, dtype=np.int64)
         self.held_len = np.zeros(64, dtype=np.int64)
@@ -128,6 +128,24 @@ class JobArrays:
         if self.segment_.pop(j, None) is not None:
             self.held_len[self.row[j]] = 0
 
+    def hold(
+        self,
+        ids: Sequence[int],
+        m: np.ndarray,
+        w: np.ndarray,
+        s: np.ndarray,
+        spans: Sequence[tuple[int, int]],
+    ) -> None:
+        """Job ``ids[k]`` holds ``[a, b) = spans[k]`` of the back-to-back arrays from now on
+        (appended to the pool; no :class:`Placement` object: :meth:`table` reads them)."""
+        base = self.append(m, w, s)
+        segment = self.segment_
+        for j, (a, b) in zip(ids, spans, strict=True):
+            segment[j] = (None, base + a, b - a)
+        rows = self.rows(ids)
+        self.held_start[rows] = [base + a for a, _ in spans]
+        self.held_len[rows] = [b - a for a, b in spans]
+
     def placements(
         self,
         ids: Sequence[int],
@@ -136,17 +154,31 @@ class JobArrays:
         s: np.ndarray,
         spans: Sequence[tuple[int, int]],
     ) -> list[Placement]:
-        """Job ``ids[k]``'s placement is ``[a, b) = spans[k]`` of the back-to-back arrays
-        (appended to the pool and recorded, so releasing it copies nothing)."""
-        base = self.append(m, w, s)
+        """As :meth:`hold`, and the :class:`Placement` of each (recorded as its segment's,
+        so releasing it copies nothing)."""
+        self.hold(ids, m, w, s, spans)
         ml, wl, sl = m.tolist(), w.tolist(), s.tolist()
         out = []
         segment = self.segment_
         for j, (a, b) in zip(ids, spans, strict=True):
             p = Placement(tuple(ml[a:b]), tuple(wl[a:b]), tuple(sl[a:b]))
-            segment[j] = (p, base + a, b - a)
+            segment[j] = (p, *segment[j][1:])
             out.append(p)
-        rows = self.rows(ids)
-        self.held_start[rows] = [base + a for a, _ in spans]
-        self.held_len[rows] = [b - a for a, b in spans]
         return out
+
+    def table(self, ids: Sequence[int]) -> PlacementTable:
+        """The placements jobs ``ids`` hold (each held: :meth:`hold`, :meth:`segment`), in
+        that order, as one :class:`PlacementTable` gathered from the pool."""
+        rows = self.rows(ids)
+        start, length = self.held_start[rows], self.held_len[rows]
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum(length, out=offsets[1:])
+        # entry e of job k sits at start[k] + (e − offsets[k])
+        at = np.arange(offsets[-1], dtype=np.int64) + np.repeat(start - offsets[:-1], length)
+        return PlacementTable(
+            np.fromiter(ids, dtype=np.int64, count=len(ids)),
+            offsets,
+            self.pool_m[at],
+            self.pool_w[at],
+            self.pool_s[at],
+        )

@@ -30,11 +30,15 @@ On a large cluster (more than ``placement.SMALL_MACHINES`` machines) a run of
 round-robin sync gangs at the head of the queue is placed by one compiled call
 (``placement_kernels.round_robin_run``) and finished jobs are released by one
 (``take_segments``): the same placements, pointer and free capacity, bit for
-bit, as placing and releasing them one by one.
+bit, as placing and releasing them one by one.  There the decision's
+allocations are one :class:`~dmlsched.model.cluster.PlacementTable` gathered
+from the placements' arrays (no tuple per job or machine, for FIFO or the
+engine); elsewhere a dict of :class:`~dmlsched.model.cluster.Placement` s.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
@@ -78,7 +82,8 @@ class Fifo:
         self.horizon_ = horizon
         self.rng_ = rng
         self.size_: dict[int, tuple[int, int]] = {}
-        self.running_: dict[int, Placement] = {}
+        # job -> its placement (None: held only as arrays, placed by the compiled pass)
+        self.running_: dict[int, Placement | None] = {}
         self.free_ = np.array(cluster.capacity, dtype=float)
         self.pointer_ = 0
         self.classes_ = machine_rows(cluster.capacity)
@@ -100,7 +105,7 @@ class Fifo:
         arrays = self.arrays_
         if arrays is None:
             for j in done:
-                take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)
+                take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)  # type: ignore[arg-type]
             return
         spans = [arrays.segment(j, self.running_.pop(j)) for j in done]
         rows = arrays.rows(done)
@@ -143,9 +148,8 @@ class Fifo:
             if done:
                 ol = offsets.tolist()
                 got = ids[:done]
-                spans = [(ol[t], ol[t + 1]) for t in range(done)]
-                for j, p in zip(got, arrays.placements(got, m, w, s, spans), strict=True):
-                    self.running_[j] = p
+                arrays.hold(got, m, w, s, [(ol[t], ol[t + 1]) for t in range(done)])
+                self.running_.update(dict.fromkeys(got))
                 self.pointer_ = int(h)
             placed += done
             if done < len(ids):
@@ -196,9 +200,17 @@ class Fifo:
             p, self.pointer_ = placed
             take(self.free_, job, p)
             self.running_[j] = p
+            if self.arrays_ is not None:
+                self.arrays_.segment(j, p)  # held as arrays too, for the table
             i += 1
         # nothing changes until a job arrives or completes: the head that did not fit
         # still does not, and running jobs keep their placements (event-driven time)
+        if self.arrays_ is None:  # every job holds a Placement
+            allocations: Mapping[int, Placement] = dict(self.running_)  # type: ignore[arg-type]
+        else:
+            allocations = self.arrays_.table(list(self.running_))
         return ClusterDecision(
-            allocations=dict(self.running_), reject=tuple(reject), until=self.horizon_
+            allocations=allocations,
+            reject=tuple(reject),
+            until=self.horizon_,
         )
