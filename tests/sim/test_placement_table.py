@@ -324,7 +324,7 @@ def test_an_overfull_machine_is_refused_naming_the_same_jobs_as_dicts() -> None:
     tight = ClusterWorkload(_JOBS, Cluster.uniform(2, (4.0, 8.0, 64.0, 64.0)), 4)
     alloc = {j: Placement((0,), (2,), (1,)) for j in range(3)}
     got = [
-        _outcome(lambda: simulate("cluster", tight, _Tables(lambda s: a), make_rng(0)))
+        _outcome(lambda: simulate("cluster", tight, _Tables(lambda s, a=a: a), make_rng(0)))
         for a in (alloc, table_of(alloc))
     ]
     assert got[0][0] == "refused" and "jobs on machine: [0, 1, 2]" in got[0][1]
