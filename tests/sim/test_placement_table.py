@@ -323,9 +323,10 @@ def test_an_overfull_machine_is_refused_naming_the_same_jobs_as_dicts() -> None:
     # the table's Counts are made only when asked for: here, to name the machine's jobs
     tight = ClusterWorkload(_JOBS, Cluster.uniform(2, (4.0, 8.0, 64.0, 64.0)), 4)
     alloc = {j: Placement((0,), (2,), (1,)) for j in range(3)}
-    got = [
-        _outcome(lambda: simulate("cluster", tight, _Tables(lambda s, a=a: a), make_rng(0)))
-        for a in (alloc, table_of(alloc))
-    ]
+
+    def run(a: Any) -> tuple[str, Any]:
+        return _outcome(lambda: simulate("cluster", tight, _Tables(lambda s: a), make_rng(0)))
+
+    got = [run(alloc), run(table_of(alloc))]
     assert got[0][0] == "refused" and "jobs on machine: [0, 1, 2]" in got[0][1]
     assert got[1] == got[0]
