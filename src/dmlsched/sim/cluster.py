@@ -38,6 +38,13 @@ large cluster places hundreds of jobs), they are read, checked and rated
 together with NumPy (:func:`_read_batch`): the same checks and the same
 floats, and whatever the batch cannot certainly accept is read one by one,
 so the refusals and their messages are unchanged (``tests/sim/test_batch_read.py``).
+A decision's allocations may also be one :class:`PlacementTable` (FIFO's on a
+large cluster): the engine copies its arrays (:func:`read_table`), skips the
+placements equal, entry for entry, to those it last read from a table for
+their jobs (:func:`_table_unchanged`, against its own copies), and reads the
+rest with the same batched checks straight from the arrays
+(:func:`_read_table_batch`) — or one by one as :class:`Placement` s, with the
+same messages (``tests/sim/test_placement_table.py``).
 
 Completion and utility follow the paper: t̃_i is the completion slot and the
 job earns u_i(t̃_i − a_i) (Eq. (6), DMLRS objective), so a job that finishes in
