@@ -520,19 +520,13 @@ def _read_batch(
 
 
 def _read_table_batch(
-    t: int, H: int, sel: list[int], table: _Table, d: np.ndarray, ja: _JobArrays
+    t: int, H: int, sel: list[int], table: _Table, d: np.ndarray, ja: _JobArrays, entries: tuple
 ) -> tuple[_Batch | None, list[int]]:
-    """:func:`_read_batch` for the placements at positions ``sel`` of a table: the same
-    checks and floats, from its arrays (no Python object per machine until the
-    :class:`Counts` of what was accepted)."""
+    """:func:`_read_batch` for the placements at positions ``sel`` of a table (``entries``:
+    theirs, :meth:`_Table.entries`): the same checks and floats, from the arrays (no
+    Python object per job or machine)."""
     lm = table.lens[sel]
-    if len(sel) == len(table.jobs):
-        m, w, s = table.machines, table.workers, table.ps
-    else:
-        mask = np.zeros(len(table.jobs), dtype=bool)
-        mask[sel] = True
-        rows = mask[table.seg]
-        m, w, s = table.machines[rows], table.workers[rows], table.ps[rows]
+    m, w, s = entries
     got = _check_batch(t, H, m, w, s, lm, d, ja)
     if got is None:
         return None, sel
@@ -650,6 +644,16 @@ class _Table(NamedTuple):
     workers: np.ndarray
     ps: np.ndarray
 
+    def entries(self, sel: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(machines, workers, ps) of the placements at positions ``sel`` (ascending),
+        back to back."""
+        if len(sel) == len(self.jobs):
+            return self.machines, self.workers, self.ps
+        mask = np.zeros(len(self.jobs), dtype=bool)
+        mask[sel] = True
+        rows = mask[self.seg]
+        return self.machines[rows], self.workers[rows], self.ps[rows]
+
     def placement(self, k: int) -> Placement:
         """The ``k``-th placement as a :class:`Placement` (for the one-by-one read)."""
         a, b = int(self.offsets[k]), int(self.offsets[k + 1])
@@ -739,19 +743,15 @@ def _kept_entries(
     used: int,
     table: _Table,
     changed: list[int],
+    entries: tuple,
     at: np.ndarray,
     start: np.ndarray,
     length: np.ndarray,
 ) -> tuple[tuple, int]:
-    """Append the entries of the table's placements at positions ``changed`` to the
-    engine's pool and point their jobs at them; returns (pool, entries in use)."""
-    if len(changed) == len(table.jobs):
-        m, w, s = table.machines, table.workers, table.ps
-    else:
-        mask = np.zeros(len(table.jobs), dtype=bool)
-        mask[changed] = True
-        rows = mask[table.seg]
-        m, w, s = table.machines[rows], table.workers[rows], table.ps[rows]
+    """Append the entries of the table's placements at positions ``changed`` (``entries``:
+    :meth:`_Table.entries`) to the engine's pool and point their jobs at them;
+    returns (pool, entries in use)."""
+    m, w, s = entries
     k = m.shape[0]
     if used + k > pool[0].shape[0]:
         size = max(used + k, 2 * pool[0].shape[0], 1024)
@@ -938,11 +938,13 @@ def simulate_cluster(
             changed = np.flatnonzero(~same).tolist()
             read[at[changed]] = 0  # (_NO_IDS) read from a table: no tuple stands for them
         one_by_one = changed
+        entries = None  # a table's changed placements' entries, once gathered
         if job_arrays is not None and len(changed) >= _BATCH_MIN:
             if table is None:
                 got = _read_batch(t, H, changed, placements, at[changed], job_arrays)  # type: ignore[arg-type]
             else:
-                got = _read_table_batch(t, H, changed, table, at[changed], job_arrays)
+                entries = table.entries(changed)
+                got = _read_table_batch(t, H, changed, table, at[changed], job_arrays, entries)
             batch, one_by_one = got
             if batch is not None:
                 for i, src, c, lo, hi, rate, total_w, total_s in zip(
@@ -994,7 +996,11 @@ def simulate_cluster(
                 read[d] = _NO_IDS if hit[0] is _NO_SOURCE[0] else tuple(map(id, hit[:3]))
         if table is not None and changed:
             # the table's entries now checked for these jobs: the next table is compared with them
-            own_pool, used = _kept_entries(own_pool, used, table, changed, at, own_start, own_len)
+            if entries is None:
+                entries = table.entries(changed)
+            own_pool, used = _kept_entries(
+                own_pool, used, table, changed, entries, at, own_start, own_len
+            )
         on = placed[at]
         run_at = np.flatnonzero(on)  # the running jobs' places in the allocations
         run = at[run_at]
