@@ -513,10 +513,10 @@ def _read_batch(
     got = _check_batch(t, H, m, w, s, lm, d, ja)
     if got is None:
         return None, sel
-    fast = got[1]
-    fl = fast.tolist()
-    ids = np.fromiter(map(id, flat), dtype=np.uint64, count=3 * n).reshape(n, 3)
-    return _batch(sel, fl, [fields[k] for k in fl], False, ids[fast], m, w, s, lm, d, ja, *got)
+    fields = [fields[k] for k in got.fast.tolist()]
+    ids = np.fromiter(map(id, flat), dtype=np.uint64, count=3 * n).reshape(n, 3)[got.fast]
+    # exact tuples of ints stand for their Counts (equal as tuples; made Counts when kept)
+    return _batch(sel, got, fields, fields, ids, m, w, s, lm, d, ja)
 
 
 def _read_table_batch(
@@ -530,9 +530,21 @@ def _read_table_batch(
     got = _check_batch(t, H, m, w, s, lm, d, ja)
     if got is None:
         return None, sel
-    fl = got[1].tolist()
-    ids = np.zeros((len(fl), 3), dtype=np.uint64)
-    return _batch(sel, fl, [_NO_SOURCE] * len(fl), True, ids, m, w, s, lm, d, ja, *got)
+    k = len(got.fast)
+    # no tuples: the Counts are made when asked for (``counts_of`` in simulate_cluster)
+    ids = np.zeros((k, 3), dtype=np.uint64)
+    return _batch(sel, got, [_NO_SOURCE] * k, [None] * k, ids, m, w, s, lm, d, ja)
+
+
+class _Checked(NamedTuple):
+    """What :func:`_check_batch` found (``fast``: the positions accepted)."""
+
+    ok: np.ndarray
+    fast: np.ndarray
+    rows: np.ndarray  # the accepted placements' entries
+    total_w: np.ndarray
+    total_s: np.ndarray
+    rates: np.ndarray
 
 
 def _check_batch(
@@ -544,15 +556,15 @@ def _check_batch(
     lm: np.ndarray,
     d: np.ndarray,
     ja: _JobArrays,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+) -> _Checked | None:
     """The checks of :func:`read_placement` and :func:`check_placement` and the rate of
     :func:`job_rate`, over placements laid back to back (``lm``: their lengths; ``d``:
     their jobs' indices), for sync jobs rated by the γ-form (Eq. (1) with S ≥ W/γ,
     :func:`~dmlsched.model.speed.pdors.sync_rate`'s first branch).
 
-    Returns (accepted, their positions, their rows, ΣW, ΣS, rates), or None if none
-    is accepted.  The same floats: :func:`~dmlsched.model.speed.pdors.sync_worker_rates`
-    repeats :func:`~dmlsched.model.speed.pdors.worker_rate`'s operations
+    Returns None if none is accepted.  The same floats:
+    :func:`~dmlsched.model.speed.pdors.sync_worker_rates` repeats
+    :func:`~dmlsched.model.speed.pdors.worker_rate`'s operations
     (``tests/sim/test_batch_read.py``).
     """
     n = len(lm)
@@ -583,14 +595,14 @@ def _check_batch(
     fast = np.flatnonzero(ok)
     if not fast.size:
         return None
-    return ok, fast, ok[seg], tw, ts, rates
+    return _Checked(ok, fast, ok[seg], tw, ts, rates)
 
 
 def _batch(
     sel: list[int],
-    fl: list[int],
+    got: _Checked,
     sources: list[tuple],
-    from_table: bool,
+    counts: list,
     ids: np.ndarray,
     m: np.ndarray,
     w: np.ndarray,
@@ -598,34 +610,25 @@ def _batch(
     lm: np.ndarray,
     d: np.ndarray,
     ja: _JobArrays,
-    ok: np.ndarray,
-    fast: np.ndarray,
-    rows: np.ndarray,
-    tw: np.ndarray,
-    ts: np.ndarray,
-    rates: np.ndarray,
 ) -> tuple[_Batch, list[int]]:
-    """The accepted placements' records.  Their :class:`Counts`: for placements, their
-    ``sources`` (exact tuples of ``int``: equal as tuples, made :class:`Counts` when
-    kept); for a table, None (made only when asked for, from the engine's copy of
-    its entries: ``counts_of`` in :func:`simulate_cluster`)."""
+    """The records of the placements :func:`_check_batch` accepted (per accepted one:
+    ``sources``, ``counts``, ``ids``); returns them and the positions left."""
+    ok, fast, rows = got.ok, got.fast, got.rows
     seg = np.repeat(np.arange(len(lm)), lm)
     mf = m[rows].astype(np.intp, copy=False)
     demand = w[rows].astype(float)[:, None] * ja.alpha[d[seg[rows]]]
     demand += s[rows].astype(float)[:, None] * ja.beta[d[seg[rows]]]
     hi_f = np.cumsum(lm[fast])
     lo_f = hi_f - lm[fast]
-    lo, hi = lo_f.tolist(), hi_f.tolist()
-    counts: list = [None] * len(fl) if from_table else sources
     batch = _Batch(
-        fast=[sel[k] for k in fl],
+        fast=[sel[k] for k in fast.tolist()],
         sources=sources,
         counts=counts,
-        lo=lo,
-        hi=hi,
-        total_w=tw[fast].tolist(),
-        total_s=ts[fast].tolist(),
-        rates=rates[fast],
+        lo=lo_f.tolist(),
+        hi=hi_f.tolist(),
+        total_w=got.total_w[fast].tolist(),
+        total_s=got.total_s[fast].tolist(),
+        rates=got.rates[fast],
         ids=ids,
         machines=mf,
         demand=demand,
@@ -700,8 +703,10 @@ def read_table(sched: str, slot: int, raw: object, limit: int) -> _Table | None:
     keys = jobs.tolist()
     if len(set(keys)) != n:
         seen: set[int] = set()
-        twice = next(j for j in keys if j in seen or seen.add(j))  # type: ignore[func-returns-value]
-        refuse(sched, twice, slot, "allocations names the job twice")
+        for j in keys:
+            if j in seen:
+                refuse(sched, j, slot, "allocations names the job twice")
+            seen.add(j)
     lens = np.diff(offsets)
     return _Table(keys, offsets, lens, np.repeat(np.arange(n), lens), m, w, s)
 
