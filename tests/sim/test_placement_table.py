@@ -330,3 +330,11 @@ def test_an_overfull_machine_is_refused_naming_the_same_jobs_as_dicts() -> None:
     got = [run(alloc), run(table_of(alloc))]
     assert got[0][0] == "refused" and "jobs on machine: [0, 1, 2]" in got[0][1]
     assert got[1] == got[0]
+
+
+def test_the_testbed_and_service_reader_takes_a_table_as_the_mapping_it_is() -> None:
+    # they read decisions with read_decision, one placement at a time, as they apply them
+    table = _good()
+    alloc, admit, reject = engine.read_decision("s", 0, ClusterDecision(table, (0,)), 3)
+    assert alloc == dict(table) and admit == (0,) and reject == ()
+    assert all(type(p) is Placement for p in alloc.values())

@@ -301,7 +301,7 @@ def _frozen_ints(name: str, a: object) -> np.ndarray:
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
         raise ValueError(f"PlacementTable.{name} holds a value beyond int64")
     # an immutable copy (bytes-backed, as the engine's frozen arrays): no one can rewrite it
-    return np.frombuffer(arr.astype(np.int64).tobytes(), dtype=np.int64)
+    return np.frombuffer(np.ascontiguousarray(arr, dtype=np.int64).tobytes(), dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
