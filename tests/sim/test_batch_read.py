@@ -35,7 +35,7 @@ from tests.sim.cheats import result_bytes
 ALWAYS, NEVER = 1, 10**9
 
 
-def _outcome(run: Callable[[], Any], batch_min: int) -> tuple[str, Any]:
+def _outcome(run: Callable[[], Any], batch_min: int = ALWAYS) -> tuple[str, Any]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(engine, "_BATCH_MIN", batch_min)
         try:

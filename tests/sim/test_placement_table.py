@@ -34,10 +34,8 @@ from dmlsched.sim import cluster as engine
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
-from tests.sim.cheats import result_bytes
-from tests.sim.test_batch_read import _Random, _random_workload
+from tests.sim.test_batch_read import ALWAYS, NEVER, _outcome, _Random, _random_workload
 
-ALWAYS, NEVER = 1, 10**9
 _INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -102,15 +100,6 @@ class AsDict(AsTable):
         if type(alloc) is PlacementTable:
             return ClusterDecision(dict(alloc), d.admit, d.reject, d.until)
         return d
-
-
-def _outcome(run: Callable[[], Any], batch_min: int = ALWAYS) -> tuple[str, Any]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "_BATCH_MIN", batch_min)
-        try:
-            return "ran", result_bytes(run())
-        except InvalidDecision as e:
-            return "refused", str(e)
 
 
 # ---------------------------------------------------------------- the model
