@@ -295,7 +295,7 @@ def test_a_table_changed_after_it_was_returned_is_read_again() -> None:
     assert err.value.slot == 2
 
 
-def test_an_equal_table_each_slot_runs_as_the_same_placements_kept() -> None:
+def test_a_fresh_table_each_slot_runs_as_its_dicts_and_a_moved_job_is_seen() -> None:
     def fresh(slot: int) -> PlacementTable:
         t = _good()
         if slot >= 2:  # job 2 moves to machine 3: a change the engine must see
