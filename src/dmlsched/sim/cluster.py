@@ -516,7 +516,7 @@ def _read_batch(
     fields = [fields[k] for k in got.fast.tolist()]
     ids = np.fromiter(map(id, flat), dtype=np.uint64, count=3 * n).reshape(n, 3)[got.fast]
     # exact tuples of ints stand for their Counts (equal as tuples; made Counts when kept)
-    return _batch(sel, got, fields, fields, ids, m, w, s, lm, d, ja)
+    return _batch(sel, got, fields, fields, ids, m, w, s, lm, ja)
 
 
 def _read_table_batch(
@@ -533,7 +533,7 @@ def _read_table_batch(
     k = len(got.fast)
     # no tuples: the Counts are made when asked for (``counts_of`` in simulate_cluster)
     ids = np.zeros((k, 3), dtype=np.uint64)
-    return _batch(sel, got, [_NO_SOURCE] * k, [None] * k, ids, m, w, s, lm, d, ja)
+    return _batch(sel, got, [_NO_SOURCE] * k, [None] * k, ids, m, w, s, lm, ja)
 
 
 class _Checked(NamedTuple):
@@ -542,6 +542,7 @@ class _Checked(NamedTuple):
     ok: np.ndarray
     fast: np.ndarray
     rows: np.ndarray  # the accepted placements' entries
+    row_jobs: np.ndarray  # the job index of each of those entries
     total_w: np.ndarray
     total_s: np.ndarray
     rates: np.ndarray
@@ -595,7 +596,8 @@ def _check_batch(
     fast = np.flatnonzero(ok)
     if not fast.size:
         return None
-    return _Checked(ok, fast, ok[seg], tw, ts, rates)
+    rows = ok[seg]
+    return _Checked(ok, fast, rows, d[seg[rows]], tw, ts, rates)
 
 
 def _batch(
@@ -608,16 +610,14 @@ def _batch(
     w: np.ndarray,
     s: np.ndarray,
     lm: np.ndarray,
-    d: np.ndarray,
     ja: _JobArrays,
 ) -> tuple[_Batch, list[int]]:
     """The records of the placements :func:`_check_batch` accepted (per accepted one:
     ``sources``, ``counts``, ``ids``); returns them and the positions left."""
     ok, fast, rows = got.ok, got.fast, got.rows
-    seg = np.repeat(np.arange(len(lm)), lm)
     mf = m[rows].astype(np.intp, copy=False)
-    demand = w[rows].astype(float)[:, None] * ja.alpha[d[seg[rows]]]
-    demand += s[rows].astype(float)[:, None] * ja.beta[d[seg[rows]]]
+    demand = w[rows].astype(float)[:, None] * ja.alpha[got.row_jobs]
+    demand += s[rows].astype(float)[:, None] * ja.beta[got.row_jobs]
     hi_f = np.cumsum(lm[fast])
     lo_f = hi_f - lm[fast]
     batch = _Batch(
