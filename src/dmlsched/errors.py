@@ -13,6 +13,7 @@ __all__ = [
     "Interrupted",
     "InvalidDecision",
     "InvalidInput",
+    "InvalidReport",
     "SolverFailed",
     "short",
 ]
@@ -85,6 +86,23 @@ class InvalidDecision(DmlschedError):
         if resource is not None:
             parts.append(f"resource={resource}")
         super().__init__(f"invalid decision ({', '.join(parts)}): {detail}")
+
+
+class InvalidReport(DmlschedError):
+    """Measured work a testbed or an agent reported that the engine refuses.
+
+    Names who reported (``source``: a testbed, a machine's agent), the job and
+    the slot, and why (more than the standing placement can physically do, no
+    placement, a stale incarnation, ...).
+    """
+
+    def __init__(self, source: str, job: int | None, slot: int, detail: str) -> None:
+        self.source = source
+        self.job = job
+        self.slot = slot
+        self.detail = detail
+        where = [f"source={source}", f"slot={slot}"] + ([f"job={job}"] if job is not None else [])
+        super().__init__(f"invalid report ({', '.join(where)}): {detail}")
 
 
 class SolverFailed(DmlschedError):
