@@ -1,4 +1,4 @@
-"""The cluster engine's batched read of changed placements (``sim.cluster._read_batch``).
+"""The cluster engine's batched read of changed placements (``sim.cluster.fast.read_batch``).
 
 With many placements changed in one decision the engine reads, checks and
 rates them together; anything it cannot certainly accept goes the one-by-one
@@ -25,7 +25,8 @@ from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Pl
 from dmlsched.model.speed.pdors import sync_worker_rates, worker_rate
 from dmlsched.rng import make_rng
 from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
-from dmlsched.sim import cluster as engine
+from dmlsched.sim.cluster import fast
+from dmlsched.sim.cluster import state as engine
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
@@ -37,7 +38,7 @@ ALWAYS, NEVER = 1, 10**9
 
 def _outcome(run: Callable[[], Any], batch_min: int = ALWAYS) -> tuple[str, Any]:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "_BATCH_MIN", batch_min)
+        mp.setattr(fast, "BATCH_MIN", batch_min)
         try:
             return "ran", result_bytes(run())
         except InvalidDecision as e:
@@ -62,7 +63,7 @@ def test_every_cluster_scheduler_runs_to_the_same_bytes_batched_or_not(name: str
 def test_the_batch_is_used_for_a_large_honest_decision() -> None:
     wl = synthetic_cluster(40, 6, 20, make_rng(5))
     seen: list[int] = []
-    real = engine._read_batch
+    real = engine.read_batch
 
     def spy(*a: Any) -> Any:
         batch, rest = real(*a)
@@ -70,8 +71,8 @@ def test_the_batch_is_used_for_a_large_honest_decision() -> None:
         return batch, rest
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "_read_batch", spy)
-        mp.setattr(engine, "_BATCH_MIN", ALWAYS)
+        mp.setattr(engine, "read_batch", spy)
+        mp.setattr(fast, "BATCH_MIN", ALWAYS)
         simulate("cluster", wl, make_scheduler("cluster", "fifo"), make_rng(6))
     assert sum(seen) > 0
 
@@ -82,7 +83,7 @@ _CLUSTER_CHEATS = [c for c in test_boundary.CHEATS if c.setting == "cluster"]
 @pytest.mark.parametrize("cheat", _CLUSTER_CHEATS, ids=[c.name for c in _CLUSTER_CHEATS])
 def test_a_boundary_cheat_ends_the_same_way_batched(cheat: Any) -> None:
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "_BATCH_MIN", ALWAYS)
+        mp.setattr(fast, "BATCH_MIN", ALWAYS)
         if cheat.refused:
             with pytest.raises(InvalidDecision, match=cheat.match):
                 test_boundary.cheat_run(cheat.setting, cheat.on_decide, cheat.on_reset)
@@ -95,7 +96,7 @@ def test_a_boundary_cheat_ends_the_same_way_batched(cheat: Any) -> None:
 def test_a_changed_returned_placement_is_refused_batched(name: str) -> None:
     keeper = test_unchanged_placements._Keeper(test_unchanged_placements.CHEATS[name])
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(engine, "_BATCH_MIN", ALWAYS)
+        mp.setattr(fast, "BATCH_MIN", ALWAYS)
         with pytest.raises(InvalidDecision) as err:
             simulate("cluster", test_unchanged_placements.WL, keeper, make_rng(0))
     assert err.value.slot in (2, 3)

@@ -155,7 +155,7 @@ def test_utilization_never_exceeds_one_for_real_schedulers(seed: int, name: str)
 def test_a_placement_is_checked_once_per_job_while_it_stays_the_same(
     small_workload: ClusterWorkload, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import dmlsched.sim.cluster as engine
+    import dmlsched.sim.cluster.state as engine
 
     calls: list[int] = []
     inner = engine.check_placement

@@ -2,7 +2,7 @@
 
 With whole-number demands (as in the Philly workload) the engine keeps
 usage across decisions, re-adding only changed placements
-(:func:`dmlsched.sim.cluster.integral_usage`); the run must give the same
+(:func:`dmlsched.sim.cluster.usage.integral_usage`); the run must give the same
 bytes (metrics, events, series) as the full recompute, for random workloads
 and the cluster schedulers that hold placements across decisions.
 """
@@ -21,6 +21,7 @@ from dmlsched.model.cluster import Cluster
 from dmlsched.rng import make_rng
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim import cluster as engine
+from dmlsched.sim.cluster import state
 from dmlsched.workloads.synthetic import synthetic_cluster
 
 
@@ -64,7 +65,7 @@ def test_incremental_usage_gives_the_same_bytes_as_recomputing_it(
     wl = _whole(synthetic_cluster(jobs, machines, 40, make_rng(seed)), scale, gangs)
     assert engine.integral_usage(wl.jobs, wl.cluster)
     fast = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(seed + 1))
-    with mock.patch.object(engine, "integral_usage", return_value=False):
+    with mock.patch.object(state, "integral_usage", return_value=False):
         slow = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(seed + 1))
     _same(fast, slow)
 
@@ -92,7 +93,7 @@ def test_machines_within_the_bound_but_totals_beyond_it_give_the_same_bytes() ->
     assert big.capacity.sum(axis=0).min() >= 2.0**50
     for name in ("fifo", "tiresias"):
         fast = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(6))
-        with mock.patch.object(engine, "integral_usage", return_value=False):
+        with mock.patch.object(state, "integral_usage", return_value=False):
             slow = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(6))
         _same(fast, slow)
         assert fast.series["utilization"].max() > 0

@@ -1,9 +1,9 @@
 """Allocations as a :class:`PlacementTable`: the same run, or the same refusal, as a dict.
 
 FIFO on a large cluster returns its allocations as one table of arrays; the
-engine reads a table's placements together (``sim.cluster._read_table_batch``)
+engine reads a table's placements together (``sim.cluster.fast.read_table_batch``)
 and skips those equal, entry for entry, to what it last read from a table
-(``_table_unchanged``).  Checked here: every registered scheduler's decisions
+(``table_unchanged``).  Checked here: every registered scheduler's decisions
 rewritten as tables (batched and one by one) give its run to the byte; random
 decisions, valid or broken, end the same way as tables, as dicts, or switching
 between the two from slot to slot; a malformed table is refused with one line;
@@ -31,6 +31,7 @@ from dmlsched.model.cluster import (
 from dmlsched.rng import make_rng
 from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
 from dmlsched.sim import cluster as engine
+from dmlsched.sim.cluster import fast
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
@@ -265,7 +266,7 @@ def _swapped(field: str, value: Any) -> PlacementTable:
 def test_a_bad_table_is_refused_with_one_line(table: Any, match: str) -> None:
     for batch_min in (ALWAYS, NEVER):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(engine, "_BATCH_MIN", batch_min)
+            mp.setattr(fast, "BATCH_MIN", batch_min)
             with pytest.raises(InvalidDecision, match=match) as err:
                 simulate("cluster", _SMALL, _Tables(lambda slot: table), make_rng(0))
         assert "\n" not in str(err.value)

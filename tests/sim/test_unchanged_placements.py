@@ -1,7 +1,7 @@
 """The cluster engine's fast path for placements it has read before.
 
 A placement whose three field tuples are the very objects the engine last
-read and checked for that job is not read again (``sim.cluster._unchanged``:
+read and checked for that job is not read again (``sim.cluster.fast.unchanged``:
 by identity; the engine keeps those tuples alive, so their ids cannot be
 reused, and a tuple cannot change).  Every way of changing what a returned
 placement holds must go around that path: each cheat below is refused, and
@@ -21,7 +21,7 @@ from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.rng import make_rng
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim import cluster as engine
+from dmlsched.sim.cluster import state as engine
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job

@@ -14,7 +14,14 @@ edge-cloud, geo):
                                 the scheduler's decision read once into the
                                 engine's plain structures), ``check_*`` (the
                                 paper's constraints), ``simulate_<S>`` (the
-                                loop, registered with ``register_engine``)
+                                loop, registered with ``register_engine``);
+                                ``sim/cluster/`` is one package of small
+                                modules: ``referee`` (reading and the
+                                constraints), ``fast`` (faster reads of the
+                                same), ``state`` (``ClusterState``, driven by
+                                ``simulate``, the testbed and the service),
+                                ``simulate`` (the event-driven driver)
+``sim/state.py``                the engine-state protocol every driver drives
 ``sim/boundary.py``             what the four boundaries share: per-run
                                 copies for views (:func:`private_copy`,
                                 frozen arrays) and exact-type readers

@@ -27,10 +27,10 @@ Two directions, one rule each:
   :class:`~dmlsched.errors.InvalidDecision` naming scheduler, job and slot;
   the engine never leaks a raw ``TypeError``/``ValueError``/``KeyError``.
 
-Each setting's engine (``sim/<setting>.py``) keeps its decision reader
-(``read_decision``) and its checks beside its loop, as functions of the
-decision and the engine state so that a differently clocked loop can reuse
-them.  What this boundary cannot stop: code that walks the interpreter
+Each setting's engine (``sim/<setting>.py``; ``sim/cluster/referee.py``)
+keeps its decision reader (``read_decision``) and its checks as functions
+of the decision and the engine state; the engine state every driver drives
+(:mod:`dmlsched.sim.state`) calls them.  What this boundary cannot stop: code that walks the interpreter
 (frames, ``gc.get_referrers``, ``ctypes``, patching ``dmlsched`` modules or
 classes) reaches anything in the process; run untrusted schedulers in their
 own process for that.

@@ -12,8 +12,9 @@ One slot of any driver::
 
     view = state.reveal()             # arrivals of state.slot; a view built from private copies
     decision = scheduler.decide(view)
-    state.accept(decision)            # the referee: InvalidDecision, or the slot's decision
-    state.credit(work)                # the speed model (work=None) or measured work, checked
+    accepted = state.accept(decision) # the referee: InvalidDecision, or the slot's decision
+    state.credit(until=accepted.until)  # the speed model over the slots the decision holds
+    # or: state.credit(work, elapsed=1.0)  # measured work, checked (InvalidReport)
     ...
     state.result()                    # the run's RunResult
 
@@ -25,14 +26,22 @@ Contract (every setting):
 * ``accept(decision)`` reads the decision once (exact types, exact integers)
   and checks it against the paper's constraints; on a violation it raises
   :class:`~dmlsched.errors.InvalidDecision` and leaves the state as it was
-  before the call.  Otherwise the decision stands for the slot.
-* ``credit(work=None, ...)`` ends the slot (or, event-driven, the slots the
-  decision holds): progress from the engine's own speed model, or from
-  ``work`` measured by a testbed or an agent — a mapping job id → work in the
-  engine's units, refused (:class:`~dmlsched.errors.InvalidReport`) where it
-  exceeds what the standing placement could physically do.  Returns what
+  before the call.  Otherwise the decision stands for the slot; returns a
+  named record of what it took (admissions, ``until``: the first slot to
+  ask again, slot + 1 unless the decision holds).
+* ``credit(work=None, *, until=None, elapsed=1.0)`` ends the slot —
+  event-driven, with ``until``, the slots the decision holds (stopping at
+  the next arrival or the first completion): progress from the engine's own
+  speed model, or from ``work`` measured by a testbed or an agent in
+  ``elapsed`` slots — a mapping job id → work in the engine's units,
+  refused (:class:`~dmlsched.errors.InvalidReport`) where it exceeds what
+  the standing placement could physically do (``check_work``, the same
+  check on its own for a report that arrives mid-slot).  Returns what
   happened (slots credited, jobs completed) as a named record.
 * ``result()`` the run's :class:`~dmlsched.sim.engine.RunResult`.
+
+A driver calls them in this order (reveal · accept · credit, each once a
+slot); anything else is a :class:`RuntimeError`.
 """
 
 from __future__ import annotations
@@ -64,6 +73,8 @@ class EngineState(Protocol[ViewT_co]):
 
     def accept(self, decision: object) -> Any: ...
 
-    def credit(self, work: Mapping[int, float] | None = None) -> Any: ...
+    def credit(
+        self, work: Mapping[int, float] | None = None, *, until: int | None = None
+    ) -> Any: ...
 
     def result(self) -> RunResult: ...

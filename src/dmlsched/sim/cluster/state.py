@@ -1,0 +1,881 @@
+"""``ClusterState``: one run of the ``cluster`` engine, driven by ``simulate``, the testbed
+and the service alike (the protocol of :mod:`dmlsched.sim.state`).
+
+One slot::
+
+    view = state.reveal()              # arrivals of state.slot; a view of private copies
+    accepted = state.accept(decision)  # the referee (fast paths behind it): InvalidDecision
+    state.credit()                     # the speed model, or state.credit(measured_work)
+
+The state computes from its own copies of the jobs and the cluster, made
+when they are registered; views show other copies, so whatever a scheduler
+does to what it was shown changes nothing here.
+
+``accept`` gives the answer of :func:`.referee.judge` — the same accepted
+placements, the same floats, or the same refusal and message — by faster
+means (:mod:`.fast`): placements it has checked before are not read again,
+many changed placements are read together, and machine usage is kept across
+decisions when that is exact (:mod:`.usage`).  ``fast=False`` runs the
+referee alone (the reference those paths are tested against).  A refused
+decision leaves the state as it was before ``accept``.
+
+``credit()`` advances the standing placements by the engine's speed model —
+over every slot the decision holds when given ``until`` (event-driven time:
+the same allocations stand until ``until``, the next arrival or the first
+completion, whichever comes first) — or by ``work`` measured on real
+machines, checked first (:meth:`ClusterState.check_work`, :mod:`.work`).
+
+Online use (the service): :meth:`ClusterState.add_job` registers a job
+submitted while the state runs (revealed at the next ``reveal``, with the
+work it already did), :meth:`ClusterState.cancel` withdraws one (the
+scheduler sees it among ``finished``); a cluster that changes is a new
+state.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from collections.abc import Iterator, Mapping
+from functools import partial
+from operator import attrgetter
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dmlsched.errors import InvalidDecision, InvalidReport
+from dmlsched.model.cluster import ClusterDecision, ClusterJob, ClusterWorkload, Placement
+from dmlsched.model.speed.pdors import job_rate
+from dmlsched.model.views import ClusterView, Finished
+from dmlsched.sim.boundary import expect_type, private_copy, read_ints
+from dmlsched.sim.cluster import fast
+from dmlsched.sim.cluster.fast import (
+    NO_IDS,
+    NO_SOURCE,
+    EntryPool,
+    TablePlacements,
+    indices,
+    job_columns,
+    read_batch,
+    read_table_batch,
+    sources,
+    table_unchanged,
+    unchanged,
+)
+from dmlsched.sim.cluster.metrics import Outcome, metrics
+from dmlsched.sim.cluster.referee import (
+    Counts,
+    Ruling,
+    Table,
+    capacity_limit,
+    check_admissions,
+    check_capacity,
+    check_placement,
+    judge,
+    read_decision,
+    read_placement,
+    read_table,
+    read_until,
+)
+from dmlsched.sim.cluster.usage import KeptUsage, UsageChange, integral_usage, recomputed_usage
+from dmlsched.sim.cluster.work import MEASURED_SLACK, advance, work_bound
+from dmlsched.sim.engine import RunResult
+from dmlsched.sim.events import Event
+
+__all__ = ["Accepted", "Checked", "ClusterState", "Credited", "Placed"]
+
+_DONE_TOL = 1e-9  # done at or above (1 − this) · E·K: complete
+
+
+class Accepted(NamedTuple):
+    """What :meth:`ClusterState.accept` took: the decision's admissions and how long it holds."""
+
+    slot: int
+    until: int  # the first slot to ask again (slot + 1 unless the decision holds)
+    rejected: tuple[int, ...]
+    admitted: tuple[int, ...]  # by ``admit``
+    by_allocation: tuple[int, ...]  # pending jobs admitted by their allocation
+
+
+class Credited(NamedTuple):
+    """What :meth:`ClusterState.credit` credited."""
+
+    slots: int  # slots credited (> 1: a held decision)
+    completed: tuple[int, ...]  # jobs that completed in the last of them
+    per_slot: Mapping[int, float]  # work per slot, by running job
+
+
+class Placed(NamedTuple):
+    """One job's standing placement (:meth:`ClusterState.placements`)."""
+
+    placement: Placement
+    rate: float  # the speed model's work per slot on it
+    workers: int
+    ps: int
+
+
+class Checked(NamedTuple):
+    """What the engine read and checked of one job's placement (reused while it stands)."""
+
+    counts: Counts | None  # None: read from a table, made when asked for (_counts)
+    machines: np.ndarray  # the machines' rows
+    demand: np.ndarray  # w_h·α + s_h·β per row
+    rate: float
+    workers: int  # Σ_h w_h
+    ps: int  # Σ_h s_h
+
+
+# Checked(*fields) without NamedTuple's Python-level __new__ (a record per placement read)
+_new_checked = partial(tuple.__new__, Checked)
+
+
+class _Standing(NamedTuple):
+    """The accepted decision, until it is credited."""
+
+    accepted: Accepted
+    run: np.ndarray  # indices of the jobs it runs (placed on at least one machine)
+    running: list[int]  # their ids, in the decision's order
+    rates: np.ndarray  # their rates
+    workers: int  # Σ of their workers
+    details: list[tuple[int, str]]  # (job, allocate event detail), when events are recorded
+    usage: np.ndarray
+
+
+class _Patch(NamedTuple):
+    """New values of the per-job arrays at some positions of a decision."""
+
+    pos: np.ndarray  # positions in the decision
+    rate: np.ndarray
+    workers: np.ndarray
+    placed: np.ndarray
+
+
+class _Read(NamedTuple):
+    """Placements read again for one decision (staged: written once the decision stands)."""
+
+    changed: list[int]  # positions in the decision read again
+    records: dict[int, Checked]  # job -> its record from now on
+    srcs: dict[int, tuple]  # job -> its placement's field objects (see fast.unchanged)
+    patches: list[_Patch]  # the per-job arrays' new values
+    ids: list[tuple[np.ndarray, np.ndarray]]  # (positions, their source tuples' ids)
+    entries: tuple | None  # a table's changed entries (kept by the EntryPool)
+
+
+class _PerSlot(Mapping[int, float]):
+    """Running job → work per slot, built when read."""
+
+    def __init__(self, running: list[int], amounts: np.ndarray) -> None:
+        self._running, self._amounts = running, amounts
+
+    def __getitem__(self, j: int) -> float:
+        return float(self._amounts[self._running.index(j)])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._running)
+
+    def __len__(self) -> int:
+        return len(self._running)
+
+
+_NO_RECORDS: dict[int, Checked] = {}
+
+
+class ClusterState:
+    """One run of the ``cluster`` engine (module docstring).
+
+    ``scheduler``: the name refusals carry.  ``record_events=False`` keeps
+    no event log; ``fast=False`` accepts through the referee alone;
+    ``slack``: measured work's tolerance (:mod:`.work`); ``start``: the
+    first slot (a service epoch starts mid-way).
+    """
+
+    def __init__(
+        self,
+        workload: ClusterWorkload,
+        scheduler: str = "scheduler",
+        *,
+        record_events: bool = True,
+        fast: bool = True,
+        slack: float = MEASURED_SLACK,
+        start: int = 0,
+    ) -> None:
+        self.name = scheduler
+        self.cluster = private_copy(workload.cluster)  # the engine's own
+        self.shown_cluster = private_copy(self.cluster)  # what schedulers are shown
+        self.horizon = workload.horizon
+        self.slot_seconds = workload.slot_seconds
+        self.record_events = record_events
+        self.fast = fast
+        self.slack = slack
+        self.start = start
+        speed = workload.speed
+        self._rate_of = speed.rate if speed is not None else job_rate
+        self._joint = getattr(speed, "slot_rates", None)
+        R = self.cluster.capacity.shape[1]
+        self._limit = capacity_limit(self.cluster)
+        self._cap_total = self.cluster.capacity.sum(axis=0)
+        self._util = np.zeros((max(self.horizon - start, 0), R))
+        self._slot = start
+        self._phase = "open"
+        self._standing: _Standing | None = None
+        # jobs by the engine's index (registration order) and their state
+        self._all: list[ClusterJob] = []
+        self._index: dict[int, int] = {}
+        self._id_of: list[int] = []
+        self._by_slot: dict[int, list[ClusterJob]] = {}
+        self._arrival_slots: list[int] = []
+        self._jobs: dict[int, ClusterJob] = {}  # revealed, the engine's copies
+        self._shown_jobs: dict[int, ClusterJob] = {}  # the schedulers' copies; never read here
+        self._jobs_view = MappingProxyType(self._shown_jobs)
+        self._pending: dict[int, None] = {}  # insertion-ordered sets
+        self._active: dict[int, None] = {}
+        self._rejected: set[int] = set()
+        self._finished: dict[int, int] = {}  # id -> completion slot
+        self._ended: set[int] = set()  # completed or cancelled
+        self._admitted: list[int] = []  # in admission order
+        self._shown_finished: dict[int, int] = {}  # for the views' Finished; never read here
+        self._finished_fs = Finished(self._shown_finished, 0)
+        self._jct: dict[int, float] = {}
+        self._events: list[Event] = []
+        self._checked: dict[int, Checked] = {}
+        self._sources: dict[int, tuple] = {}  # the field tuples ``read`` holds the ids of
+        self._worker_slots = self._job_slots = 0  # for mean_workers
+        self._total = np.zeros(0)
+        self._thr = np.zeros(0)
+        self._arrival = np.zeros(0, dtype=np.int64)
+        self._done = np.zeros(0)
+        self._rate = np.zeros(0)  # rate of the checked placement
+        self._workers = np.zeros(0, dtype=np.int64)  # its Σ_h w_h
+        self._placed = np.zeros(0, dtype=bool)  # it uses a machine
+        self._read = np.zeros((0, 3), dtype=np.uint64)  # ids of its source tuples
+        self._pool = EntryPool(0)
+        jobs = [private_copy(j) for j in workload.jobs]
+        # the batched read rates by Eq. (1) itself: not for a workload's own speed model
+        self._columns = job_columns([], R) if fast and speed is None else None
+        self._kept = (
+            KeptUsage(self.cluster, 0) if fast and integral_usage(jobs, self.cluster) else None
+        )
+        self._register(jobs, [0.0] * len(jobs))
+
+    # ---------------------------------------------------------------- reading the state
+
+    @property
+    def slot(self) -> int:
+        """The slot the next :meth:`reveal` opens."""
+        return self._slot
+
+    @property
+    def over(self) -> bool:
+        """Whether no decision can change anything any more: the horizon is reached, or
+        every job has arrived and none is pending or active (the remaining slots' rows
+        of utilization stay 0, so every metric equals that of the full loop)."""
+        t = self._slot
+        last = self._arrival_slots[-1] if self._arrival_slots else -1
+        return t >= self.horizon or (t > last and not self._pending and not self._active)
+
+    @property
+    def admitted_count(self) -> int:
+        """Jobs admitted so far (active or completed)."""
+        return len(self._active) + len(self._finished)
+
+    @property
+    def completed_count(self) -> int:
+        return len(self._finished)
+
+    def done(self, job: int) -> float:
+        """Work ``job`` has done (samples, or mini-batches for async jobs)."""
+        return float(self._done[self._index[job]])
+
+    def job_state(self, job: int) -> str:
+        """``queued`` (registered, not revealed), ``pending``, ``active``, ``completed``,
+        ``rejected`` or ``cancelled``."""
+        if job in self._pending:
+            return "pending"
+        if job in self._active:
+            return "active"
+        if job in self._finished:
+            return "completed"
+        if job in self._rejected:
+            return "rejected"
+        return "cancelled" if job in self._ended else "queued"
+
+    def placements(self) -> dict[int, Placed]:
+        """The accepted decision's placements on at least one machine, in its order."""
+        st = self._expect("accepted")
+        out = {}
+        for j, rate in zip(st.running, st.rates.tolist(), strict=True):
+            rec = self._checked[j]
+            out[j] = Placed(Placement(*self._counts(j)), rate, rec.workers, rec.ps)
+        return out
+
+    def usage(self) -> np.ndarray:
+        """Machine usage of the accepted decision (H × R, a copy)."""
+        return np.array(self._expect("accepted").usage)
+
+    # ---------------------------------------------------------------- registering jobs
+
+    def _register(self, jobs: list[ClusterJob], done: list[float]) -> None:
+        """Give ``jobs`` (the engine's copies) indices, and reveal each at its arrival or at
+        the next reveal, whichever is later."""
+        n0 = len(self._all)
+        for k, job in enumerate(jobs):
+            if job.id in self._index:
+                raise ValueError(f"job {job.id} is registered twice")
+            self._index[job.id] = n0 + k
+        self._all.extend(jobs)
+        self._id_of.extend(j.id for j in jobs)
+        first = self._slot
+        for job in sorted(jobs, key=attrgetter("arrival", "id")):
+            at = max(job.arrival, first)
+            if at not in self._by_slot:
+                self._by_slot[at] = []
+                insort(self._arrival_slots, at)
+            self._by_slot[at].append(job)
+        n = len(jobs)
+        total = np.array([j.total_work for j in jobs], dtype=float)
+        arrival = np.fromiter(map(attrgetter("arrival"), jobs), dtype=np.int64, count=n)
+        self._total = np.concatenate((self._total, total))
+        self._thr = np.concatenate((self._thr, total * (1 - _DONE_TOL)))
+        self._arrival = np.concatenate((self._arrival, arrival))
+        self._done = np.concatenate((self._done, np.asarray(done, dtype=float)))
+        self._rate = np.concatenate((self._rate, np.zeros(n)))
+        self._workers = np.concatenate((self._workers, np.zeros(n, dtype=np.int64)))
+        self._placed = np.concatenate((self._placed, np.zeros(n, dtype=bool)))
+        self._read = np.concatenate((self._read, np.zeros((n, 3), dtype=np.uint64)))
+        self._pool.grow(n0 + n)
+        if self._columns is not None:
+            more = job_columns(jobs, self.cluster.capacity.shape[1])
+            self._columns = None if more is None else self._columns.extend(more)
+        if self._kept is not None:
+            if integral_usage(jobs, self.cluster):
+                self._kept.grow(n0 + n)
+            elif n0:
+                raise ValueError("a job with fractional demands joined a state keeping usage")
+            else:
+                self._kept = None
+
+    def add_job(self, job: ClusterJob, done: float = 0.0) -> None:
+        """Register a job submitted online (before :meth:`reveal`): revealed at its arrival
+        or at the next reveal, whichever is later, having done ``done`` work already."""
+        self._expect("open")
+        if self._kept is not None and not integral_usage([job], self.cluster):
+            self._kept = None  # its demands are fractional: usage is summed afresh
+        self._register([private_copy(job)], [done])
+
+    def cancel(self, job: int) -> None:
+        """Withdraw a pending or active job (before :meth:`reveal`); schedulers then see it
+        among ``finished``, and it runs no more."""
+        self._expect("open")
+        if job not in self._pending and job not in self._active:
+            raise ValueError(f"job {job} is neither pending nor active")
+        self._pending.pop(job, None)
+        if self._active.pop(job, None) is not None or job in self._admitted:
+            self._admitted.remove(job)
+        self._forget([job], np.array([self._index[job]], dtype=np.intp))
+        if self.record_events:
+            self._events.append(Event(self._slot, "cancel", job))
+        self._finished_fs = Finished(self._shown_finished, len(self._shown_finished))
+
+    def _forget(self, jobs: list[int], at: np.ndarray) -> None:
+        """``jobs`` (indices ``at``) ended: nothing of their placements is kept (their
+        tuples may be freed, so their ids may come again)."""
+        self._read[at] = 0  # NO_IDS
+        self._pool.length[at] = -1
+        checked, srcs, ended, shown = (
+            self._checked,
+            self._sources,
+            self._ended,
+            self._shown_finished,
+        )
+        for j in jobs:
+            checked.pop(j, None)
+            srcs.pop(j, None)
+            ended.add(j)
+            shown[j] = len(shown)
+
+    def _expect(self, phase: str) -> Any:
+        if self._phase != phase:
+            raise RuntimeError(f"ClusterState: {phase} expected, the slot is {self._phase}")
+        return self._standing
+
+    # ---------------------------------------------------------------- reveal
+
+    def reveal(self) -> ClusterView:
+        """Reveal the jobs arriving at :attr:`slot` and return the scheduler's view."""
+        self._expect("open")
+        t = self._slot
+        arrivals = []
+        for job in self._by_slot.pop(t, ()):
+            self._jobs[job.id] = job
+            self._pending[job.id] = None
+            seen = self._shown_jobs[job.id] = private_copy(job)
+            arrivals.append(seen)
+            if self.record_events:
+                self._events.append(Event(t, "arrive", job.id))
+        act = tuple(self._active)
+        at = indices(self._index, act, len(act))
+        self._phase = "revealed"
+        return ClusterView(
+            slot=t,
+            horizon=self.horizon,
+            cluster=self.shown_cluster,
+            arrivals=tuple(arrivals),
+            pending=tuple(self._pending),
+            active=act,
+            remaining=MappingProxyType(
+                dict(zip(act, (self._total[at] - self._done[at]).tolist(), strict=True))
+            ),
+            jobs=self._jobs_view,
+            finished=self._finished_fs,
+            slot_seconds=self.slot_seconds,
+        )
+
+    # ---------------------------------------------------------------- accept
+
+    def judge(self, decision: object) -> Ruling:
+        """The referee's ruling on ``decision`` (:func:`.referee.judge`); changes nothing."""
+        self._expect("revealed")
+        return judge(
+            self.name,
+            self._slot,
+            decision,
+            cluster=self.cluster,
+            jobs=self._jobs,
+            pending=self._pending,
+            active=self._active,
+            rejected=self._rejected,
+            finished=self._ended,
+        )
+
+    def accept(self, decision: object) -> Accepted:
+        """Check ``decision`` and let it stand for the slot (raises InvalidDecision, leaving
+        the state as it was)."""
+        if not self.fast:
+            return self._stand_ruling(self.judge(decision))
+        self._expect("revealed")
+        name, t = self.name, self._slot
+        d = expect_type(name, t, decision, ClusterDecision)
+        limit = len(self._pending) + len(self._active)
+        table = read_table(name, t, d.allocations, limit)
+        if table is None:
+            allocations, admit, reject = read_decision(name, t, d, limit)
+        else:
+            allocations = dict.fromkeys(table.jobs)
+            admit = read_ints(name, t, None, "admit", d.admit)
+            reject = read_ints(name, t, None, "reject", d.reject)
+        until = read_until(name, t, d)
+        rej, adm, by_alloc = check_admissions(
+            name,
+            t,
+            allocations,
+            admit,
+            reject,
+            self._pending,
+            self._active,
+            self._rejected,
+            self._ended,
+        )
+        accepted = Accepted(t, until, tuple(rej), tuple(adm), tuple(by_alloc))
+        keys = list(allocations)
+        at = indices(self._index, keys, len(keys))
+        got = self._read_changed(t, keys, at, allocations, table)
+        return self._stand(accepted, keys, at, got, table)
+
+    def _read_changed(
+        self, t: int, keys: list[int], at: np.ndarray, allocations: dict, table: Table | None
+    ) -> _Read:
+        """Read and check the placements not read before (fast paths; staged, no writes)."""
+        if table is None:
+            placements: Any = list(allocations.values())
+            changed = np.flatnonzero(~unchanged(placements, self._read[at])).tolist()
+        else:
+            placements = TablePlacements(table)
+            pool = self._pool
+            same = table_unchanged(table, at, pool.start, pool.length, pool.arrays)
+            changed = np.flatnonzero(~same).tolist()
+        got = _Read(changed, {}, {}, [], [], None)
+        one_by_one = changed
+        if self._columns is not None and len(changed) >= fast.BATCH_MIN:
+            H, d = self.cluster.machines, at[changed]
+            if table is None:
+                batch, one_by_one = read_batch(t, H, changed, placements, d, self._columns)
+            else:
+                got = got._replace(entries=table.entries(changed))
+                batch, one_by_one = read_table_batch(
+                    t, H, changed, table, d, self._columns, got.entries
+                )
+            if batch is not None:
+                self._take_batch(keys, batch, got)
+        self._read_one_by_one(t, keys, placements, one_by_one, got, table is None)
+        if table is not None:  # read from a table: no tuple stands for them
+            got.ids.append(
+                (np.asarray(changed, dtype=np.intp), np.zeros((len(changed), 3), np.uint64))
+            )
+            if got.entries is None and changed:
+                got = got._replace(entries=table.entries(changed))
+        return got
+
+    def _read_one_by_one(
+        self, t: int, keys: list[int], placements: Any, sel: list[int], got: _Read, ids: bool
+    ) -> None:
+        """Read (and check, if not checked before for the job) the placements at ``sel``."""
+        pos, rate, workers, placed = [], [], [], []
+        id_pos, id_of = [], []
+        for i in sel:
+            j, p = keys[i], placements[i]
+            hit = self._checked.get(j)
+            c = read_placement(self.name, t, j, p, self.cluster.machines)
+            src = got.srcs[j] = sources(p)
+            if hit is None or c != hit.counts:
+                # a placement already validated for this job is valid again: the checks
+                # depend only on the job and the placement (capacity is checked later)
+                check_placement(self.name, self._jobs[j], c, t)
+                rec = got.records[j] = self._record(self._jobs[j], c)
+                pos.append(i)
+                rate.append(rec.rate)
+                workers.append(rec.workers)
+                placed.append(bool(c.machines))
+            if ids:
+                id_pos.append(i)
+                id_of.append(NO_IDS if src is NO_SOURCE else tuple(map(id, src)))
+        if pos:
+            got.patches.append(
+                _Patch(
+                    np.asarray(pos, dtype=np.intp),
+                    np.asarray(rate, dtype=float),
+                    np.asarray(workers, dtype=np.int64),
+                    np.asarray(placed, dtype=bool),
+                )
+            )
+        if id_pos:
+            got.ids.append((np.asarray(id_pos, dtype=np.intp), np.asarray(id_of, dtype=np.uint64)))
+
+    def _take_batch(self, keys: list[int], batch: fast.Batch, got: _Read) -> None:
+        """Records of the placements the batch accepted (staged in ``got``)."""
+        checked, records, srcs = self._checked, got.records, got.srcs
+        for i, src, c, lo, hi, rate, total_w, total_s in zip(
+            batch.fast,
+            batch.sources,
+            batch.counts,
+            batch.lo,
+            batch.hi,
+            batch.rates.tolist(),
+            batch.total_w,
+            batch.total_s,
+            strict=True,
+        ):
+            j = keys[i]
+            if src is not NO_SOURCE:  # ids of tuples kept alive (fast.unchanged)
+                srcs[j] = src
+            hit = checked.get(j)
+            if c is not None and hit is not None and hit.counts == c:
+                continue  # as checked before: keep its arrays
+            # exact tuples of ints are their own Counts (read_placement); None: see _counts
+            records[j] = _new_checked(
+                (
+                    None if c is None else Counts(*c),
+                    batch.machines[lo:hi],
+                    batch.demand[lo:hi],
+                    rate,
+                    total_w,
+                    total_s,
+                )
+            )
+        fpos = np.asarray(batch.fast, dtype=np.intp)
+        placed = np.asarray(batch.hi) > np.asarray(batch.lo)
+        got.patches.append(
+            _Patch(fpos, batch.rates, np.asarray(batch.total_w, dtype=np.int64), placed)
+        )
+        got.ids.append((fpos, batch.ids))
+
+    def _record(self, job: ClusterJob, c: Counts) -> Checked:
+        """The record of a placement read one by one (its demand rows and rate)."""
+        # w_h·α + s_h·β per machine (the products and sum of np.outer, without its calls)
+        demand = np.asarray(c.workers, dtype=float)[:, None] * job.worker_demand
+        demand += np.asarray(c.ps, dtype=float)[:, None] * job.ps_demand
+        idx = np.asarray(c.machines, dtype=np.intp)
+        return Checked(c, idx, demand, self._rate_of(job, *c), sum(c.workers), sum(c.ps))
+
+    def _stand(
+        self, accepted: Accepted, keys: list[int], at: np.ndarray, got: _Read, table: Table | None
+    ) -> Accepted:
+        """Eq. (5) on the decision's placements; if they fit, the decision stands (the
+        staged reads are written; a refusal takes back what it added to kept usage)."""
+        on, rate_at, w_at = self._placed[at], self._rate[at], self._workers[at]
+        for p in got.patches:
+            on[p.pos], rate_at[p.pos], w_at[p.pos] = p.placed, p.rate, p.workers
+        run_at = np.flatnonzero(on)
+        run = at[run_at]
+        running = [keys[i] for i in run_at.tolist()]
+        records, checked = got.records, self._checked
+
+        def demand_of(j: int) -> Checked:
+            rec = records.get(j)
+            return checked[j] if rec is None else rec
+
+        H, R = self.cluster.capacity.shape
+        change: UsageChange | None = None
+        if self._kept is not None:
+            change = self._kept.change(run, at[got.changed], self._id_of, records, checked)
+            self._kept.add(change)
+            usage = self._kept.usage
+        else:
+            usage = recomputed_usage(H, R, map(demand_of, running))
+        if (usage > self._limit).any():
+            try:  # summed afresh, for the message (and in case kept usage were off)
+                usage = recomputed_usage(H, R, map(demand_of, running))
+                owners: dict[int, list[int]] = {}
+                for j in running:
+                    for h in demand_of(j).machines.tolist():
+                        owners.setdefault(h, []).append(j)
+                check_capacity(self.name, self.cluster, usage, accepted.slot, owners)
+            except InvalidDecision:
+                if change is not None:
+                    self._kept.add(change, -1.0)  # type: ignore[union-attr]  # exact: integral
+                raise
+        # the decision stands: write what was read
+        if change is not None:
+            self._kept.commit(change)  # type: ignore[union-attr]  # set with ``change``
+        checked.update(records)
+        self._sources.update(got.srcs)
+        for p in got.patches:
+            d = at[p.pos]
+            self._rate[d], self._workers[d], self._placed[d] = p.rate, p.workers, p.placed
+        for pos, ids in got.ids:
+            self._read[at[pos]] = ids
+        if table is None:
+            self._pool.length[at[got.changed]] = -1  # no table entry stands for them
+        elif got.changed:  # the next table is compared with these entries
+            self._pool.keep(table, got.changed, got.entries, at)
+        kept_total = None if self._kept is None else self._kept.total
+        total = usage.sum(axis=0) if kept_total is None else kept_total
+        return self._take(
+            accepted, keys, on, run, running, rate_at[run_at], w_at[run_at], usage, total
+        )
+
+    def _stand_ruling(self, ruling: Ruling) -> Accepted:
+        """The referee's ruling stands (``fast=False``): every placement's record afresh."""
+        accepted = Accepted(
+            ruling.slot, ruling.until, ruling.rejected, ruling.admitted, ruling.by_allocation
+        )
+        keys = list(ruling.placements)
+        at = indices(self._index, keys, len(keys))
+        self._checked = {j: self._record(self._jobs[j], c) for j, c in ruling.placements.items()}
+        recs = list(self._checked.values())
+        on = np.array([bool(r.counts.machines) for r in recs], dtype=bool)  # type: ignore[union-attr]
+        rate_at = np.array([r.rate for r in recs], dtype=float)
+        w_at = np.array([r.workers for r in recs], dtype=np.int64)
+        self._rate[at], self._workers[at], self._placed[at] = rate_at, w_at, on
+        run_at = np.flatnonzero(on)
+        running = [keys[i] for i in run_at.tolist()]
+        usage = ruling.usage
+        return self._take(
+            accepted,
+            keys,
+            on,
+            at[run_at],
+            running,
+            rate_at[run_at],
+            w_at[run_at],
+            usage,
+            usage.sum(axis=0),
+        )
+
+    def _take(
+        self,
+        accepted: Accepted,
+        keys: list[int],
+        on: np.ndarray,
+        run: np.ndarray,
+        running: list[int],
+        rates: np.ndarray,
+        workers: np.ndarray,
+        usage: np.ndarray,
+        total: np.ndarray,
+    ) -> Accepted:
+        """Admissions, events and the slot's utilization of an accepted decision."""
+        t, events, record = accepted.slot, self._events, self.record_events
+        for j in accepted.rejected:
+            del self._pending[j]
+            self._rejected.add(j)
+            if record:
+                events.append(Event(t, "reject", j))
+        for j in accepted.admitted:
+            del self._pending[j]
+            self._active[j] = None
+            self._admitted.append(j)
+            if record:
+                events.append(Event(t, "admit", j))
+        for j in accepted.by_allocation:  # an allocation admits implicitly
+            del self._pending[j]
+            self._active[j] = None
+            self._admitted.append(j)
+        details: list[tuple[int, str]] = []
+        if record:
+            by_alloc = set(accepted.by_allocation)
+            for j, is_on in zip(keys, on.tolist(), strict=True):
+                if j in by_alloc:
+                    events.append(Event(t, "admit", j))
+                if is_on:
+                    rec = self._checked[j]
+                    detail = (
+                        f"workers={rec.workers} ps={rec.ps} machines={len(rec.machines)} "
+                        f"rate={rec.rate:.6g}"
+                    )
+                    details.append((j, detail))
+                    events.append(Event(t, "allocate", j, detail))
+        cap = self._cap_total
+        self._util[t - self.start] = np.divide(total, cap, out=np.zeros_like(cap), where=cap > 0)
+        self._standing = _Standing(
+            accepted, run, running, rates, sum(workers.tolist()), details, usage
+        )
+        self._phase = "accepted"
+        return accepted
+
+    def _counts(self, j: int) -> Counts:
+        """The :class:`Counts` of job ``j``'s checked placement (made from the engine's
+        copy of its table entries the first time one read from a table is asked for)."""
+        rec = self._checked[j]
+        if rec.counts is None:
+            rec = self._checked[j] = rec._replace(counts=Counts(*self._pool.counts(self._index[j])))
+        return rec.counts  # type: ignore[return-value]  # set just above
+
+    # ---------------------------------------------------------------- credit
+
+    def check_work(
+        self, work: Mapping[int, float], *, elapsed: float = 1.0, source: str = "measured"
+    ) -> dict[int, float]:
+        """Measured ``work`` (job → work in the engine's units) checked against the accepted
+        decision: each job must have a placement on it, each amount be a number ≥ 0 and at
+        most what that placement can physically do in ``elapsed`` slots (:func:`.work.work_bound`).
+        Returns the amounts as floats; raises :class:`InvalidReport` naming ``source``."""
+        st = self._expect("accepted")
+        t = self._slot
+        pos = {j: k for k, j in enumerate(st.running)}
+        out: dict[int, float] = {}
+        for j, v in work.items():
+            k = pos.get(j)
+            if k is None:
+                raise InvalidReport(source, j, t, "work for a job without a placement")
+            try:
+                amount = float(v)
+            except (TypeError, ValueError):
+                raise InvalidReport(source, j, t, f"work={v!r} is not a number") from None
+            if not (amount >= 0 and np.isfinite(amount)):
+                raise InvalidReport(source, j, t, f"work={amount!r} is not a number >= 0")
+            rate = float(st.rates[k])
+            bound = work_bound(rate, elapsed, self.slack)
+            if amount > bound:
+                raise InvalidReport(
+                    source,
+                    j,
+                    t,
+                    f"work={amount:g} > what its placement can do in {elapsed:g} slot(s): "
+                    f"{self.slack:g} × rate {rate:g} per slot = {bound:g}",
+                )
+            out[j] = amount
+        return out
+
+    def credit(
+        self,
+        work: Mapping[int, float] | None = None,
+        *,
+        until: int | None = None,
+        elapsed: float = 1.0,
+        source: str = "measured",
+    ) -> Credited:
+        """End the slot: the speed model credits the standing placements (over the slots
+        up to ``until`` held; stopping at the next arrival or the first completion), or
+        ``work`` measured in ``elapsed`` slots, checked (:meth:`check_work`), is credited."""
+        st = self._expect("accepted")
+        t = self._slot
+        run, running, rates = st.run, st.running, st.rates
+        if self._joint is not None and len(running) > 1:
+            # a speed model that knows what jobs running at once do to each other (shared
+            # links): the same set runs in every held slot, so the rates hold with it
+            got = self._joint([(self._jobs[j], Placement(*self._counts(j))) for j in running])
+            rates = np.array([float(x) for _, x in zip(running, got, strict=True)])
+        if work is None:
+            end = t + 1 if until is None else min(until, self.horizon)
+            nxt = bisect_right(self._arrival_slots, t)
+            if nxt < len(self._arrival_slots):
+                end = min(end, self._arrival_slots[nxt])
+            k, completed, before = advance(self._done, self._thr, run, rates, max(end - t, 1))
+            per_slot = rates
+        else:
+            measured = self.check_work(work, elapsed=elapsed, source=source)
+            per_slot = np.array([measured.get(j, 0.0) for j in running], dtype=float)
+            before = self._done[run]
+            self._done[run] = before + per_slot
+            completed = self._done[run] >= self._thr[run]
+            k = 1
+        ended = self._close(st, k, completed, before, per_slot)
+        return Credited(k, tuple(ended), _PerSlot(running, per_slot))
+
+    def _close(
+        self, st: _Standing, k: int, completed: np.ndarray, before: np.ndarray, per_slot: np.ndarray
+    ) -> list[int]:
+        """Book ``k`` credited slots and the completions in the last of them."""
+        t = self._slot
+        run, running = st.run, st.running
+        if k > 1:
+            row = t - self.start
+            self._util[row + 1 : row + k] = self._util[row]
+        self._worker_slots += k * st.workers
+        self._job_slots += k * len(running)
+        if self.record_events:
+            for s in range(t + 1, t + k):
+                self._events.extend(Event(s, "allocate", j, detail) for j, detail in st.details)
+        t += k - 1
+        ends = np.flatnonzero(completed)
+        ended: list[int] = []
+        if ends.size:
+            ended = [running[f] for f in ends.tolist()]
+            e = run[ends]
+            # JCT counts whole slots from the start of the arrival slot to the moment
+            # within slot t when the work ran out (linear progress within a slot);
+            # elementwise, the floats of t − a_i + min(1, max(0, E·K − before) / rate)
+            left = np.maximum(0.0, self._total[e] - before[ends])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                took = (t - self._arrival[e]) + np.minimum(1.0, left / per_slot[ends])
+            self._jct.update(zip(ended, took.tolist(), strict=True))
+            self._forget(ended, e)
+            for j in ended:
+                del self._active[j]
+                self._finished[j] = t
+                if self.record_events:
+                    self._events.append(Event(t, "complete", j))
+            self._finished_fs = Finished(self._shown_finished, len(self._shown_finished))
+        self._slot = t + 1
+        self._phase = "open"
+        self._standing = None
+        return ended
+
+    # ---------------------------------------------------------------- result
+
+    def result(self) -> RunResult:
+        """The run's metrics, event log and per-slot series (utilization, per-job JCT in the
+        engine's job order, NaN if unfinished)."""
+        n = len(self._all)
+        adm = indices(self._index, self._admitted, len(self._admitted))
+        fin = indices(self._index, self._finished, len(self._finished))
+        out = Outcome(
+            jobs=self._all,
+            arrival=self._arrival[:n],
+            finished=fin,
+            finished_slot=np.asarray(list(self._finished.values()), dtype=np.int64),
+            jct=list(self._jct.values()),
+            admitted=len(self._active) + len(self._finished),
+            rejected=len(self._rejected),
+            progress=np.minimum(1.0, self._done[adm] / self._total[adm]),  # min(1, done / E·K)
+            mean_workers=self._worker_slots / self._job_slots if self._job_slots else 0.0,
+        )
+        jct_of = np.full(n, np.nan)  # per job in the engine's order, NaN if unfinished
+        jct_of[indices(self._index, self._jct, len(self._jct))] = list(self._jct.values())
+        util = self._util
+        return RunResult(
+            metrics=metrics(out, self.cluster.resources, self.horizon, self.slot_seconds, util),
+            events=tuple(self._events),
+            # per-job JCT (workload order, NaN if unfinished): the testbed compares it with reality
+            series={"utilization": util, "jct": jct_of},
+        )

@@ -1,0 +1,167 @@
+"""Machine usage (Eq. (5)'s left-hand side), summed afresh or kept across decisions.
+
+:func:`recomputed_usage` sums the running placements' demands in the
+decision's order — the floats of :func:`~.referee.machine_usage`.  When
+every sum is exact (:func:`integral_usage`), :class:`KeptUsage` keeps usage
+across decisions and re-adds only the placements that changed: the same
+bits in any order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+from dmlsched.model.cluster import Cluster, ClusterJob
+
+__all__ = ["Demand", "KeptUsage", "UsageChange", "integral_usage", "recomputed_usage"]
+
+# Below this every partial sum of integer-valued floats is an exact integer.
+EXACT_BOUND = 2.0**50
+_EXACT_DEMAND = 2.0**20
+
+
+class Demand(Protocol):
+    """One placement's demand: its machines' rows and w_h·α + s_h·β per row."""
+
+    @property
+    def machines(self) -> np.ndarray: ...
+
+    @property
+    def demand(self) -> np.ndarray: ...
+
+
+def integral_usage(jobs: Iterable[ClusterJob], cluster: Cluster) -> bool:
+    """Whether machine usage can be kept incrementally with the same floats as recomputed.
+
+    True when every demand is a non-negative whole number ≤ 2^20 and every
+    capacity is finite and < 2^50 (as in the Philly workload: GPUs, CPUs,
+    memory, bandwidth in whole units).  Then every usage row the engine
+    accepts is a sum of whole numbers below 2^53, exact in any order, so
+    adding a changed placement's demand and subtracting the old one gives the
+    bits that summing every allocation afresh gives.  (A usage over capacity
+    is recomputed afresh before it is reported.)  When each resource's total
+    capacity is below 2^50 too, the per-resource totals of usage (the
+    utilization series) are kept the same way: every partial sum of an
+    accepted usage is then a whole number below 2^53.
+    """
+    cap = np.asarray(cluster.capacity, dtype=float)
+    if cap.size and not (np.isfinite(cap).all() and cap.max() < EXACT_BOUND):
+        return False
+    a = np.fromiter(
+        chain.from_iterable(chain(j.worker_demand, j.ps_demand) for j in jobs), dtype=float
+    )
+    return bool(((a >= 0) & (a <= _EXACT_DEMAND) & (np.floor(a) == a)).all())
+
+
+def recomputed_usage(H: int, R: int, parts: Iterable[Demand]) -> np.ndarray:
+    """Σ demand over the given parts, in their order, from zeros."""
+    usage = np.zeros((H, R))
+    parts = list(parts)
+    if parts:  # one unbuffered add in allocation order: the same sums as job by job
+        np.add.at(
+            usage,
+            np.concatenate([p.machines for p in parts]),
+            np.concatenate([p.demand for p in parts]),
+        )
+    return usage
+
+
+class UsageChange(NamedTuple):
+    """What one decision changes in :class:`KeptUsage` (applied, and undone if refused)."""
+
+    rows: np.ndarray | None  # machine rows of the changed demands (None: nothing changed)
+    delta: np.ndarray | None  # +demand for placements that start, −demand for those that end
+    entered: list[tuple[int, Demand]]  # job → its demand now counted
+    left: list[int]  # jobs no longer counted
+    running: np.ndarray  # job index → runs after the decision
+    run: np.ndarray  # the running jobs' indices
+
+
+class KeptUsage:
+    """Usage kept across decisions when it is exact (:func:`integral_usage`).
+
+    Only jobs that stopped, started or were read again can change it; their
+    old demand is subtracted and the new one added (one unbuffered add:
+    exact in any order).  ``total`` keeps the per-resource sums the same way
+    when every partial sum of an accepted usage is exact too (None otherwise).
+    """
+
+    def __init__(self, cluster: Cluster, n_jobs: int) -> None:
+        H, R = cluster.capacity.shape
+        self.usage = np.zeros((H, R))
+        cap_total = cluster.capacity.sum(axis=0)
+        self.total: np.ndarray | None = (
+            np.zeros(R) if cap_total.max(initial=0.0) < EXACT_BOUND else None
+        )
+        self.counted: dict[int, Demand] = {}  # job -> the demand counted in ``usage``
+        self.was_running = np.zeros(n_jobs, dtype=bool)
+        self.prev_run = np.zeros(0, dtype=np.intp)
+
+    def grow(self, n_jobs: int) -> None:
+        more = n_jobs - len(self.was_running)
+        if more > 0:
+            self.was_running = np.concatenate((self.was_running, np.zeros(more, dtype=bool)))
+
+    def change(
+        self,
+        run: np.ndarray,
+        read: np.ndarray,
+        id_of: Sequence[int],
+        new: Mapping[int, Demand],
+        old: Mapping[int, Demand],
+    ) -> UsageChange:
+        """The change that running ``run`` (job indices) makes; ``read``: the indices read
+        again this decision; a running job's demand is ``new[j]``, else ``old[j]``."""
+        now_running = np.zeros(len(self.was_running), dtype=bool)
+        now_running[run] = True
+        prev = self.prev_run
+        moved = np.unique(  # each once, in index order (the adds are exact in any order)
+            np.concatenate((prev[~now_running[prev]], run[~self.was_running[run]], read))
+        )
+        rows, delta = [], []
+        entered: list[tuple[int, Demand]] = []
+        left: list[int] = []
+        counted = self.counted
+        for d, is_on in zip(moved.tolist(), now_running[moved].tolist(), strict=True):
+            j = id_of[d]
+            had = counted.get(j)
+            now = (new.get(j) or old[j]) if is_on else None
+            if had is not None and (now is None or had.demand is not now.demand):
+                rows.append(had.machines)
+                delta.append(-had.demand)
+                left.append(j)
+            if now is not None and (had is None or had.demand is not now.demand):
+                rows.append(now.machines)
+                delta.append(now.demand)
+                entered.append((j, now))
+        if not rows:
+            return UsageChange(None, None, entered, left, now_running, run)
+        return UsageChange(
+            np.concatenate(rows), np.concatenate(delta), entered, left, now_running, run
+        )
+
+    def add(self, ch: UsageChange, sign: float = 1.0) -> None:
+        """Add the change's demands (``sign`` −1: take them back, exactly)."""
+        if ch.rows is None:
+            return
+        by = ch.delta if sign > 0 else -ch.delta
+        if self.total is not None:
+            self.total += by.sum(axis=0)
+        H, R = self.usage.shape
+        if ch.rows.size * 4 < H:
+            np.add.at(self.usage, ch.rows, by)
+        else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
+            for r in range(R):
+                self.usage[:, r] += np.bincount(ch.rows, weights=by[:, r], minlength=H)
+
+    def commit(self, ch: UsageChange) -> None:
+        """The change stands: remember what is counted and what runs."""
+        for j in ch.left:
+            del self.counted[j]
+        for j, now in ch.entered:
+            self.counted[j] = now
+        self.was_running, self.prev_run = ch.running, ch.run
