@@ -30,10 +30,10 @@ Two directions, one rule each:
 Each setting's engine (``sim/<setting>.py``; ``sim/cluster/referee.py``)
 keeps its decision reader (``read_decision``) and its checks as functions
 of the decision and the engine state; the engine state every driver drives
-(:mod:`dmlsched.sim.state`) calls them.  What this boundary cannot stop: code that walks the interpreter
-(frames, ``gc.get_referrers``, ``ctypes``, patching ``dmlsched`` modules or
-classes) reaches anything in the process; run untrusted schedulers in their
-own process for that.
+(:mod:`dmlsched.sim.state`) calls them.  What this boundary cannot stop:
+code that walks the interpreter (frames, ``gc.get_referrers``, ``ctypes``,
+patching ``dmlsched`` modules or classes) reaches anything in the process;
+run untrusted schedulers in their own process for that.
 """
 
 from __future__ import annotations

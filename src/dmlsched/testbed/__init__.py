@@ -32,9 +32,10 @@ is created; :func:`.state.cleanup` removes what dead runs left,
 ``apply({job: Placement})`` makes one slot's *validated* allocations so
 (keep / start / resume / stop / resize / move, all stops first, in
 parallel) and returns ``SlotActions``; ``measure() -> {job: JobStatus}``;
-``close()``.  It does not validate: callers pass decisions that went
-through the engine's boundary and checks (:mod:`dmlsched.sim.cluster`), as
-:func:`.run.run_cluster` does.
+``close()``.  It does not validate: callers pass decisions the engine
+accepted (:class:`dmlsched.sim.cluster.ClusterState`), as
+:func:`.run.run_cluster` does; :mod:`.fake` has an executor and a clock
+without processes.
 
 **Runs and calibration** — :func:`.run.run_cluster` (the slot loop with a
 registered scheduler and measured progress), :func:`.run.predict` (the

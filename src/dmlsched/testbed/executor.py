@@ -112,6 +112,10 @@ class ClusterExecutor:
                 job.poll_exited()
         return {j: job.status() for j, job in self.jobs.items()}
 
+    def loss_curves(self) -> dict[int, list[tuple[float, float, float]]]:
+        """Each job's (wall time, work, mean loss) rows (:meth:`Job.loss_curve`)."""
+        return {j: job.loss_curve() for j, job in self.jobs.items()}
+
     def close(self) -> None:
         """Stop everything still running (checkpointing it)."""
         running = [job for job in self.jobs.values() if job.running]

@@ -1,28 +1,35 @@
 """Run a ``cluster`` scheduler on the testbed, slot by slot, and predict it in the simulator.
 
-Per slot t (``slot_seconds`` of wall time from the run's start):
+The loop drives the engine's own state (:class:`~dmlsched.sim.cluster.ClusterState`)
+— the view, the referee and the bound on measured work are the
+simulator's; this module adds only the executor and the clock.  Per slot t
+(``slot_seconds`` of wall time from the run's start):
 
-1. measure every job (work done, bytes, loss) — a job whose PS 0 reported
-   reaching E·K is finished, at the wall time it reported;
-2. reveal the slot's arrivals and build the :class:`ClusterView` exactly as
-   the engine does, with ``remaining`` from the *measured* work;
-3. ask the registered scheduler, and validate its decision with the
-   engine's own boundary and checks (:func:`~dmlsched.sim.cluster.read_decision`,
-   :func:`~dmlsched.sim.cluster.read_placement`,
-   :func:`~dmlsched.sim.cluster.check_admissions`,
-   :func:`~dmlsched.sim.cluster.check_placement`,
-   :func:`~dmlsched.sim.cluster.check_capacity`) — an invalid decision
-   raises :class:`~dmlsched.errors.InvalidDecision` as in the simulator;
-4. the executor makes it so (:mod:`.executor`), then the slot runs.
+1. measure every job and credit the work each placed job did in slot t − 1
+   (its absolute counter minus what the engine credited so far:
+   ``state.credit(work, elapsed=…)``, refused with
+   :class:`~dmlsched.errors.InvalidReport` beyond what its placement can do);
+   a job completes when the credited work reaches E·K;
+2. reveal the slot's arrivals (``state.reveal()``: private copies, with
+   ``remaining`` from the credited, measured work);
+3. ask the scheduler and let the engine check its decision
+   (``state.accept``) — an invalid decision raises
+   :class:`~dmlsched.errors.InvalidDecision` as in the simulator;
+4. the executor makes the accepted placements so (:mod:`.executor`), then
+   the slot runs.
 
-The run stops when every job has arrived and none is pending or active,
-after the horizon, or — to spare wall time — when nothing is pending and
-every active job has been left unallocated for ``stall_slots`` slots (a
-plan-ahead scheduler whose plan ended before the real work did: the job
-*stalls*; it counts as unfinished, and the run's notes say so).
+The run stops when the engine has nothing left (every job arrived, none
+pending or active), after the horizon, or — to spare wall time — when
+nothing is pending and every active job has been left unallocated for
+``stall_slots`` slots (a plan-ahead scheduler whose plan ended before the
+real work did: the job *stalls*; it counts as unfinished, and the run's
+notes say so).
 
-Real JCT of a job = (its completion wall time − the start of its arrival
-slot) ÷ ``slot_seconds``, in slots, as the engine's ``mean_jct``.
+Real JCT of a job = (its completion wall time, as its PS 0 reported it −
+the start of its arrival slot) ÷ ``slot_seconds``, in slots, as the
+engine's ``mean_jct``.  The executor and the clock can be replaced
+(``executor=``, ``clock=``): the contract tests drive the loop with a fake
+of each and no process.
 
 Predictions with a speed model (the calibrated profile, or Eq. (1) on the
 jobs' own fields when none is given):
@@ -40,30 +47,20 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any
-
-import numpy as np
+from typing import Any, Protocol, cast
 
 from dmlsched.model.cluster import Placement, SpeedModel
 from dmlsched.model.speed.pdors import job_rate
-from dmlsched.model.views import ClusterView
 from dmlsched.rng import make_rng, spawn
-from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.cluster import (
-    check_admissions,
-    check_capacity,
-    check_placement,
-    read_decision,
-    read_placement,
-)
-from dmlsched.testbed.executor import ClusterExecutor, canonical
+from dmlsched.schedulers.protocols import ClusterScheduler, make_scheduler
+from dmlsched.sim.cluster import ClusterState
+from dmlsched.testbed.executor import ClusterExecutor, SlotActions, canonical
 from dmlsched.testbed.runtime import JobStatus, Testbed
 from dmlsched.testbed.workload import TestbedWorkload
 
-__all__ = ["SlotRow", "TestbedRun", "predict", "run_cluster"]
+__all__ = ["WALL_CLOCK", "Clock", "Executor", "SlotRow", "TestbedRun", "predict", "run_cluster"]
 
 
 @dataclass(frozen=True)
@@ -103,158 +100,144 @@ class TestbedRun:
     notes: list[str] = field(default_factory=list)
 
 
+class Executor(Protocol):
+    """What :func:`run_cluster` asks of an executor (:class:`ClusterExecutor`'s methods)."""
+
+    preemptions: dict[int, int]
+    moves: dict[int, int]
+    resizes: dict[int, int]
+
+    def apply(self, allocations: Mapping[int, Placement]) -> SlotActions: ...
+
+    def measure(self) -> dict[int, JobStatus]: ...
+
+    def close(self) -> None: ...
+
+    def loss_curves(self) -> dict[int, list[tuple[float, float, float]]]: ...
+
+
+class Clock(Protocol):
+    """Wall time (seconds) and waiting, for :func:`run_cluster`."""
+
+    def time(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+WALL_CLOCK: Clock = cast(Clock, time)  # the time module has both
+
+
 def run_cluster(
     tw: TestbedWorkload,
-    scheduler: str,
+    scheduler: str | ClusterScheduler,
     testbed: Testbed,
     seed: int = 0,
     *,
     scheduler_params: dict[str, Any] | None = None,
     on_slot: Callable[[int, dict[int, str]], None] | None = None,
     stall_slots: int = 3,
+    executor: Executor | None = None,
+    clock: Clock = WALL_CLOCK,
 ) -> TestbedRun:
-    """Drive ``scheduler`` on a started ``testbed`` (module docstring)."""
+    """Drive ``scheduler`` (a registered name, or a scheduler object) on a started
+    ``testbed`` (module docstring)."""
     wl = tw.workload
     S = tw.slot_seconds
-    sched = make_scheduler("cluster", scheduler, **(scheduler_params or {}))
+    if isinstance(scheduler, str):
+        sched = make_scheduler("cluster", scheduler, **(scheduler_params or {}))
+    else:
+        sched = scheduler
     name = type(sched).name
     _, rng = spawn(make_rng(seed), 2)
-    cluster, T, H = wl.cluster, wl.horizon, wl.cluster.machines
-    sched.reset(cluster, T, rng)
-    by_slot: dict[int, list] = defaultdict(list)
-    for job in wl.jobs:
-        by_slot[job.arrival].append(job)
-    last_arrival = max(by_slot, default=-1)
-    jobs: dict[int, Any] = {}
-    pending: dict[int, None] = {}
-    active: dict[int, None] = {}
-    rejected: set[int] = set()
-    finished: dict[int, int] = {}
-    ex = ClusterExecutor(testbed, tw.specs)
+    state = ClusterState(wl, name, record_events=False)
+    sched.reset(state.shown_cluster, wl.horizon, rng)
+    ex = executor if executor is not None else ClusterExecutor(testbed, tw.specs)
     out = TestbedRun(name, seed, S, notes=list(testbed.notes))
+    arrival = {j.id: j.arrival for j in wl.jobs}
     prev = {j: JobStatus() for j in tw.specs}
-    placed: dict[int, tuple] = {}
+    allocs: dict[int, Placement] = {}
     acts: dict[int, str] = {}
     idle: dict[int, int] = {}  # consecutive slots an active job got nothing
-    start = time.time()
-    out.start_time = start
+    start = last = out.start_time = clock.time()
     try:
-        for t in range(T + 1):
+        for t in range(wl.horizon + 1):
             if t > 0:  # close slot t-1
-                wait = start + t * S - time.time()
+                wait = start + t * S - clock.time()
                 if wait > 0:
-                    time.sleep(wait)
+                    clock.sleep(wait)
                 now = ex.measure()
-                for j, trip in placed.items():
-                    a, b = prev[j], now[j]
-                    dn = b.loss_n - a.loss_n
-                    loss = (b.loss_sum - a.loss_sum) / dn if dn > 0 else float("nan")
-                    out.rows.append(
-                        SlotRow(
-                            t - 1,
-                            j,
-                            trip,
-                            acts.get(j, "keep"),
-                            b.work - a.work,
-                            b.bytes - a.bytes,
-                            loss,
-                        )
-                    )
-                prev = now
-                for j in list(active):
-                    st = now[j]
-                    if st.done and st.done_time is not None:
-                        del active[j]
-                        c = int((st.done_time - start) // S)
-                        finished[j] = min(c, t - 1)
-                        out.real_jct[j] = (st.done_time - start) / S - jobs[j].arrival
+                out.rows.extend(_rows(t - 1, allocs, acts, prev, now))
+                prev, at = now, clock.time()
+                work = {j: max(0.0, now[j].work - state.done(j)) for j in allocs}
+                credited = state.credit(work, elapsed=(at - last) / S, source="testbed")
+                last = at
+                for j in credited.completed:
+                    done_time = now[j].done_time if now[j].done_time is not None else at
+                    out.real_jct[j] = (done_time - start) / S - arrival[j]
                 out.slots_run = t
-            if t == T or (t > last_arrival and not pending and not active):
+            if state.over:
                 break
-            if (
-                t > last_arrival
-                and not pending
-                and stall_slots
-                and all(idle.get(j, 0) >= stall_slots for j in active)
-            ):
+            if _stalled(state, idle, stall_slots):
                 out.notes.append(
-                    f"stopped at slot {t}: jobs {sorted(active)} unallocated for "
+                    f"stopped at slot {t}: jobs {sorted(state.active)} unallocated for "
                     f"{stall_slots} slots (stalled; counted unfinished)"
                 )
                 break
-            arrivals = tuple(by_slot.get(t, ()))
-            for job in arrivals:
-                jobs[job.id] = job
-                pending[job.id] = None
-            status = prev
-            view = ClusterView(
-                slot=t,
-                horizon=T,
-                cluster=cluster,
-                arrivals=arrivals,
-                pending=tuple(pending),
-                active=tuple(active),
-                remaining=MappingProxyType(
-                    {j: max(0.0, jobs[j].total_work - status[j].work) for j in active}
-                ),
-                jobs=MappingProxyType(dict(jobs)),
-                finished=frozenset(finished),
-                slot_seconds=wl.slot_seconds,
-            )
+            view = state.reveal()
             t0 = time.monotonic()
             decision = sched.decide(view)
             out.decide_s.append(time.monotonic() - t0)
-            allocations, admit_ids, reject_ids = read_decision(
-                name, t, decision, len(pending) + len(active)
-            )
-            rej, adm, by_alloc = check_admissions(
-                name, t, allocations, admit_ids, reject_ids, pending, active, rejected, finished
-            )
-            for j in rej:
-                del pending[j]
-                rejected.add(j)
-            for j in (*adm, *by_alloc):
-                del pending[j]
-                active[j] = None
-            usage = np.zeros((H, len(cluster.resources)))
-            owners: dict[int, list[int]] = defaultdict(list)
-            allocs: dict[int, Placement] = {}
-            for j, given in allocations.items():
-                job = jobs[j]
-                c = read_placement(name, t, j, given, H)
-                check_placement(name, job, c, t)
-                p = Placement(*c)
-                if not p.machines or p.total_workers == 0:
-                    continue
-                idx = np.asarray(p.machines, dtype=np.intp)
-                np.add.at(
-                    usage,
-                    idx,
-                    np.outer(p.workers, job.worker_demand) + np.outer(p.ps, job.ps_demand),
-                )
-                for m in p.machines:
-                    owners[m].append(j)
-                allocs[j] = p
-            check_capacity(name, cluster, usage, t, owners)
+            state.accept(decision)
+            allocs = {j: p.placement for j, p in state.placements().items() if p.workers > 0}
             res = ex.apply(allocs)
             out.apply_s.append(res.seconds)
             acts = res.actions
-            placed = {j: canonical(p) for j, p in allocs.items()}
-            for j in active:
+            for j in state.active:
                 idle[j] = 0 if j in allocs else idle.get(j, 0) + 1
             if on_slot:
                 on_slot(t, acts)
     finally:
         ex.close()
-        out.wall_s = time.time() - start
+        out.wall_s = clock.time() - start
     out.status = ex.measure()
-    out.rejected = rejected
-    out.completion_slot = finished
+    out.rejected = set(state.rejected)
+    out.completion_slot = state.completed
     out.preemptions = dict(ex.preemptions)
     out.moves = dict(ex.moves)
     out.resizes = dict(ex.resizes)
-    out.loss_curves = {j: job.loss_curve() for j, job in ex.jobs.items()}
+    out.loss_curves = ex.loss_curves()
     return out
+
+
+def _rows(
+    slot: int,
+    allocs: Mapping[int, Placement],
+    acts: Mapping[int, str],
+    prev: Mapping[int, JobStatus],
+    now: Mapping[int, JobStatus],
+) -> list[SlotRow]:
+    """What was measured of each placed job in ``slot``."""
+    rows = []
+    for j, p in allocs.items():
+        a, b = prev[j], now[j]
+        dn = b.loss_n - a.loss_n
+        loss = (b.loss_sum - a.loss_sum) / dn if dn > 0 else float("nan")
+        action = acts.get(j, "keep")
+        rows.append(
+            SlotRow(slot, j, canonical(p), action, b.work - a.work, b.bytes - a.bytes, loss)
+        )
+    return rows
+
+
+def _stalled(state: ClusterState, idle: Mapping[int, int], stall_slots: int) -> bool:
+    """Every job has arrived, none is pending, and every active one has been left
+    unallocated for ``stall_slots`` slots."""
+    return bool(
+        stall_slots
+        and state.all_arrived
+        and not state.pending
+        and all(idle.get(j, 0) >= stall_slots for j in state.active)
+    )
 
 
 @dataclass(frozen=True)

@@ -265,13 +265,18 @@ class ClusterState:
         return self._slot
 
     @property
+    def all_arrived(self) -> bool:
+        """Whether every registered job has been revealed (no arrival is left)."""
+        return self._slot > (self._arrival_slots[-1] if self._arrival_slots else -1)
+
+    @property
     def over(self) -> bool:
         """Whether no decision can change anything any more: the horizon is reached, or
         every job has arrived and none is pending or active (the remaining slots' rows
         of utilization stay 0, so every metric equals that of the full loop)."""
-        t = self._slot
-        last = self._arrival_slots[-1] if self._arrival_slots else -1
-        return t >= self.horizon or (t > last and not self._pending and not self._active)
+        if self._slot >= self.horizon:
+            return True
+        return self.all_arrived and not self._pending and not self._active
 
     @property
     def admitted_count(self) -> int:
@@ -281,6 +286,25 @@ class ClusterState:
     @property
     def completed_count(self) -> int:
         return len(self._finished)
+
+    @property
+    def active(self) -> tuple[int, ...]:
+        """Admitted, unfinished jobs, by admission."""
+        return tuple(self._active)
+
+    @property
+    def pending(self) -> tuple[int, ...]:
+        """Revealed jobs neither admitted nor rejected, by arrival."""
+        return tuple(self._pending)
+
+    @property
+    def rejected(self) -> frozenset[int]:
+        return frozenset(self._rejected)
+
+    @property
+    def completed(self) -> dict[int, int]:
+        """Completed jobs → their completion slot t̃_i, in completion order."""
+        return dict(self._finished)
 
     def done(self, job: int) -> float:
         """Work ``job`` has done (samples, or mini-batches for async jobs)."""
