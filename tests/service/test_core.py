@@ -221,3 +221,37 @@ def test_with_every_machine_down_nothing_is_decided_and_nothing_rejected(tmp_pat
     core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))
     rec = core.tick()
     assert rec["reset"] and set(rec["requeue"]) == {0, 1} and rec["alloc"]
+
+
+def test_measured_work_beyond_what_a_placement_can_do_is_refused_and_replayed(
+    tmp_path: Path,
+) -> None:
+    from dmlsched.sim.cluster import MEASURED_SLACK
+
+    core = make_core(tmp_path / "s.db", "fifo", progress="measured")
+    add_machines(core, 1)
+    submit(core, 2, epochs=1000)
+    core.tick()  # slot 0: the jobs are placed
+    placed = [j for j, js in core.jobs.items() if js.state == "running"]
+    assert placed
+    j = placed[0]
+    rate = core.jobs[j].rate
+    core.report("m0", {"job": j, "samples": rate * MEASURED_SLACK * 1.01, "report": "r1"})
+    rec = core.tick()
+    assert "can do in 1 slot" in rec["refused"][str(j)] and rec["credits"] == {}
+    assert core.jobs[j].done == 0.0
+    core.report("m0", {"job": j, "samples": rate * MEASURED_SLACK * 0.99, "report": "r2"})
+    rec = core.tick()
+    assert "refused" not in rec and rec["credits"] == {str(j): rate * MEASURED_SLACK * 0.99}
+    again = make_core(tmp_path / "s.db", "fifo", progress="measured")
+    assert _state(again) == _state(core)
+
+
+def test_work_reported_for_a_job_without_a_placement_waits_for_one(tmp_path: Path) -> None:
+    core = make_core(tmp_path / "s.db", "fifo", progress="measured")
+    add_machines(core, 1)
+    submit(core, 1, epochs=1000)
+    core.report("m0", {"job": 0, "samples": 5.0, "report": "early"})  # queued: no placement
+    assert core.tick()["credits"] == {}
+    assert core.jobs[0].state == "running"
+    assert core.tick()["credits"] == {"0": 5.0}  # credited once the job had a placement

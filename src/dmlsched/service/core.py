@@ -22,12 +22,19 @@ records is committed (:meth:`Core.flush`; one fsync for every request that
 arrived meanwhile — group commit).  A tick commits everything queued before
 its own record, so no decision ever rests on an uncommitted request.
 
-**One slot (``tick``)**, as :func:`dmlsched.sim.cluster.simulate_cluster`:
+**One slot (``tick``)** drives the simulator's own engine state
+(:class:`dmlsched.sim.cluster.ClusterState`, one per epoch) as
+:func:`dmlsched.sim.cluster.simulate_cluster` does, one slot at a time — the
+view, the referee and the bound on measured work are the engine's:
 
-1. close slot t−1: credit progress — the engine's speed model
+1. close slot t−1: the engine credits progress — its speed model
    (:func:`dmlsched.model.speed.pdors.job_rate`, ``progress="model"``) or
-   the work agents measured (``progress="measured"``); a job whose work
-   reaches E·K (E·K·M async) completes in slot t−1;
+   the work agents measured (``progress="measured"``): what a placed job's
+   agents reported since, checked against what its placement can do
+   (:meth:`~dmlsched.sim.cluster.ClusterState.check_work`; a refused report
+   is dropped and named in the tick's ``refused``; work reported for a job
+   without a placement waits until it has one); a job whose work reaches
+   E·K (E·K·M async) completes in slot t−1;
 2. machines whose agent missed its heartbeat for ``agent_timeout`` seconds
    go down (capacity 0) — their jobs are requeued below;
 3. cancelled jobs leave; jobs submitted since the last slot arrive (a_i = t);
@@ -35,27 +42,26 @@ its own record, so no decision ever rests on an uncommitted request.
    (``reset(cluster, horizon, rng)``), so when the cluster changes (a
    machine registered, down or back), after an invalid decision, or when the
    epoch's window of slots ends, the service starts a new *epoch*: a fresh
-   scheduler, reset with the new cluster, horizon t + window and the
-   generator ``spawn(make_rng(seed), e + 1)[e]``; every unfinished job —
-   pending or admitted — is presented to it as an arrival again (event
-   ``requeue``), keeping the work it has done (a real job resumes from its
-   checkpoint);
-5. the scheduler decides through the ``cluster`` protocol on a read-only
-   :class:`~dmlsched.model.views.ClusterView`; the decision is validated
-   with the engine's own boundary and checks (:func:`dmlsched.sim.cluster.read_decision`,
-   :func:`~dmlsched.sim.cluster.read_placement`,
-   :func:`~dmlsched.sim.cluster.check_admissions`,
-   :func:`~dmlsched.sim.cluster.check_placement`,
-   :func:`~dmlsched.sim.cluster.check_capacity`).  An invalid decision is
+   engine state on the new cluster from slot t to t + window, a fresh
+   scheduler reset with it and the generator ``spawn(make_rng(seed), e + 1)[e]``;
+   every unfinished job — pending or admitted — is presented to it as an
+   arrival again (event ``requeue``), keeping the work it has done (a real
+   job resumes from its checkpoint).  Within an epoch, arrivals join the
+   state (``add_job``) and cancellations leave it (``cancel``);
+5. the scheduler decides through the ``cluster`` protocol on the engine's
+   view (``reveal``: private copies); the engine accepts or refuses the
+   decision (``accept``: the simulator's referee).  An invalid decision is
    never clipped: the slot runs nothing, the error is logged, and the next
    slot starts a new epoch;
 6. the tick record is committed, then applied: only then do agents see it.
+   Only decisions the engine accepted are committed.
 
-On restart the records are applied again; from the start of the last epoch
-on, the scheduler — fresh, same seed — decides every slot again and its
-decisions are compared with the logged ones (``replay_mismatches`` counts
-differences; a deterministic scheduler has none).  The logged decision is
-authoritative.
+On restart the records are applied again; every logged decision goes
+through the engine's referee again (a log it refuses is refused).  From the
+start of the last epoch on, the scheduler — fresh, same seed — decides every
+slot again and its decisions are judged and compared with the logged ones
+(``replay_mismatches`` counts differences; a deterministic scheduler has
+none).  The logged decision is authoritative.
 """
 
 from __future__ import annotations
@@ -64,30 +70,27 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from dmlsched.errors import InvalidDecision, InvalidInput
-from dmlsched.model.cluster import RESOURCES, Cluster, ClusterJob, Placement
-from dmlsched.model.speed.pdors import job_rate
-from dmlsched.model.views import ClusterView
+from dmlsched.errors import InvalidDecision, InvalidInput, InvalidReport
+from dmlsched.model.cluster import (
+    RESOURCES,
+    Cluster,
+    ClusterDecision,
+    ClusterJob,
+    ClusterWorkload,
+    Placement,
+)
 from dmlsched.rng import make_rng, spawn
-from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.schedulers.protocols import ClusterScheduler, make_scheduler
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
 from dmlsched.service.store import Record, Store
-from dmlsched.sim.cluster import (
-    check_admissions,
-    check_capacity,
-    check_placement,
-    read_decision,
-    read_placement,
-)
+from dmlsched.sim.cluster import ClusterState, Ruling
 
 __all__ = ["Core", "JobState", "Machine", "ServiceConfig"]
 
-_DONE_TOL = 1e-9  # as the simulator's completion test
 HISTORY = 50  # slots of allocation kept for the dashboard
 
 JOB_STATES = ("queued", "pending", "running", "admitted", "completed", "rejected", "cancelled")
@@ -179,6 +182,39 @@ def _placement(body: list[list[int]]) -> Placement:
     return Placement(tuple(body[0]), tuple(body[1]), tuple(body[2]))
 
 
+def _logged(b: dict[str, Any]) -> ClusterDecision:
+    """A tick record's decision as the scheduler's protocol states it."""
+    alloc = {int(j): _placement(pb) for j, pb in b["alloc"].items()}
+    return ClusterDecision(alloc, tuple(b["admit"]), tuple(b["reject"]))
+
+
+def _accepted(eng: ClusterState, acc: Any) -> dict[str, Any]:
+    """A tick record's decision from what the engine accepted: admissions (the
+    simulator's order of activation), placements with workers and their rates."""
+    alloc: dict[str, list[list[int]]] = {}
+    rates: dict[str, float] = {}
+    for j, p in eng.placements().items():
+        if p.workers:
+            alloc[str(j)] = _placement_body(p.placement)
+            rates[str(j)] = p.rate
+    admit = [int(j) for j in (*acc.admitted, *acc.by_allocation)]
+    return {
+        "admit": admit,
+        "reject": [int(j) for j in acc.rejected],
+        "alloc": alloc,
+        "rates": rates,
+    }
+
+
+def _ruled(r: Ruling) -> dict[str, Any]:
+    """The same from the referee's ruling (for comparing; without rates)."""
+    alloc = {
+        str(j): _placement_body(Placement(*c)) for j, c in r.placements.items() if sum(c.workers)
+    }
+    admit = [int(j) for j in (*r.admitted, *r.by_allocation)]
+    return {"admit": admit, "reject": [int(j) for j in r.rejected], "alloc": alloc}
+
+
 class Core:
     """Machines, jobs, the scheduler and the slot; mutated only by applying records.
 
@@ -192,7 +228,10 @@ class Core:
         *,
         clock: Callable[[], float] = time.monotonic,
         agent_timeout: float = 30.0,
+        scheduler_factory: Callable[[], ClusterScheduler] | None = None,
     ) -> None:
+        """``scheduler_factory``: a fresh scheduler per epoch (default: the registered
+        ``config.scheduler`` with ``config.params``)."""
         self.config = config
         self.store = store
         self.clock = clock
@@ -215,10 +254,12 @@ class Core:
         self.epoch = -1
         self.epoch_end = 0
         self.epoch_cluster: tuple[tuple[float, ...], ...] | None = None
-        self.epoch_jobs: dict[int, ClusterJob] = {}
-        self.epoch_finished: set[int] = set()
         self.needs_reset = False
         self.scheduler: Any = None
+        self.scheduler_factory = scheduler_factory or (
+            lambda: make_scheduler("cluster", config.scheduler, **config.params)
+        )
+        self.engine: ClusterState | None = None  # the epoch's engine state
         self.history: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self.usage = np.zeros((0, len(RESOURCES)))
         self.last_decide_seconds = 0.0
@@ -447,11 +488,8 @@ class Core:
         body = self._open_slot(logged["down"])
         for k in ("slot", "credits", "complete", "cancel", "arrive", "reset", "epoch"):
             if body[k] != logged[k]:
-                raise InvalidInput(
-                    "db",
-                    self.store.url,
-                    f"a log consistent at slot {body['slot']} ({k}: replayed {body[k]!r:.200},"
-                    f" logged {logged[k]!r:.200})",
+                self._inconsistent(
+                    body["slot"], f"{k}: replayed {body[k]!r:.200}, logged {logged[k]!r:.200}"
                 )
         if self._replay_decide:
             dec = self._decide()
@@ -461,32 +499,13 @@ class Core:
                 self.needs_reset = True  # the scheduler's state diverged from the log's
         self._apply_decision(logged)
 
+    def _inconsistent(self, slot: int, what: str) -> NoReturn:
+        raise InvalidInput("db", self.store.url, f"a log consistent at slot {slot} ({what})")
+
     def _open_slot(self, down: list[str]) -> dict[str, Any]:
         """Steps 1–4 of the module docstring; mutates the state (under the service lock)."""
         t = self.slot
-        # 1. close slot t-1
-        credits: dict[str, float] = {}
-        if self.config.progress == "model":
-            for j in self.active:
-                js = self.jobs[j]
-                if js.placement is not None and js.placement.machines:
-                    credits[str(j)] = js.rate
-        else:
-            for j, v in self.uncredited.items():
-                if self.jobs[j].state in ("pending", "running", "admitted") and v > 0:
-                    credits[str(j)] = v
-            self.uncredited.clear()
-        complete = []
-        for key, v in credits.items():
-            js = self.jobs[int(key)]
-            js.done += v
-            live = js.state in ("pending", "running", "admitted")
-            if live and js.done >= js.job.total_work * (1 - _DONE_TOL):
-                complete.append(js.id)
-                js.state, js.completed = "completed", t - 1
-                self.active.pop(js.id, None)
-                self.pending.pop(js.id, None)
-                self.epoch_finished.add(js.id)
+        credits, complete, refused = self._close_slot(t)  # 1. close slot t-1
         for js in self.jobs.values():
             js.last, js.placement, js.rate = js.placement, None, 0.0
             if js.state == "running":
@@ -503,53 +522,18 @@ class Core:
                 js.state = "cancelled"
                 self.pending.pop(j, None)
                 self.active.pop(j, None)
-                self.epoch_finished.add(j)
+                if self.engine is not None and self.engine.job_state(j) in ("pending", "active"):
+                    self.engine.cancel(j)
         self.cancel_requests.clear()
         arrive = list(self.queued)
         self.queued.clear()
-        new_jobs = []
         for j in arrive:
             js = self.jobs[j]
             js.arrival, js.state = t, "pending"
             js.job = job_from_request(JobRequest.model_validate(js.request), j, t)
             self.pending[j] = None
-            new_jobs.append(js.job)
-        # 4. epochs
-        caps = tuple(m.capacity if m.up else (0.0,) * len(RESOURCES) for m in self.machines)
-        # no machine up: no decision (a scheduler would reject what fits nowhere)
-        any_up = any(m.up for m in self.machines)
-        if not any_up and self.scheduler is not None:
-            self.needs_reset = True  # an outage of the whole cluster ends the epoch
-        reset = any_up and (
-            self.scheduler is None
-            or caps != self.epoch_cluster
-            or self.needs_reset
-            or t >= self.epoch_end
-        )
-        requeue: list[int] = []
-        if reset:
-            self.epoch += 1
-            self.epoch_end = t + self.config.window
-            self.epoch_cluster = caps
-            self.needs_reset = False
-            self.scheduler = make_scheduler("cluster", self.config.scheduler, **self.config.params)
-            rng = spawn(make_rng(self.config.seed), self.epoch + 1)[self.epoch]
-            self.scheduler.reset(Cluster(np.asarray(caps, dtype=float)), self.epoch_end, rng)
-            requeue = [j for j in (*self.pending, *self.active) if j not in arrive]
-            for j in requeue:
-                js = self.jobs[j]
-                js.requeued += 1 if js.state == "admitted" else 0
-                js.state = "pending"
-            self.pending = dict.fromkeys(requeue + arrive)
-            self.active = {}
-            self.epoch_jobs = {j: self.jobs[j].job for j in self.pending}
-            self.epoch_finished = set()
-            self.arrivals_ = tuple(self.jobs[j].job for j in self.pending)
-        else:
-            for job in new_jobs:
-                self.epoch_jobs[job.id] = job
-            self.arrivals_ = tuple(new_jobs)
-        return {
+        reset, requeue = self._epoch(t, arrive)  # 4. epochs
+        body = {
             "slot": t,
             "epoch": self.epoch,
             "reset": reset,
@@ -560,25 +544,91 @@ class Core:
             "arrive": arrive,
             "requeue": requeue,
         }
+        if refused:
+            body["refused"] = refused
+        return body
 
-    def _view(self) -> ClusterView:
-        assert self.epoch_cluster is not None
-        return ClusterView(
-            slot=self.slot,
-            horizon=self.epoch_end,
-            cluster=Cluster(np.asarray(self.epoch_cluster, dtype=float)),
-            arrivals=self.arrivals_,
-            pending=tuple(self.pending),
-            active=tuple(self.active),
-            remaining=MappingProxyType(
-                {j: self.jobs[j].job.total_work - self.jobs[j].done for j in self.active}
-            ),
-            jobs=MappingProxyType(dict(self.epoch_jobs)),
-            finished=frozenset(self.epoch_finished),
+    def _close_slot(self, t: int) -> tuple[dict[str, float], list[int], dict[str, str]]:
+        """Step 1: the engine credits slot t − 1 (if a decision stood in it); returns
+        (credits by job, jobs completed, refused reports by job)."""
+        eng = self.engine
+        if eng is None or eng.phase != "accepted":
+            return {}, [], {}
+        refused: dict[str, str] = {}
+        if self.config.progress == "model":
+            got = eng.credit()
+        else:
+            placed = eng.placements()
+            work: dict[int, float] = {}
+            for j, v in list(self.uncredited.items()):
+                if self.jobs[j].state not in ("pending", "running", "admitted") or v <= 0:
+                    del self.uncredited[j]
+                elif j in placed and placed[j].workers:  # else: waits for a placement
+                    del self.uncredited[j]
+                    try:
+                        work.update(eng.check_work({j: v}, source="agents"))
+                    except InvalidReport as e:
+                        refused[str(j)] = str(e)
+            got = eng.credit(work, source="agents")
+        credits = {str(j): v for j, v in got.per_slot.items() if v > 0}
+        for j in got.per_slot:
+            self.jobs[j].done = eng.done(j)
+        for j in got.completed:
+            js = self.jobs[j]
+            js.state, js.completed = "completed", t - 1
+            self.active.pop(j, None)
+            self.pending.pop(j, None)
+        return credits, list(got.completed), refused
+
+    def _epoch(self, t: int, arrive: list[int]) -> tuple[bool, list[int]]:
+        """Step 4: a new epoch (engine state and scheduler) when the cluster changed, after
+        an invalid decision or an outage, or when the window ended; else the arrivals join
+        the epoch's state.  Returns (reset, jobs requeued)."""
+        caps = tuple(m.capacity if m.up else (0.0,) * len(RESOURCES) for m in self.machines)
+        # no machine up: no decision (a scheduler would reject what fits nowhere)
+        any_up = any(m.up for m in self.machines)
+        if not any_up and self.scheduler is not None:
+            self.needs_reset = True  # an outage of the whole cluster ends the epoch
+        reset = any_up and (
+            self.scheduler is None
+            or self.engine is None
+            or caps != self.epoch_cluster
+            or self.needs_reset
+            or t >= self.epoch_end
         )
+        if not reset:
+            if self.engine is not None:
+                for j in arrive:
+                    self.engine.add_job(self.jobs[j].job)
+            return False, []
+        self.epoch += 1
+        self.epoch_end = t + self.config.window
+        self.epoch_cluster = caps
+        self.needs_reset = False
+        requeue = [j for j in (*self.pending, *self.active) if j not in arrive]
+        for j in requeue:
+            js = self.jobs[j]
+            js.requeued += 1 if js.state == "admitted" else 0
+            js.state = "pending"
+        self.pending = dict.fromkeys(requeue + arrive)
+        self.active = {}
+        cluster = Cluster(np.asarray(caps, dtype=float))
+        self.engine = ClusterState(
+            ClusterWorkload((), cluster, self.epoch_end),
+            self.config.scheduler,
+            record_events=False,
+            start=t,
+        )
+        for j in self.pending:
+            self.engine.add_job(self.jobs[j].job, done=self.jobs[j].done)
+        self.scheduler = self.scheduler_factory()
+        rng = spawn(make_rng(self.config.seed), self.epoch + 1)[self.epoch]
+        self.scheduler.reset(self.engine.shown_cluster, self.epoch_end, rng)
+        return True, requeue
 
     def _decide(self) -> dict[str, Any]:
-        """Step 5: the scheduler's decision, validated; nothing is mutated but the scheduler."""
+        """Step 5: the scheduler's decision on the engine's view, accepted by the engine
+        (replaying: only judged, the logged one stands); nothing else is mutated."""
         out: dict[str, Any] = {
             "admit": [],
             "reject": [],
@@ -587,14 +637,18 @@ class Core:
             "error": None,
             "decide_ms": 0.0,
         }
-        if self.scheduler is None or not any(m.up for m in self.machines):
+        eng = self.engine
+        if not self._can_decide() or eng is None:
             return out
-        view = self._view()
+        view = eng.reveal()
         t0 = time.perf_counter()
         try:
             decision = self.scheduler.decide(view)
             self.last_decide_seconds = time.perf_counter() - t0
-            out.update(self._validate(decision))
+            if self.replaying:
+                out.update(_ruled(eng.judge(decision)))
+            else:
+                out.update(_accepted(eng, eng.accept(decision)))
         except InvalidDecision as e:
             out["error"] = str(e)
         except Exception as e:  # a scheduler bug must not take the service down
@@ -602,55 +656,8 @@ class Core:
         out["decide_ms"] = round(1000 * (time.perf_counter() - t0), 3)
         return out
 
-    def _validate(self, decision: object) -> dict[str, Any]:
-        """The engine's checks, in the engine's order (see :mod:`dmlsched.sim.cluster`)."""
-        name, t = self.config.scheduler, self.slot
-        # read once into plain values: exact types, a job named once (dmlsched.sim.boundary)
-        allocations, admit_ids, reject_ids = read_decision(
-            name, t, decision, len(self.pending) + len(self.active)
-        )
-        rejected_before = {j for j in self.epoch_jobs if self.jobs[j].state == "rejected"}
-        rej, adm, by_alloc = check_admissions(
-            name,
-            t,
-            allocations,
-            admit_ids,
-            reject_ids,
-            self.pending,
-            self.active,
-            rejected_before,
-            self.epoch_finished,
-        )
-        admit = [int(j) for j in (*adm, *by_alloc)]  # the simulator's order of activation
-        cluster = Cluster(np.asarray(self.epoch_cluster, dtype=float))
-        H = cluster.machines
-        usage = np.zeros((H, len(cluster.resources)))
-        owners: dict[int, list[int]] = {}
-        alloc: dict[str, list[list[int]]] = {}
-        rates: dict[str, float] = {}
-        for j, given in allocations.items():
-            job = self.epoch_jobs[j]
-            c = read_placement(name, t, j, given, H)
-            check_placement(name, job, c, t)
-            p = Placement(*c)
-            if not p.machines:
-                continue
-            idx = np.asarray(p.machines, dtype=np.intp)
-            np.add.at(usage, idx, np.outer(p.workers, job.worker_demand))
-            np.add.at(usage, idx, np.outer(p.ps, job.ps_demand))
-            for m in p.machines:
-                owners.setdefault(int(m), []).append(j)
-            if sum(p.workers) == 0:
-                continue
-            alloc[str(j)] = _placement_body(p)
-            rates[str(j)] = float(job_rate(job, p.machines, p.workers, p.ps))
-        check_capacity(name, cluster, usage, t, owners)
-        return {
-            "admit": admit,
-            "reject": [int(j) for j in rej],
-            "alloc": alloc,
-            "rates": rates,
-        }
+    def _can_decide(self) -> bool:
+        return self.scheduler is not None and any(m.up for m in self.machines)
 
     def _apply_decision(self, b: dict[str, Any]) -> None:
         """Step 6 (after the commit): admissions, this slot's placements, the clock."""
@@ -658,6 +665,19 @@ class Core:
         if b.get("error"):
             self.invalid_decisions += 1
             self.needs_reset = True
+        eng = self.engine
+        if eng is None or b.get("error") or not self._can_decide():
+            self.engine = None  # the slot runs nothing; the next starts an epoch
+            usage = np.zeros((len(self.machines), len(RESOURCES)))
+        else:
+            if eng.phase != "accepted":  # replaying: the logged decision, refereed again
+                if eng.phase == "open":
+                    eng.reveal()
+                try:
+                    eng.accept(_logged(b))
+                except InvalidDecision as e:
+                    self._inconsistent(t, f"the engine refuses the logged decision: {e}")
+            usage = eng.usage()
         for j in b["reject"]:
             self.pending.pop(j, None)
             self.jobs[j].state = "rejected"
@@ -666,8 +686,6 @@ class Core:
                 del self.pending[j]
                 self.active[j] = None
                 self.jobs[j].state = "admitted"
-        H = len(self.machines)
-        usage = np.zeros((H, len(RESOURCES)))
         snapshot: dict[str, dict[str, list[int]]] = {}
         for key, pb in b["alloc"].items():
             js = self.jobs[int(key)]
@@ -675,10 +693,10 @@ class Core:
             if js.last is None or js.last != p:
                 js.placed_since = t  # a new incarnation of the job's processes
             js.placement, js.rate, js.state = p, float(b["rates"][key]), "running"
-            snapshot[key] = {}
-            for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
-                usage[m] += np.asarray(js.job.worker_demand) * w + np.asarray(js.job.ps_demand) * s
-                snapshot[key][self.machines[m].name] = [w, s]
+            snapshot[key] = {
+                self.machines[m].name: [w, s]
+                for m, w, s in zip(p.machines, p.workers, p.ps, strict=True)
+            }
         self.usage = usage
         self.history.append({"slot": t, "alloc": snapshot, "error": b.get("error")})
         self.slot = t + 1

@@ -265,6 +265,12 @@ class ClusterState:
         return self._slot
 
     @property
+    def phase(self) -> str:
+        """Where the slot is: ``open`` (reveal next), ``revealed`` (accept next) or
+        ``accepted`` (credit next)."""
+        return self._phase
+
+    @property
     def all_arrived(self) -> bool:
         """Whether every registered job has been revealed (no arrival is left)."""
         return self._slot > (self._arrival_slots[-1] if self._arrival_slots else -1)
@@ -373,17 +379,13 @@ class ClusterState:
         if self._kept is not None:
             if integral_usage(jobs, self.cluster):
                 self._kept.grow(n0 + n)
-            elif n0:
-                raise ValueError("a job with fractional demands joined a state keeping usage")
-            else:
+            else:  # its demands are fractional: usage is summed afresh from now on
                 self._kept = None
 
     def add_job(self, job: ClusterJob, done: float = 0.0) -> None:
         """Register a job submitted online (before :meth:`reveal`): revealed at its arrival
         or at the next reveal, whichever is later, having done ``done`` work already."""
         self._expect("open")
-        if self._kept is not None and not integral_usage([job], self.cluster):
-            self._kept = None  # its demands are fractional: usage is summed afresh
         self._register([private_copy(job)], [done])
 
     def cancel(self, job: int) -> None:
