@@ -1,0 +1,172 @@
+"""One scheduler through each driver of the ``cluster`` engine, for contract checks.
+
+The three drivers run the same engine state
+(:class:`~dmlsched.sim.cluster.ClusterState`) and add nothing of their own:
+
+* ``simulate`` — :func:`dmlsched.sim.cluster.simulate_cluster`, event-driven;
+* ``testbed`` — :func:`dmlsched.testbed.run.run_cluster` with the
+  process-free :class:`~dmlsched.testbed.fake.FakeExecutor` (work at the
+  speed model's rate) and :class:`~dmlsched.testbed.fake.FakeClock`;
+* ``service`` — the service's slot loop (:class:`dmlsched.service.core.Core`)
+  on a temporary SQLite log, one machine per machine of the workload's
+  cluster, each job submitted just before the slot it arrives in, progress by
+  the speed model, one epoch (the window covers the horizon).
+
+:func:`run_driver` returns a :class:`DriverRun`: the engine's refusal (the
+message of the :class:`~dmlsched.errors.InvalidDecision` it raised, or that
+the service logged) and a fingerprint of what happened — equal fingerprints
+of two runs through one driver mean the same run (the simulator's metrics,
+events and series; the decisions the testbed's executor was given and the
+completions; the service's committed tick records, also in ``log``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from dmlsched.errors import InvalidDecision
+from dmlsched.model.cluster import ClusterJob, ClusterWorkload
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import ClusterScheduler
+from dmlsched.sim.engine import RunResult
+
+__all__ = ["DRIVERS", "DriverRun", "job_request", "run_driver"]
+
+DRIVERS = ("simulate", "testbed", "service")
+
+SchedulerFactory = Callable[[], ClusterScheduler]
+
+
+class DriverRun(NamedTuple):
+    """What one driver made of a scheduler (module docstring)."""
+
+    driver: str
+    refusal: str | None  # the engine's InvalidDecision message, if it refused a decision
+    fingerprint: bytes  # what happened, comparable between runs of one driver
+    log: tuple[dict[str, Any], ...] = ()  # the service's committed tick records
+
+
+def run_driver(
+    driver: str, make: SchedulerFactory, workload: ClusterWorkload, seed: int = 0
+) -> DriverRun:
+    """Run a scheduler from ``make`` (called once; the service calls it again per epoch)
+    on ``workload`` through ``driver`` (one of :data:`DRIVERS`)."""
+    runs = {"simulate": _simulate, "testbed": _testbed, "service": _service}
+    if driver not in runs:
+        raise ValueError(f"driver={driver!r}, expected one of {', '.join(DRIVERS)}")
+    return runs[driver](make, workload, seed)
+
+
+def _rng(seed: int) -> np.random.Generator:
+    return spawn(make_rng(seed), 2)[1]
+
+
+def result_bytes(res: RunResult) -> bytes:
+    """Everything a run reports, as bytes (repr keeps exact floats and NaN == NaN)."""
+    parts = [repr(sorted(res.metrics.items())), repr(res.events)]
+    for k in sorted(res.series):
+        a = np.asarray(res.series[k])
+        parts.append(f"{k}:{a.dtype.str}:{a.shape}:{a.tobytes().hex()}")
+    return "\n".join(parts).encode()
+
+
+def _simulate(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> DriverRun:
+    from dmlsched.sim.cluster import simulate_cluster
+
+    try:
+        res = simulate_cluster(workload, make(), _rng(seed))
+    except InvalidDecision as e:
+        return DriverRun("simulate", str(e), b"")
+    return DriverRun("simulate", None, result_bytes(res))
+
+
+def _testbed(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> DriverRun:
+    from dmlsched.testbed.executor import canonical
+    from dmlsched.testbed.fake import FakeClock, FakeExecutor, FakeTestbed
+    from dmlsched.testbed.run import run_cluster
+    from dmlsched.testbed.runtime import TrainSpec
+    from dmlsched.testbed.workload import TestbedWorkload
+
+    specs = {j.id: TrainSpec(job=j.id, target=j.total_work, mode=j.mode) for j in workload.jobs}
+    tw = TestbedWorkload(workload, specs, workload.slot_seconds, 10.0, None)
+    clock = FakeClock()
+    ex = FakeExecutor({j.id: j for j in workload.jobs}, clock, workload.slot_seconds)
+    try:
+        run = run_cluster(tw, make(), FakeTestbed(), seed, executor=ex, clock=clock, stall_slots=0)
+    except InvalidDecision as e:
+        return DriverRun("testbed", str(e), b"")
+    applied = [sorted((j, canonical(p)) for j, p in a.items()) for a in ex.applied]
+    seen = (sorted(run.completion_slot.items()), sorted(run.rejected), applied)
+    return DriverRun("testbed", None, repr(seen).encode())
+
+
+def job_request(job: ClusterJob) -> dict[str, Any]:
+    """The service's request body for a job (its job-spec fields; no id, no arrival)."""
+    body: dict[str, Any] = {
+        f: getattr(job, f)
+        for f in (
+            "epochs",
+            "samples",
+            "batch",
+            "grad_mb",
+            "tau",
+            "gamma",
+            "b_ext",
+            "b_int",
+            "mode",
+            "minibatches",
+        )
+    }
+    body["worker_demand"] = list(job.worker_demand)
+    body["ps_demand"] = list(job.ps_demand)
+    if math.isfinite(job.ps_bandwidth):
+        body["ps_bandwidth"] = job.ps_bandwidth
+    if dataclasses.is_dataclass(job.utility):
+        body["utility"] = dataclasses.asdict(job.utility)  # type: ignore[arg-type]  # an instance
+    return body
+
+
+def _service(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> DriverRun:
+    from dmlsched.service.core import Core, ServiceConfig
+    from dmlsched.service.schemas import JobRequest, MachineRequest
+    from dmlsched.service.store import open_store
+
+    first: list[ClusterScheduler] = [make()]
+
+    def factory() -> ClusterScheduler:
+        return first.pop() if first else make()
+
+    name = str(getattr(type(first[0]), "name", type(first[0]).__name__))
+    refusal = None
+    with tempfile.TemporaryDirectory(prefix="dmlsched-driver-") as tmp:
+        store = open_store(str(Path(tmp) / "service.db"))
+        try:
+            config = ServiceConfig(name, seed=seed, window=workload.horizon + 1)
+            core = Core(config, store, scheduler_factory=factory, agent_timeout=0).open()
+            for h, cap in enumerate(workload.cluster.capacity.tolist()):
+                core.register(MachineRequest(name=f"m{h}", capacity=tuple(cap)))
+            by_slot: dict[int, list[ClusterJob]] = {}
+            for job in sorted(workload.jobs, key=lambda j: (j.arrival, j.id)):
+                by_slot.setdefault(job.arrival, []).append(job)
+            for t in range(workload.horizon):
+                for job in by_slot.get(t, ()):
+                    core.submit(JobRequest.model_validate(job_request(job)), key=f"job-{job.id}")
+                rec = core.tick()
+                if rec["error"]:
+                    refusal = str(rec["error"])
+                    break
+            ticks = [
+                {k: v for k, v in r.body.items() if k != "decide_ms"}
+                for r in store.records()
+                if r.kind == "tick"
+            ]
+        finally:
+            store.close()
+    return DriverRun("service", refusal, repr(ticks).encode(), tuple(ticks))
