@@ -47,7 +47,7 @@ from dmlsched.errors import InvalidDecision, InvalidReport
 from dmlsched.model.cluster import ClusterDecision, ClusterJob, ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.views import ClusterView, Finished
-from dmlsched.sim.boundary import expect_type, private_copy, read_ints
+from dmlsched.sim.boundary import INT_TYPES, expect_type, private_copy, read_ints, shown
 from dmlsched.sim.cluster import fast
 from dmlsched.sim.cluster.fast import (
     NO_IDS,
@@ -85,6 +85,7 @@ from dmlsched.sim.events import Event
 __all__ = ["Accepted", "Checked", "ClusterState", "Credited", "Placed"]
 
 _DONE_TOL = 1e-9  # done at or above (1 − this) · E·K: complete
+_NUMBERS = INT_TYPES | {float, np.float16, np.float32, np.float64}  # measured work's types
 
 
 class Accepted(NamedTuple):
@@ -783,10 +784,9 @@ class ClusterState:
             k = pos.get(j)
             if k is None:
                 raise InvalidReport(source, j, t, "work for a job without a placement")
-            try:
-                amount = float(v)
-            except (TypeError, ValueError):
-                raise InvalidReport(source, j, t, f"work={v!r} is not a number") from None
+            if type(v) not in _NUMBERS:
+                raise InvalidReport(source, j, t, f"work={shown(v)} is not a number")
+            amount = float(v)
             if not (amount >= 0 and np.isfinite(amount)):
                 raise InvalidReport(source, j, t, f"work={amount!r} is not a number >= 0")
             rate = float(st.rates[k])
