@@ -573,12 +573,14 @@ class Core:
         credits = {str(j): v for j, v in got.per_slot.items() if v > 0}
         for j in got.per_slot:
             self.jobs[j].done = eng.done(j)
-        for j in got.completed:
+        ended = set(got.completed)
+        complete = [j for j in (*self.active, *self.pending) if j in ended]  # the log's order
+        for j in complete:
             js = self.jobs[j]
             js.state, js.completed = "completed", t - 1
             self.active.pop(j, None)
             self.pending.pop(j, None)
-        return credits, list(got.completed), refused
+        return credits, complete, refused
 
     def _epoch(self, t: int, arrive: list[int]) -> tuple[bool, list[int]]:
         """Step 4: a new epoch (engine state and scheduler) when the cluster changed, after

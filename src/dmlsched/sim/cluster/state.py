@@ -163,13 +163,16 @@ class _Read(NamedTuple):
 
 
 class _PerSlot(Mapping[int, float]):
-    """Running job → work per slot, built when read."""
+    """Running job → work per slot, built when read (a run credits thousands of times)."""
 
     def __init__(self, running: list[int], amounts: np.ndarray) -> None:
         self._running, self._amounts = running, amounts
+        self._at: dict[int, int] | None = None
 
     def __getitem__(self, j: int) -> float:
-        return float(self._amounts[self._running.index(j)])
+        if self._at is None:
+            self._at = {job: k for k, job in enumerate(self._running)}
+        return float(self._amounts[self._at[j]])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._running)
