@@ -181,9 +181,6 @@ class _PerSlot(Mapping[int, float]):
         return len(self._running)
 
 
-_NO_RECORDS: dict[int, Checked] = {}
-
-
 class ClusterState:
     """One run of the ``cluster`` engine (module docstring).
 
@@ -256,10 +253,9 @@ class ClusterState:
         jobs = [private_copy(j) for j in workload.jobs]
         # the batched read rates by Eq. (1) itself: not for a workload's own speed model
         self._columns = job_columns([], R) if fast and speed is None else None
-        self._kept = (
-            KeptUsage(self.cluster, 0) if fast and integral_usage(jobs, self.cluster) else None
-        )
-        self._register(jobs, [0.0] * len(jobs))
+        integral = integral_usage(jobs, self.cluster)
+        self._kept = KeptUsage(self.cluster, 0) if fast and integral else None
+        self._register(jobs, [0.0] * len(jobs), integral)
 
     # ---------------------------------------------------------------- reading the state
 
@@ -348,14 +344,15 @@ class ClusterState:
 
     # ---------------------------------------------------------------- registering jobs
 
-    def _register(self, jobs: list[ClusterJob], done: list[float]) -> None:
+    def _register(self, jobs: list[ClusterJob], done: list[float], integral: bool) -> None:
         """Give ``jobs`` (the engine's copies) indices, and reveal each at its arrival or at
-        the next reveal, whichever is later."""
-        n0 = len(self._all)
-        for k, job in enumerate(jobs):
-            if job.id in self._index:
-                raise ValueError(f"job {job.id} is registered twice")
-            self._index[job.id] = n0 + k
+        the next reveal, whichever is later (``integral``: :func:`.usage.integral_usage`
+        of theirs)."""
+        n0, n = len(self._all), len(jobs)
+        index = {job.id: n0 + k for k, job in enumerate(jobs)}
+        if len(index) != n or not index.keys().isdisjoint(self._index):
+            raise ValueError("a job id is registered twice")
+        self._index.update(index)
         self._all.extend(jobs)
         self._id_of.extend(j.id for j in jobs)
         first = self._slot
@@ -365,7 +362,6 @@ class ClusterState:
                 self._by_slot[at] = []
                 insort(self._arrival_slots, at)
             self._by_slot[at].append(job)
-        n = len(jobs)
         total = np.array([j.total_work for j in jobs], dtype=float)
         arrival = np.fromiter(map(attrgetter("arrival"), jobs), dtype=np.int64, count=n)
         self._total = np.concatenate((self._total, total))
@@ -381,7 +377,7 @@ class ClusterState:
             more = job_columns(jobs, self.cluster.capacity.shape[1])
             self._columns = None if more is None else self._columns.extend(more)
         if self._kept is not None:
-            if integral_usage(jobs, self.cluster):
+            if integral:
                 self._kept.grow(n0 + n)
             else:  # its demands are fractional: usage is summed afresh from now on
                 self._kept = None
@@ -390,7 +386,8 @@ class ClusterState:
         """Register a job submitted online (before :meth:`reveal`): revealed at its arrival
         or at the next reveal, whichever is later, having done ``done`` work already."""
         self._expect("open")
-        self._register([private_copy(job)], [done])
+        job = private_copy(job)
+        self._register([job], [done], integral_usage([job], self.cluster))
 
     def cancel(self, job: int) -> None:
         """Withdraw a pending or active job (before :meth:`reveal`); schedulers then see it
@@ -630,10 +627,13 @@ class ClusterState:
         self, accepted: Accepted, keys: list[int], at: np.ndarray, got: _Read, table: Table | None
     ) -> Accepted:
         """Eq. (5) on the decision's placements; if they fit, the decision stands (the
-        staged reads are written; a refusal takes back what it added to kept usage)."""
-        on, rate_at, w_at = self._placed[at], self._rate[at], self._workers[at]
-        for p in got.patches:
-            on[p.pos], rate_at[p.pos], w_at[p.pos] = p.placed, p.rate, p.workers
+        staged reads are written; a refusal takes back what it wrote)."""
+        # the per-job arrays take the new values now (a refusal restores the old ones)
+        ds = [at[p.pos] for p in got.patches]
+        old = [(d, self._rate[d], self._workers[d], self._placed[d]) for d in ds]
+        for d, p in zip(ds, got.patches, strict=True):
+            self._rate[d], self._workers[d], self._placed[d] = p.rate, p.workers, p.placed
+        on = self._placed[at]
         run_at = np.flatnonzero(on)
         run = at[run_at]
         running = [keys[i] for i in run_at.tolist()]
@@ -646,8 +646,7 @@ class ClusterState:
         H, R = self.cluster.capacity.shape
         change: UsageChange | None = None
         if self._kept is not None:
-            change = self._kept.change(run, at[got.changed], self._id_of, records, checked)
-            self._kept.add(change)
+            change = self._kept.apply(run, at[got.changed], self._id_of, records, checked)
             usage = self._kept.usage
         else:
             usage = recomputed_usage(H, R, map(demand_of, running))
@@ -661,16 +660,13 @@ class ClusterState:
                 check_capacity(self.name, self.cluster, usage, accepted.slot, owners)
             except InvalidDecision:
                 if change is not None:
-                    self._kept.add(change, -1.0)  # type: ignore[union-attr]  # exact: integral
+                    self._kept.undo(change)  # type: ignore[union-attr]  # set with ``change``
+                for d, rate, workers, placed in old:
+                    self._rate[d], self._workers[d], self._placed[d] = rate, workers, placed
                 raise
         # the decision stands: write what was read
-        if change is not None:
-            self._kept.commit(change)  # type: ignore[union-attr]  # set with ``change``
         checked.update(records)
         self._sources.update(got.srcs)
-        for p in got.patches:
-            d = at[p.pos]
-            self._rate[d], self._workers[d], self._placed[d] = p.rate, p.workers, p.placed
         for pos, ids in got.ids:
             self._read[at[pos]] = ids
         if table is None:
@@ -679,9 +675,8 @@ class ClusterState:
             self._pool.keep(table, got.changed, got.entries, at)
         kept_total = None if self._kept is None else self._kept.total
         total = usage.sum(axis=0) if kept_total is None else kept_total
-        return self._take(
-            accepted, keys, on, run, running, rate_at[run_at], w_at[run_at], usage, total
-        )
+        rates, workers = self._rate[run], self._workers[run]
+        return self._take(accepted, keys, on, run, running, rates, workers, usage, total)
 
     def _stand_ruling(self, ruling: Ruling) -> Accepted:
         """The referee's ruling stands (``fast=False``): every placement's record afresh."""

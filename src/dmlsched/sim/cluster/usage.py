@@ -71,14 +71,13 @@ def recomputed_usage(H: int, R: int, parts: Iterable[Demand]) -> np.ndarray:
 
 
 class UsageChange(NamedTuple):
-    """What one decision changes in :class:`KeptUsage` (applied, and undone if refused)."""
+    """What one decision changed in :class:`KeptUsage` (:meth:`KeptUsage.undo` takes it back)."""
 
     rows: np.ndarray | None  # machine rows of the changed demands (None: nothing changed)
     delta: np.ndarray | None  # +demand for placements that start, −demand for those that end
-    entered: list[tuple[int, Demand]]  # job → its demand now counted
-    left: list[int]  # jobs no longer counted
-    running: np.ndarray  # job index → runs after the decision
-    run: np.ndarray  # the running jobs' indices
+    before: list[tuple[int, Demand | None]]  # job → what was counted for it before
+    was_running: np.ndarray  # job index → ran before the decision
+    prev_run: np.ndarray  # the indices that ran before it
 
 
 class KeptUsage:
@@ -106,7 +105,7 @@ class KeptUsage:
         if more > 0:
             self.was_running = np.concatenate((self.was_running, np.zeros(more, dtype=bool)))
 
-    def change(
+    def apply(
         self,
         run: np.ndarray,
         read: np.ndarray,
@@ -114,8 +113,8 @@ class KeptUsage:
         new: Mapping[int, Demand],
         old: Mapping[int, Demand],
     ) -> UsageChange:
-        """The change that running ``run`` (job indices) makes; ``read``: the indices read
-        again this decision; a running job's demand is ``new[j]``, else ``old[j]``."""
+        """Count what running ``run`` (job indices) uses; ``read``: the indices read again
+        this decision; a running job's demand is ``new[j]``, else ``old[j]``."""
         now_running = np.zeros(len(self.was_running), dtype=bool)
         now_running[run] = True
         prev = self.prev_run
@@ -123,45 +122,52 @@ class KeptUsage:
             np.concatenate((prev[~now_running[prev]], run[~self.was_running[run]], read))
         )
         rows, delta = [], []
-        entered: list[tuple[int, Demand]] = []
-        left: list[int] = []
+        before: list[tuple[int, Demand | None]] = []
         counted = self.counted
         for d, is_on in zip(moved.tolist(), now_running[moved].tolist(), strict=True):
             j = id_of[d]
             had = counted.get(j)
             now = (new.get(j) or old[j]) if is_on else None
-            if had is not None and (now is None or had.demand is not now.demand):
+            if had is None:
+                if now is not None:
+                    rows.append(now.machines)
+                    delta.append(now.demand)
+                    before.append((j, None))
+                    counted[j] = now
+            elif now is None or had.demand is not now.demand:
                 rows.append(had.machines)
                 delta.append(-had.demand)
-                left.append(j)
-            if now is not None and (had is None or had.demand is not now.demand):
-                rows.append(now.machines)
-                delta.append(now.demand)
-                entered.append((j, now))
-        if not rows:
-            return UsageChange(None, None, entered, left, now_running, run)
-        return UsageChange(
-            np.concatenate(rows), np.concatenate(delta), entered, left, now_running, run
-        )
+                before.append((j, had))
+                if now is None:
+                    del counted[j]
+                else:
+                    rows.append(now.machines)
+                    delta.append(now.demand)
+                    counted[j] = now
+        change = UsageChange(None, None, before, self.was_running, prev)
+        if rows:
+            change = change._replace(rows=np.concatenate(rows), delta=np.concatenate(delta))
+            self._add(change.rows, change.delta)  # type: ignore[arg-type]  # set just above
+        self.was_running, self.prev_run = now_running, run
+        return change
 
-    def add(self, ch: UsageChange, sign: float = 1.0) -> None:
-        """Add the change's demands (``sign`` −1: take them back, exactly)."""
-        if ch.rows is None:
-            return
-        by = ch.delta if sign > 0 else -ch.delta
+    def undo(self, ch: UsageChange) -> None:
+        """Take back what :meth:`apply` did (exactly: the sums are integral)."""
+        if ch.rows is not None:
+            self._add(ch.rows, -ch.delta)  # type: ignore[operator]  # set with rows
+        for j, had in reversed(ch.before):
+            if had is None:
+                del self.counted[j]
+            else:
+                self.counted[j] = had
+        self.was_running, self.prev_run = ch.was_running, ch.prev_run
+
+    def _add(self, rows: np.ndarray, by: np.ndarray) -> None:
         if self.total is not None:
             self.total += by.sum(axis=0)
         H, R = self.usage.shape
-        if ch.rows.size * 4 < H:
-            np.add.at(self.usage, ch.rows, by)
+        if rows.size * 4 < H:
+            np.add.at(self.usage, rows, by)
         else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
             for r in range(R):
-                self.usage[:, r] += np.bincount(ch.rows, weights=by[:, r], minlength=H)
-
-    def commit(self, ch: UsageChange) -> None:
-        """The change stands: remember what is counted and what runs."""
-        for j in ch.left:
-            del self.counted[j]
-        for j, now in ch.entered:
-            self.counted[j] = now
-        self.was_running, self.prev_run = ch.running, ch.run
+                self.usage[:, r] += np.bincount(rows, weights=by[:, r], minlength=H)
