@@ -432,13 +432,15 @@ class ClusterState:
         self._expect("open")
         t = self._slot
         arrivals = []
+        jobs, pending, shown, events = self._jobs, self._pending, self._shown_jobs, self._events
         for job in self._by_slot.pop(t, ()):
-            self._jobs[job.id] = job
-            self._pending[job.id] = None
-            seen = self._shown_jobs[job.id] = private_copy(job)
+            j = job.id
+            jobs[j] = job
+            pending[j] = None
+            seen = shown[j] = private_copy(job)
             arrivals.append(seen)
             if self.record_events:
-                self._events.append(Event(t, "arrive", job.id))
+                events.append(Event(t, "arrive", j))
         act = tuple(self._active)
         at = indices(self._index, act, len(act))
         self._phase = "revealed"
@@ -579,7 +581,7 @@ class ClusterState:
 
     def _take_batch(self, keys: list[int], batch: fast.Batch, got: _Read) -> None:
         """Records of the placements the batch accepted (staged in ``got``)."""
-        checked, records, srcs = self._checked, got.records, got.srcs
+        checked, records, srcs, new = self._checked, got.records, got.srcs, _new_checked
         for i, src, c, lo, hi, rate, total_w, total_s in zip(
             batch.fast,
             batch.sources,
@@ -598,7 +600,7 @@ class ClusterState:
             if c is not None and hit is not None and hit.counts == c:
                 continue  # as checked before: keep its arrays
             # exact tuples of ints are their own Counts (read_placement); None: see _counts
-            records[j] = _new_checked(
+            records[j] = new(
                 (
                     None if c is None else Counts(*c),
                     batch.machines[lo:hi],
@@ -720,21 +722,22 @@ class ClusterState:
     ) -> Accepted:
         """Admissions, events and the slot's utilization of an accepted decision."""
         t, events, record = accepted.slot, self._events, self.record_events
+        pending, active, admitted = self._pending, self._active, self._admitted
         for j in accepted.rejected:
-            del self._pending[j]
+            del pending[j]
             self._rejected.add(j)
             if record:
                 events.append(Event(t, "reject", j))
         for j in accepted.admitted:
-            del self._pending[j]
-            self._active[j] = None
-            self._admitted.append(j)
+            del pending[j]
+            active[j] = None
+            admitted.append(j)
             if record:
                 events.append(Event(t, "admit", j))
         for j in accepted.by_allocation:  # an allocation admits implicitly
-            del self._pending[j]
-            self._active[j] = None
-            self._admitted.append(j)
+            del pending[j]
+            active[j] = None
+            admitted.append(j)
         details: list[tuple[int, str]] = []
         if record:
             by_alloc = set(accepted.by_allocation)
@@ -864,11 +867,12 @@ class ClusterState:
                 took = (t - self._arrival[e]) + np.minimum(1.0, left / per_slot[ends])
             self._jct.update(zip(ended, took.tolist(), strict=True))
             self._forget(ended, e)
+            active, finished, events = self._active, self._finished, self._events
             for j in ended:
-                del self._active[j]
-                self._finished[j] = t
+                del active[j]
+                finished[j] = t
                 if self.record_events:
-                    self._events.append(Event(t, "complete", j))
+                    events.append(Event(t, "complete", j))
             self._finished_fs = Finished(self._shown_finished, len(self._shown_finished))
         self._slot = t + 1
         self._phase = "open"

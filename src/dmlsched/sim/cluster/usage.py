@@ -127,7 +127,7 @@ class KeptUsage:
         for d, is_on in zip(moved.tolist(), now_running[moved].tolist(), strict=True):
             j = id_of[d]
             had = counted.get(j)
-            now = (new.get(j) or old[j]) if is_on else None
+            now = (new[j] if j in new else old[j]) if is_on else None
             if had is None:
                 if now is not None:
                     rows.append(now.machines)
