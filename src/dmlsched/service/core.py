@@ -570,8 +570,9 @@ class Core:
                     except InvalidReport as e:
                         refused[str(j)] = str(e)
             got = eng.credit(work, source="agents")
-        credits = {str(j): v for j, v in got.per_slot.items() if v > 0}
-        for j in got.per_slot:
+        per_slot = got.per_slot
+        credits = {str(j): v for j, v in per_slot.items() if v > 0}
+        for j in per_slot:
             self.jobs[j].done = eng.done(j)
         ended = set(got.completed)
         complete = [j for j in (*self.active, *self.pending) if j in ended]  # the log's order

@@ -98,12 +98,25 @@ class Accepted(NamedTuple):
     by_allocation: tuple[int, ...]  # pending jobs admitted by their allocation
 
 
-class Credited(NamedTuple):
-    """What :meth:`ClusterState.credit` credited."""
+class Credited:
+    """What :meth:`ClusterState.credit` credited: ``slots`` (> 1: a held decision),
+    ``completed`` (jobs that completed in the last of them) and ``per_slot`` (work per
+    slot, by running job; built when read — a run credits thousands of times)."""
 
-    slots: int  # slots credited (> 1: a held decision)
-    completed: tuple[int, ...]  # jobs that completed in the last of them
-    per_slot: Mapping[int, float]  # work per slot, by running job
+    __slots__ = ("_amounts", "_running", "completed", "slots")
+
+    def __init__(
+        self, slots: int, completed: tuple[int, ...], running: list[int], amounts: np.ndarray
+    ) -> None:
+        self.slots, self.completed = slots, completed
+        self._running, self._amounts = running, amounts
+
+    @property
+    def per_slot(self) -> dict[int, float]:
+        return dict(zip(self._running, self._amounts.tolist(), strict=True))
+
+    def __repr__(self) -> str:
+        return f"Credited(slots={self.slots}, completed={self.completed})"
 
 
 class Placed(NamedTuple):
@@ -143,42 +156,55 @@ class _Standing(NamedTuple):
 
 
 class _Patch(NamedTuple):
-    """New values of the per-job arrays at some positions of a decision."""
+    """New values of the per-job arrays at some positions of a decision (the batch's)."""
 
     pos: np.ndarray  # positions in the decision
     rate: np.ndarray
     workers: np.ndarray
     placed: np.ndarray
+    ids: np.ndarray  # ids of the placements' source tuples (0 for a table)
 
 
-class _Read(NamedTuple):
-    """Placements read again for one decision (staged: written once the decision stands)."""
+class _Read:
+    """Placements read again for one decision (staged: written once the decision stands).
 
-    changed: list[int]  # positions in the decision read again
-    records: dict[int, Checked]  # job -> its record from now on
-    srcs: dict[int, tuple]  # job -> its placement's field objects (see fast.unchanged)
-    patches: list[_Patch]  # the per-job arrays' new values
-    ids: list[tuple[np.ndarray, np.ndarray]]  # (positions, their source tuples' ids)
-    entries: tuple | None  # a table's changed entries (kept by the EntryPool)
+    The batch's new per-job values come as arrays (``batch``); the few read one by one
+    as lists by position (``one_*``), written one by one as well.
+    """
+
+    __slots__ = (
+        "batch",
+        "changed",
+        "entries",
+        "ids",
+        "ids_pos",
+        "one_placed",
+        "one_pos",
+        "one_rate",
+        "one_workers",
+        "records",
+        "srcs",
+    )
+
+    def __init__(self, changed: list[int]) -> None:
+        self.changed = changed  # positions in the decision read again
+        self.records: dict[int, Checked] = {}  # job -> its record from now on
+        self.srcs: dict[int, tuple] = {}  # job -> its placement's fields (fast.unchanged)
+        self.batch: _Patch | None = None
+        self.one_pos: list[int] = []
+        self.one_rate: list[float] = []
+        self.one_workers: list[int] = []
+        self.one_placed: list[bool] = []
+        self.ids_pos: list[int] = []  # placements from dicts: positions whose ids change ...
+        self.ids: list[tuple[int, ...]] = []  # ... to these
+        self.entries: tuple | None = None  # a table's changed entries (for the EntryPool)
 
 
-class _PerSlot(Mapping[int, float]):
-    """Running job → work per slot, built when read (a run credits thousands of times)."""
-
-    def __init__(self, running: list[int], amounts: np.ndarray) -> None:
-        self._running, self._amounts = running, amounts
-        self._at: dict[int, int] | None = None
-
-    def __getitem__(self, j: int) -> float:
-        if self._at is None:
-            self._at = {job: k for k, job in enumerate(self._running)}
-        return float(self._amounts[self._at[j]])
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._running)
-
-    def __len__(self) -> int:
-        return len(self._running)
+def _demands(
+    running: list[int], new: dict[int, Checked], old: dict[int, Checked]
+) -> Iterator[Checked]:
+    """The running jobs' records: read this decision (``new``) or before (``old``)."""
+    return (new[j] if j in new else old[j] for j in running)
 
 
 class ClusterState:
@@ -214,6 +240,7 @@ class ClusterState:
         self._joint = getattr(speed, "slot_rates", None)
         R = self.cluster.capacity.shape[1]
         self._limit = capacity_limit(self.cluster)
+        self._shape = self.cluster.capacity.shape
         self._cap_total = self.cluster.capacity.sum(axis=0)
         self._util = np.zeros((max(self.horizon - start, 0), R))
         self._slot = start
@@ -225,6 +252,7 @@ class ClusterState:
         self._id_of: list[int] = []
         self._by_slot: dict[int, list[ClusterJob]] = {}
         self._arrival_slots: list[int] = []
+        self._last_arrival = -1
         self._jobs: dict[int, ClusterJob] = {}  # revealed, the engine's copies
         self._shown_jobs: dict[int, ClusterJob] = {}  # the schedulers' copies; never read here
         self._jobs_view = MappingProxyType(self._shown_jobs)
@@ -273,16 +301,17 @@ class ClusterState:
     @property
     def all_arrived(self) -> bool:
         """Whether every registered job has been revealed (no arrival is left)."""
-        return self._slot > (self._arrival_slots[-1] if self._arrival_slots else -1)
+        return self._slot > self._last_arrival
 
     @property
     def over(self) -> bool:
         """Whether no decision can change anything any more: the horizon is reached, or
         every job has arrived and none is pending or active (the remaining slots' rows
         of utilization stay 0, so every metric equals that of the full loop)."""
-        if self._slot >= self.horizon:
-            return True
-        return self.all_arrived and not self._pending and not self._active
+        t = self._slot
+        return t >= self.horizon or (
+            t > self._last_arrival and not self._pending and not self._active
+        )
 
     @property
     def admitted_count(self) -> int:
@@ -361,6 +390,7 @@ class ClusterState:
             if at not in self._by_slot:
                 self._by_slot[at] = []
                 insort(self._arrival_slots, at)
+                self._last_arrival = max(self._last_arrival, at)
             self._by_slot[at].append(job)
         total = np.array([j.total_work for j in jobs], dtype=float)
         arrival = np.fromiter(map(attrgetter("arrival"), jobs), dtype=np.int64, count=n)
@@ -429,7 +459,8 @@ class ClusterState:
 
     def reveal(self) -> ClusterView:
         """Reveal the jobs arriving at :attr:`slot` and return the scheduler's view."""
-        self._expect("open")
+        if self._phase != "open":
+            self._expect("open")
         t = self._slot
         arrivals = []
         jobs, pending, shown, events = self._jobs, self._pending, self._shown_jobs, self._events
@@ -481,7 +512,8 @@ class ClusterState:
         the state as it was)."""
         if not self.fast:
             return self._stand_ruling(self.judge(decision))
-        self._expect("revealed")
+        if self._phase != "revealed":
+            self._expect("revealed")
         name, t = self.name, self._slot
         d = expect_type(name, t, decision, ClusterDecision)
         limit = len(self._pending) + len(self._active)
@@ -522,34 +554,28 @@ class ClusterState:
             pool = self._pool
             same = table_unchanged(table, at, pool.start, pool.length, pool.arrays)
             changed = np.flatnonzero(~same).tolist()
-        got = _Read(changed, {}, {}, [], [], None)
+        got = _Read(changed)
         one_by_one = changed
         if self._columns is not None and len(changed) >= fast.BATCH_MIN:
             H, d = self.cluster.machines, at[changed]
             if table is None:
                 batch, one_by_one = read_batch(t, H, changed, placements, d, self._columns)
             else:
-                got = got._replace(entries=table.entries(changed))
+                got.entries = table.entries(changed)
                 batch, one_by_one = read_table_batch(
                     t, H, changed, table, d, self._columns, got.entries
                 )
             if batch is not None:
                 self._take_batch(keys, batch, got)
         self._read_one_by_one(t, keys, placements, one_by_one, got, table is None)
-        if table is not None:  # read from a table: no tuple stands for them
-            got.ids.append(
-                (np.asarray(changed, dtype=np.intp), np.zeros((len(changed), 3), np.uint64))
-            )
-            if got.entries is None and changed:
-                got = got._replace(entries=table.entries(changed))
+        if table is not None and got.entries is None and changed:
+            got.entries = table.entries(changed)
         return got
 
     def _read_one_by_one(
         self, t: int, keys: list[int], placements: Any, sel: list[int], got: _Read, ids: bool
     ) -> None:
         """Read (and check, if not checked before for the job) the placements at ``sel``."""
-        pos, rate, workers, placed = [], [], [], []
-        id_pos, id_of = [], []
         for i in sel:
             j, p = keys[i], placements[i]
             hit = self._checked.get(j)
@@ -560,24 +586,13 @@ class ClusterState:
                 # depend only on the job and the placement (capacity is checked later)
                 check_placement(self.name, self._jobs[j], c, t)
                 rec = got.records[j] = self._record(self._jobs[j], c)
-                pos.append(i)
-                rate.append(rec.rate)
-                workers.append(rec.workers)
-                placed.append(bool(c.machines))
+                got.one_pos.append(i)
+                got.one_rate.append(rec.rate)
+                got.one_workers.append(rec.workers)
+                got.one_placed.append(bool(c.machines))
             if ids:
-                id_pos.append(i)
-                id_of.append(NO_IDS if src is NO_SOURCE else tuple(map(id, src)))
-        if pos:
-            got.patches.append(
-                _Patch(
-                    np.asarray(pos, dtype=np.intp),
-                    np.asarray(rate, dtype=float),
-                    np.asarray(workers, dtype=np.int64),
-                    np.asarray(placed, dtype=bool),
-                )
-            )
-        if id_pos:
-            got.ids.append((np.asarray(id_pos, dtype=np.intp), np.asarray(id_of, dtype=np.uint64)))
+                got.ids_pos.append(i)
+                got.ids.append(NO_IDS if src is NO_SOURCE else tuple(map(id, src)))
 
     def _take_batch(self, keys: list[int], batch: fast.Batch, got: _Read) -> None:
         """Records of the placements the batch accepted (staged in ``got``)."""
@@ -610,12 +625,13 @@ class ClusterState:
                     total_s,
                 )
             )
-        fpos = np.asarray(batch.fast, dtype=np.intp)
-        placed = np.asarray(batch.hi) > np.asarray(batch.lo)
-        got.patches.append(
-            _Patch(fpos, batch.rates, np.asarray(batch.total_w, dtype=np.int64), placed)
+        got.batch = _Patch(
+            np.asarray(batch.fast, dtype=np.intp),
+            batch.rates,
+            np.asarray(batch.total_w, dtype=np.int64),
+            np.asarray(batch.hi) > np.asarray(batch.lo),
+            batch.ids,
         )
-        got.ids.append((fpos, batch.ids))
 
     def _record(self, job: ClusterJob, c: Counts) -> Checked:
         """The record of a placement read one by one (its demand rows and rate)."""
@@ -629,48 +645,35 @@ class ClusterState:
         self, accepted: Accepted, keys: list[int], at: np.ndarray, got: _Read, table: Table | None
     ) -> Accepted:
         """Eq. (5) on the decision's placements; if they fit, the decision stands (the
-        staged reads are written; a refusal takes back what it wrote)."""
-        # the per-job arrays take the new values now (a refusal restores the old ones)
-        ds = [at[p.pos] for p in got.patches]
-        old = [(d, self._rate[d], self._workers[d], self._placed[d]) for d in ds]
-        for d, p in zip(ds, got.patches, strict=True):
-            self._rate[d], self._workers[d], self._placed[d] = p.rate, p.workers, p.placed
+        staged reads are written; a refusal takes back what it added to kept usage)."""
         on = self._placed[at]
+        if got.batch is not None:
+            on[got.batch.pos] = got.batch.placed
+        for i, placed in zip(got.one_pos, got.one_placed, strict=True):
+            on[i] = placed
         run_at = np.flatnonzero(on)
         run = at[run_at]
         running = [keys[i] for i in run_at.tolist()]
         records, checked = got.records, self._checked
-
-        def demand_of(j: int) -> Checked:
-            rec = records.get(j)
-            return checked[j] if rec is None else rec
-
-        H, R = self.cluster.capacity.shape
         change: UsageChange | None = None
         if self._kept is not None:
             change = self._kept.apply(run, at[got.changed], self._id_of, records, checked)
             usage = self._kept.usage
         else:
-            usage = recomputed_usage(H, R, map(demand_of, running))
+            usage = recomputed_usage(*self._shape, _demands(running, records, checked))
         if (usage > self._limit).any():
             try:  # summed afresh, for the message (and in case kept usage were off)
-                usage = recomputed_usage(H, R, map(demand_of, running))
+                usage = recomputed_usage(*self._shape, _demands(running, records, checked))
                 owners: dict[int, list[int]] = {}
-                for j in running:
-                    for h in demand_of(j).machines.tolist():
+                for j, rec in zip(running, _demands(running, records, checked), strict=True):
+                    for h in rec.machines.tolist():
                         owners.setdefault(h, []).append(j)
                 check_capacity(self.name, self.cluster, usage, accepted.slot, owners)
             except InvalidDecision:
                 if change is not None:
                     self._kept.undo(change)  # type: ignore[union-attr]  # set with ``change``
-                for d, rate, workers, placed in old:
-                    self._rate[d], self._workers[d], self._placed[d] = rate, workers, placed
                 raise
-        # the decision stands: write what was read
-        checked.update(records)
-        self._sources.update(got.srcs)
-        for pos, ids in got.ids:
-            self._read[at[pos]] = ids
+        self._write(at, got, table is not None)
         if table is None:
             self._pool.length[at[got.changed]] = -1  # no table entry stands for them
         elif got.changed:  # the next table is compared with these entries
@@ -679,6 +682,25 @@ class ClusterState:
         total = usage.sum(axis=0) if kept_total is None else kept_total
         rates, workers = self._rate[run], self._workers[run]
         return self._take(accepted, keys, on, run, running, rates, workers, usage, total)
+
+    def _write(self, at: np.ndarray, got: _Read, from_table: bool) -> None:
+        """The decision stands: the reads of ``got`` become the state's."""
+        rate, workers, placed, read = self._rate, self._workers, self._placed, self._read
+        b = got.batch
+        if b is not None:
+            d = at[b.pos]
+            rate[d], workers[d], placed[d], read[d] = b.rate, b.workers, b.placed, b.ids
+        for i, r, w, p in zip(
+            got.one_pos, got.one_rate, got.one_workers, got.one_placed, strict=True
+        ):
+            d = at[i]
+            rate[d], workers[d], placed[d] = r, w, p
+        for i, ids in zip(got.ids_pos, got.ids, strict=True):
+            read[at[i]] = ids
+        if from_table:  # no tuple stands for placements read from a table
+            read[at[got.changed]] = 0
+        self._checked.update(got.records)
+        self._sources.update(got.srcs)
 
     def _stand_ruling(self, ruling: Ruling) -> Accepted:
         """The referee's ruling stands (``fast=False``): every placement's record afresh."""
@@ -814,7 +836,7 @@ class ClusterState:
         """End the slot: the speed model credits the standing placements (over the slots
         up to ``until`` held; stopping at the next arrival or the first completion), or
         ``work`` measured in ``elapsed`` slots, checked (:meth:`check_work`), is credited."""
-        st = self._expect("accepted")
+        st = self._standing if self._phase == "accepted" else self._expect("accepted")
         t = self._slot
         run, running, rates = st.run, st.running, st.rates
         if self._joint is not None and len(running) > 1:
@@ -837,7 +859,7 @@ class ClusterState:
             completed = self._done[run] >= self._thr[run]
             k = 1
         ended = self._close(st, k, completed, before, per_slot)
-        return Credited(k, tuple(ended), _PerSlot(running, per_slot))
+        return Credited(k, tuple(ended), running, per_slot)
 
     def _close(
         self, st: _Standing, k: int, completed: np.ndarray, before: np.ndarray, per_slot: np.ndarray
@@ -863,8 +885,7 @@ class ClusterState:
             # within slot t when the work ran out (linear progress within a slot);
             # elementwise, the floats of t − a_i + min(1, max(0, E·K − before) / rate)
             left = np.maximum(0.0, self._total[e] - before[ends])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                took = (t - self._arrival[e]) + np.minimum(1.0, left / per_slot[ends])
+            took = (t - self._arrival[e]) + np.minimum(1.0, left / per_slot[ends])
             self._jct.update(zip(ended, took.tolist(), strict=True))
             self._forget(ended, e)
             active, finished, events = self._active, self._finished, self._events

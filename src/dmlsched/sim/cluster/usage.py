@@ -144,10 +144,12 @@ class KeptUsage:
                     rows.append(now.machines)
                     delta.append(now.demand)
                     counted[j] = now
-        change = UsageChange(None, None, before, self.was_running, prev)
         if rows:
-            change = change._replace(rows=np.concatenate(rows), delta=np.concatenate(delta))
-            self._add(change.rows, change.delta)  # type: ignore[arg-type]  # set just above
+            at_rows, by = np.concatenate(rows), np.concatenate(delta)
+            self._add(at_rows, by)
+            change = UsageChange(at_rows, by, before, self.was_running, prev)
+        else:
+            change = UsageChange(None, None, before, self.was_running, prev)
         self.was_running, self.prev_run = now_running, run
         return change
 
