@@ -200,6 +200,17 @@ class _Read:
         self.entries: tuple | None = None  # a table's changed entries (for the EntryPool)
 
 
+class _Described(NamedTuple):
+    """The allocate events' detail of a job's checked placement (made once per record)."""
+
+    record: Checked
+    detail: str
+
+
+def _detail(rec: Checked) -> str:
+    return f"workers={rec.workers} ps={rec.ps} machines={len(rec.machines)} rate={rec.rate:.6g}"
+
+
 def _demands(
     running: list[int], new: dict[int, Checked], old: dict[int, Checked]
 ) -> Iterator[Checked]:
@@ -268,6 +279,7 @@ class ClusterState:
         self._events: list[Event] = []
         self._checked: dict[int, Checked] = {}
         self._sources: dict[int, tuple] = {}  # the field tuples ``read`` holds the ids of
+        self._described: dict[int, _Described] = {}  # for the allocate events
         self._worker_slots = self._job_slots = 0  # for mean_workers
         self._total = np.zeros(0)
         self._thr = np.zeros(0)
@@ -444,9 +456,11 @@ class ClusterState:
             self._ended,
             self._shown_finished,
         )
+        described = self._described
         for j in jobs:
             checked.pop(j, None)
             srcs.pop(j, None)
+            described.pop(j, None)
             ended.add(j)
             shown[j] = len(shown)
 
@@ -763,17 +777,17 @@ class ClusterState:
         details: list[tuple[int, str]] = []
         if record:
             by_alloc = set(accepted.by_allocation)
+            checked, described = self._checked, self._described
             for j, is_on in zip(keys, on.tolist(), strict=True):
                 if j in by_alloc:
                     events.append(Event(t, "admit", j))
                 if is_on:
-                    rec = self._checked[j]
-                    detail = (
-                        f"workers={rec.workers} ps={rec.ps} machines={len(rec.machines)} "
-                        f"rate={rec.rate:.6g}"
-                    )
-                    details.append((j, detail))
-                    events.append(Event(t, "allocate", j, detail))
+                    rec = checked[j]
+                    got = described.get(j)
+                    if got is None or got.record is not rec:  # read again: described anew
+                        got = described[j] = _Described(rec, _detail(rec))
+                    details.append((j, got.detail))
+                    events.append(Event(t, "allocate", j, got.detail))
         cap = self._cap_total
         self._util[t - self.start] = np.divide(total, cap, out=np.zeros_like(cap), where=cap > 0)
         self._standing = _Standing(
