@@ -53,6 +53,7 @@ from dmlsched.sim.cluster.fast import (
     NO_IDS,
     NO_SOURCE,
     EntryPool,
+    JobColumns,
     TablePlacements,
     indices,
     job_columns,
@@ -292,7 +293,8 @@ class ClusterState:
         self._pool = EntryPool(0)
         jobs = [private_copy(j) for j in workload.jobs]
         # the batched read rates by Eq. (1) itself: not for a workload's own speed model
-        self._columns = job_columns([], R) if fast and speed is None else None
+        self._batching = fast and speed is None
+        self._columns: JobColumns | None = None
         integral = integral_usage(jobs, self.cluster)
         self._kept = KeptUsage(self.cluster, 0) if fast and integral else None
         self._register(jobs, [0.0] * len(jobs), integral)
@@ -415,9 +417,12 @@ class ClusterState:
         self._placed = np.concatenate((self._placed, np.zeros(n, dtype=bool)))
         self._read = np.concatenate((self._read, np.zeros((n, 3), dtype=np.uint64)))
         self._pool.grow(n0 + n)
-        if self._columns is not None:
+        if self._batching:
             more = job_columns(jobs, self.cluster.capacity.shape[1])
-            self._columns = None if more is None else self._columns.extend(more)
+            if more is None:  # a job's demands are not R long: no batch
+                self._batching, self._columns = False, None
+            else:
+                self._columns = more if self._columns is None else self._columns.extend(more)
         if self._kept is not None:
             if integral:
                 self._kept.grow(n0 + n)
