@@ -21,7 +21,9 @@ with different readings (``"esw-knapsack": ("esw", {"admission":
 Experiments whose metrics need more
 than one run (ratios to an optimum, gains over a baseline) pass their own
 ``cell`` function; it must be a module-level function (picklable) and
-deterministic in (scheduler, point, seed, quick).
+deterministic in (scheduler, point, seed, quick).  It returns the metrics, or
+a :class:`~dmlsched.experiments.curves.CellResult` with curves beside them
+(``curves.csv``: utilization over time, the JCT distribution).
 
 Claims are checked on the per-point means over seeds (:mod:`.claims`).
 
@@ -39,12 +41,13 @@ from typing import Any
 
 from dmlsched.errors import InvalidInput
 from dmlsched.experiments.claims import Claim
+from dmlsched.experiments.curves import CellResult
 from dmlsched.rng import make_rng, spawn
 
 __all__ = ["Experiment", "PaperValue", "all_experiments", "default_cell", "get", "register"]
 
 Point = float | int | str
-Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float]]
+Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float] | CellResult]
 
 
 @dataclass(frozen=True)
@@ -110,8 +113,14 @@ class Experiment:
     same_runs_as: str = ""
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
+        """The cell's metrics (its curves, if its function gives any, are left out)."""
+        return self.run_cell_curves(scheduler, point, seed, quick).metrics
+
+    def run_cell_curves(self, scheduler: str, point: Point, seed: int, quick: bool) -> CellResult:
+        """The cell's metrics and curves (none unless its function gives them)."""
         fn = self.cell or default_cell
-        return fn(self, scheduler, point, seed, quick)
+        out = fn(self, scheduler, point, seed, quick)
+        return out if isinstance(out, CellResult) else CellResult(out)
 
     def sweep(self, quick: bool) -> tuple[Point, ...]:
         return self.quick_points if quick else self.points

@@ -9,7 +9,7 @@ recorded in ``config.json`` are listed under "Workload".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +17,9 @@ import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, get
 from dmlsched.experiments.claims import check_both
+from dmlsched.experiments.curves import read_curves
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
+from dmlsched.experiments.headline import headline
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
 from dmlsched.experiments.results import Columns, Row, columns, frame, groups, scan_results
 
@@ -94,18 +96,25 @@ def _completeness(config: dict, cells: int, cut: object) -> list[str]:
 
 
 def render_report(
-    out: Path, on_warning: Callable[[str], None] | None = None, plots: bool = True
+    out: Path,
+    on_warning: Callable[[str], None] | None = None,
+    plots: bool = True,
+    formats: Sequence[str] = (),
 ) -> Path:
     """Write ``out/summary.md`` and (``plots``) ``out/<metric>.png``; returns the summary path.
 
     ``on_warning`` hears what is missing from the results (see the module
     docstring).  Without ``plots`` matplotlib is never imported, and PNGs
-    left from an earlier report are not linked.
+    left from an earlier report are not linked.  ``formats`` ("pdf", "svg"):
+    every figure also as a vector file beside its PNG.  Where the runs left
+    curves (``curves.csv``) and job counts, the summary's "Figures" section
+    adds the jobs admitted and completed, the JCT distribution and
+    utilization over time.
     """
     from dmlsched.experiments.runner import read_config
 
     if plots:  # deferred: matplotlib is slow to import
-        from dmlsched.experiments.plots import plot_metric
+        from dmlsched.experiments.plots import plot_metric, scheduler_colors
 
     scan = scan_results(out / "results.csv")
     cols = columns(scan.rows)
@@ -144,6 +153,9 @@ def render_report(
     ]
     if missing:
         lines += [f"**{m[0].upper() + m[1:]}.**" for m in missing] + [""]
+    plain = headline(scan.rows)
+    if plain:
+        lines += ["## In plain words", "", *(f"- {h}" for h in plain), ""]
     extra = config.get("extra") or {}
     notes = config.get("notes") or extra.get("notes")  # older config.json: notes in extra
     if notes:
@@ -162,6 +174,12 @@ def render_report(
     if why:
         lines += ["## Why so few jobs complete", "", *(f"- {w}" for w in why), ""]
     paper = exp.paper if exp else ()
+    colors = scheduler_colors(list(dict.fromkeys(cols["scheduler"]))) if plots else {}
+    if plots:
+        cells = {(r[2], r[4], r[5]) for r in scan.rows}
+        figures = _figures(out, df, read_curves(out / "curves.csv", cells), formats, colors)
+        if figures:
+            lines += ["## Figures", "", *(f"![{f.stem}]({f.name})" for f in figures), ""]
     for m in metrics:
         points, table = _cells(cols, m)
         png = plots and plot_metric(
@@ -173,6 +191,8 @@ def render_report(
             kind=exp.plot if exp else "bar",
             figure=exp.reproduces if exp else "",
             paper=paper,
+            formats=formats,
+            colors=colors,
         )
         lines += [f"## {describe(m).axis} — `{m}`", "", _md_table(points, table, param), ""]
         printed = [p for p in paper if p.metric == m]
@@ -188,3 +208,20 @@ def render_report(
     path = out / "summary.md"
     path.write_text("\n".join(lines))
     return path
+
+
+def _figures(
+    out: Path, df: pd.DataFrame, curves: dict, formats: Sequence[str], colors: dict[str, str]
+) -> list[Path]:
+    """The figures beyond one per metric, for a single-point comparison (``compare``):
+    jobs admitted and completed, the JCT distribution, utilization over time."""
+    from dmlsched.experiments.plots import plot_jct_cdf, plot_jobs, plot_utilization
+
+    if df is None or df["value"].nunique() != 1:
+        return []
+    drawn = [
+        plot_jobs(df, out / "jobs.png", formats=formats, colors=colors),
+        plot_jct_cdf(curves, out / "jct_cdf.png", formats=formats, colors=colors),
+        plot_utilization(curves, out / "utilization.png", formats=formats, colors=colors),
+    ]
+    return [p for p in drawn if p is not None]

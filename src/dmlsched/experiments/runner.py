@@ -1,9 +1,11 @@
 """Run an experiment's (scheduler, point, seed) cells: in-process, on a local
 process pool, or on a Ray cluster; resumable.
 
-Every finished cell is appended to ``results.csv`` at once; rerunning the same
-command computes only the cells not yet in the file, then sorts it, so an
-interrupted run resumed gives the same file as an uninterrupted one.
+Every finished cell is appended to ``results.csv`` at once (and its curves, if
+its cell function gives any, to ``curves.csv`` just before:
+:mod:`dmlsched.experiments.curves`); rerunning the same command computes only
+the cells not yet in the file, then sorts it, so an interrupted run resumed
+gives the same file as an uninterrupted one.
 ``config.json`` beside the results records what was run and the notes of the
 first cell's workload (where its data came from, and any fallback it took);
 a rerun with a different configuration into the same folder is refused
@@ -40,6 +42,7 @@ from typing import Any
 
 from dmlsched.errors import Interrupted, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, Point
+from dmlsched.experiments.curves import CellResult, append_curves, prune_curves, sort_curves
 from dmlsched.experiments.lock import hold
 from dmlsched.experiments.pool import kill_workers, sigint_blocked, worker_pool
 from dmlsched.experiments.results import (
@@ -68,24 +71,27 @@ class RunConfig:
 
 def _cell(
     exp: Experiment, key: CellKey, point: Point, quick: bool, traces: Path | None = None
-) -> tuple[CellKey, dict[str, float]]:
+) -> tuple[CellKey, CellResult]:
     from dmlsched.workloads.traces import trace_root
 
     with trace_root(traces):
-        return key, exp.run_cell(key.scheduler, point, key.seed, quick)
+        return key, exp.run_cell_curves(key.scheduler, point, key.seed, quick)
 
 
 def workload_notes(exp: Experiment, quick: bool, traces: Path | None = None) -> list[str]:
-    """Notes of the first point's workload at seed 0 (what came from where, fallbacks).
+    """Notes of the first point's workload at seed 0 (what came from where, fallbacks),
+    its paths relative to the checkout (:func:`dmlsched.portable.portable_paths`).
 
     Built once before the sweep, so a workload that cannot be built (a missing
     or malformed trace) fails the run before any cell starts.
     """
+    from dmlsched.portable import portable_paths
     from dmlsched.workloads.traces import trace_root
 
     with trace_root(traces):
         wl = exp.build(exp.sweep(quick)[0], 0, quick)
-    return [str(n) for n in getattr(wl, "notes", ())]
+    # recorded in config.json and summary.md: no path of this machine (dmlsched.portable)
+    return [portable_paths(str(n)) for n in getattr(wl, "notes", ())]
 
 
 def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str, Any]:
@@ -129,9 +135,15 @@ def _legacy(old: dict[str, Any], blob: dict[str, Any]) -> dict[str, Any]:
     """``blob`` as a config.json written before notes were recorded would hold it.
 
     Such a folder (no top-level ``notes``; compare kept them in ``extra``) still
-    resumes: everything but the notes must match.
+    resumes: everything but the notes must match.  So does one whose notes
+    held absolute paths, now recorded relative to the checkout.
     """
     if "notes" in old:
+        from dmlsched.portable import portable_paths
+
+        was = old["notes"]
+        if isinstance(was, list) and [portable_paths(str(n)) for n in was] == blob["notes"]:
+            return {**blob, "notes": was}
         return blob
     extra = {k: v for k, v in (blob.get("extra") or {}).items() if k != "notes"}
     old_extra = old.get("extra") or {}
@@ -169,25 +181,26 @@ def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[
 
 def _copied(
     reuse: Path, cells: list[tuple[CellKey, Point]]
-) -> tuple[list[tuple[CellKey, dict[str, float]]], list[tuple[CellKey, Point]]]:
+) -> tuple[list[tuple[CellKey, CellResult]], list[tuple[CellKey, Point]]]:
     """(cells found in ``reuse`` with their metrics, the cells still to compute)."""
     have: dict[CellKey, dict[str, float]] = {}
     for r in scan_results(reuse).rows:
         have.setdefault(CellKey(r[2], r[4], r[5]), {})[r[6]] = r[7]
-    return [(k, have[k]) for k, _ in cells if k in have], [c for c in cells if c[0] not in have]
+    found = [(k, CellResult(have[k])) for k, _ in cells if k in have]
+    return found, [c for c in cells if c[0] not in have]
 
 
 def _then(
-    first: list[tuple[CellKey, dict[str, float]]],
-    rest: Iterator[tuple[CellKey, dict[str, float]]],
-) -> Iterator[tuple[CellKey, dict[str, float]]]:
+    first: list[tuple[CellKey, CellResult]],
+    rest: Iterator[tuple[CellKey, CellResult]],
+) -> Iterator[tuple[CellKey, CellResult]]:
     yield from first
     yield from rest  # closing this closes ``rest`` (its pool) too
 
 
 def _local(
     exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-) -> Iterator[tuple[CellKey, dict[str, float]]]:
+) -> Iterator[tuple[CellKey, CellResult]]:
     workers = cfg.workers or os.cpu_count() or 1
     if workers <= 1 or len(cells) <= 1:
         for key, point in cells:
@@ -221,7 +234,7 @@ def _local(
 
 def _ray(
     exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-) -> Iterator[tuple[CellKey, dict[str, float]]]:
+) -> Iterator[tuple[CellKey, CellResult]]:
     import ray
 
     if not ray.is_initialized():
@@ -280,20 +293,26 @@ def run_experiment(
     with hold(out, wait=cfg.wait, on_wait=on_warning and _waiting(on_warning)):
         _check_config(out, _config_blob(exp, cfg, notes))
         results = out / "results.csv"
+        curves = out / "curves.csv"
         repair(results)
-        cells = _pending(exp, cfg, done_cells(results))
+        done_now = done_cells(results)
+        prune_curves(curves, {(k.scheduler, k.value, k.seed) for k in done_now})
+        cells = _pending(exp, cfg, done_now)
         total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
         done = total - len(cells)
         if on_progress:
             on_progress(done, total)
-        copied: list[tuple[CellKey, dict[str, float]]] = []
+        copied: list[tuple[CellKey, CellResult]] = []
         if reuse is not None and cells:
             copied, cells = _copied(reuse, cells)
         stream = _then(copied, _ray(exp, cells, cfg) if cfg.ray else _local(exp, cells, cfg))
         try:
             with contextlib.closing(stream):  # a Ctrl-C between cells still stops the pool
-                for key, metrics in stream:
-                    append_rows(results, cell_rows(exp.id, exp.setting, key, exp.param, metrics))
+                for key, cell in stream:
+                    if cell.curves:  # first: a cell in results.csv always has its curves
+                        append_curves(curves, exp.id, exp.setting, key, exp.param, cell.curves)
+                    rows = cell_rows(exp.id, exp.setting, key, exp.param, cell.metrics)
+                    append_rows(results, rows)
                     done += 1
                     if on_progress:
                         on_progress(done, total)
@@ -303,7 +322,9 @@ def run_experiment(
                 f"interrupted: {kept} of {total} cells kept in {results}; "
                 f"rerun the same command to compute the other {total - kept}"
             ) from None
-        sort_results(results, [str(p) for p in exp.sweep(cfg.quick)], list(exp.schedulers))
+        order = [str(p) for p in exp.sweep(cfg.quick)], list(exp.schedulers)
+        sort_results(results, *order)
+        sort_curves(curves, *order)
     return results
 
 

@@ -6,9 +6,11 @@ workers per job) and three ``dmlsched agent`` processes — machines ``m0``,
 ``m1``, ``m2`` of the testbed's size (1 GPU, 4 vCPUs, 8 GB, 8 GB; a PS or
 worker takes 1 vCPU, 1 GB, 1 GB) in ``local`` emulation — submits a few
 jobs over HTTP (an MLP on digits: K = 1,437 samples, E epochs, F = 64), waits
-until they complete with real training, prints what happened and stops
-everything.  ``--keep`` leaves it running (dashboard at the printed URL)
-until Ctrl-C.  Loopback only; nothing is left running.
+until they complete with real training and prints what happened.  Then the
+service stays up — the dashboard at the printed URL, more jobs welcome —
+until Ctrl-C, or until it or an agent stops, which it says (exit status 1);
+``--exit`` stops everything once the jobs are done.  Loopback only; nothing
+is left running.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -160,12 +163,45 @@ class QuickStart:
         self.service.stop()
 
 
+def _stopped(qs: QuickStart) -> str | None:
+    """Why the service or an agent is no longer running; None while all run."""
+    proc = qs.service.proc
+    if proc is not None and proc.poll() is not None:
+        return f"the service exited with status {proc.returncode}"
+    for name, agent in zip(qs.machines, qs.agents, strict=False):
+        if agent.poll() is not None:
+            return f"agent {name} exited with status {agent.returncode}"
+    return None
+
+
+def _drain(qs: QuickStart) -> None:
+    """Copy the service's stderr to service.log, so a long-lived service never blocks
+    on a full pipe."""
+    proc = qs.service.proc
+    if proc is None or proc.stderr is None:
+        return
+    stream, log = proc.stderr, (qs.workdir / "service.log").open("ab")
+
+    def copy() -> None:
+        try:
+            for line in iter(stream.readline, b""):
+                log.write(line)
+        except (OSError, ValueError):  # the pipe closed by stop()
+            pass
+        finally:
+            log.close()
+
+    threading.Thread(target=copy, name="service-log", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--slot-seconds", type=float, default=2.0)
-    ap.add_argument("--keep", action="store_true", help="keep running until Ctrl-C")
+    ap.add_argument(
+        "--exit", action="store_true", help="stop once the jobs are done (default: until Ctrl-C)"
+    )
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
         qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds)
@@ -183,15 +219,23 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"all done in {time.monotonic() - t0:.1f} s")
             print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
-            if a.keep:
-                print("Ctrl-C to stop")
-                while True:
-                    time.sleep(3600)
+            if a.exit:
+                return 0
+            _drain(qs)
+            print(
+                f"the service stays up: dashboard at {qs.service.url}/ — Ctrl-C stops it "
+                "and the agents",
+                flush=True,
+            )
+            while (why := _stopped(qs)) is None:
+                time.sleep(1.0)
+            print(f"quickstart: {why}; stopping the rest", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:
+            print("quickstart: Ctrl-C: stopping the service and its agents", file=sys.stderr)
             return 130
         finally:
             qs.stop()
-    return 0
 
 
 if __name__ == "__main__":
