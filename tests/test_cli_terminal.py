@@ -162,3 +162,26 @@ def test_the_core_commands_import_no_optional_part() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+def test_missing_data_says_where_to_put_it_and_where_to_get_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clone without ../shared: the one line names the folder, docs/data.md and the flag."""
+    import dmlsched.workloads.profiles as profiles
+
+    empty = tmp_path / "traces"
+    empty.mkdir()
+    args = ["reproduce", "pdors-fig12", "--quick", "--seeds", "1", "--traces", str(empty)]
+    assert main([*args, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "google-2011" in err and "docs/data.md" in err
+    assert "--traces DIR" in err
+    monkeypatch.setattr(profiles, "default_profile_dir", lambda: None)
+    out = tmp_path / "x.trace"
+    args = ["export", "--workload", "synthetic", "--format", "gavel", "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "../shared/peers/pollux-osdi21/profiles" in err and "docs/data.md" in err
+    assert "--profiles PATH" in err
+    assert (Path(__file__).resolve().parents[1] / "docs" / "data.md").is_file()

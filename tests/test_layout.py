@@ -27,6 +27,7 @@ CORE_LAYER = {
     "errors": 0,
     "rng": 0,
     "limits": 0,
+    "portable": 0,
     "model": 1,
     "solvers": 1,
     "config": 2,
