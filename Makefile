@@ -51,7 +51,7 @@ $(eval $(call extra_rule,service,FastAPI / uvicorn / httpx / psycopg for dmlsche
 $(eval $(call extra_rule,ray,Ray for --ray; about a minute))
 $(eval $(call extra_rule,dev,pytest / hypothesis / ruff / selenium for make test and make lint; seconds))
 
-# Six schedulers on a communication-bound workload (the thesis's async jobs) that almost every
+# Eight schedulers on a communication-bound workload (the thesis's async jobs) that almost every
 # job could finish alone: who finishes them is the scheduler's doing, not the workload's.
 DEMO_SCHEDULERS := pd-ors+,pd-ors,srtf,tiresias,drf,oasis,dorm,fifo
 demo: install-core
