@@ -172,7 +172,12 @@ def render_report(
         lines.append("")
     why = explain_completions(scan.rows)
     if why:
-        lines += ["## Why so few jobs complete", "", *(f"- {w}" for w in why), ""]
+        lines += [
+            "## Why few jobs complete under some schedulers",
+            "",
+            *(f"- {w}" for w in why),
+            "",
+        ]
     paper = exp.paper if exp else ()
     colors = scheduler_colors(list(dict.fromkeys(cols["scheduler"]))) if plots else {}
     if plots:
