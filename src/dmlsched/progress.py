@@ -214,17 +214,17 @@ class Reporter:
                 self._run_task = prog.add_task(label, total=None, extra="")
 
         def tick(slot: int, horizon: int, admitted: int, completed: int) -> None:
-            with self._lock:
-                state.update(slot=slot, T=horizon, admitted=admitted, completed=completed)
-                if self._progress is not None:
-                    self._progress.update(
-                        self._run_task,
-                        completed=slot,
-                        total=horizon,
-                        extra=f"slots · {admitted} admitted · {completed} completed",
-                    )
-                else:
-                    self._line()
+            # called every slot a run steps: no lock unless a line is due (see _line)
+            state.update(slot=slot, T=horizon, admitted=admitted, completed=completed)
+            if self._progress is not None:
+                self._progress.update(
+                    self._run_task,
+                    completed=slot,
+                    total=horizon,
+                    extra=f"slots · {admitted} admitted · {completed} completed",
+                )
+            else:
+                self._line()
 
         return tick
 
@@ -234,6 +234,10 @@ class Reporter:
         if not force and now - self._last_line < self.every:
             self._dirty = True
             return
+        with self._lock:
+            self._print(now)
+
+    def _print(self, now: float) -> None:
         self._last_line = now
         self._dirty = False
         parts = [f"{self.label}:"]
