@@ -64,10 +64,10 @@ __all__ = [
 
 VECTOR_FORMATS = ("pdf", "svg")
 # an interval ending further above the data than this (× the data's height) is clipped
-_STRETCH = 1.6
-_HEADROOM = 1.25  # the axis then stops this far (× the data's height) above its floor
+_STRETCH = 2.0
+_HEADROOM = 1.3  # the axis then stops this far (× the data's height) above its floor
 _LINESTYLES = ("-", "--", "-.", ":")
-_DODGE = 0.3  # share of the narrowest gap between x values the dodged markers spread over
+_DODGE = 0.12  # share of the narrowest gap between x values the dodged markers spread over
 
 plt.rcParams["svg.hashsalt"] = "dmlsched"  # element ids from a fixed salt: same bytes
 
