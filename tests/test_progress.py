@@ -40,6 +40,7 @@ def test_no_eta_before_the_first_cell_has_finished() -> None:
         rep.cells(0, 18)
         clock.now = 156.0  # 2 min 36 s without a finished cell: still no guess
         rep.cells(0, 18)
+        assert rep.eta(short=True) == "ETA --"  # the live display's column: fits 80 columns
     lines = out.getvalue().splitlines()
     assert all("ETA after the first cell" in line for line in lines)
     assert "2 min 36 s elapsed" in lines[-1]

@@ -64,7 +64,7 @@ class _EtaColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         if task.id != self.reporter._unit_task:
             return Text("")
-        return Text(self.reporter.eta(), style="progress.remaining")
+        return Text(self.reporter.eta(short=True), style="progress.remaining")
 
 
 class Reporter:
@@ -187,8 +187,9 @@ class Reporter:
     def _extra(self) -> str:
         return self.unit + (f" · {self._doing}" if self._doing else "")
 
-    def eta(self) -> str:
-        """ "ETA …" from the units finished by this command (module docstring)."""
+    def eta(self, short: bool = False) -> str:
+        """ "ETA …" from the units finished by this command (module docstring); before the
+        first, "ETA after the first cell" (``short``: "ETA --", for the live display)."""
         with self._lock:
             if self._cells is None:
                 return ""
@@ -197,7 +198,8 @@ class Reporter:
                 return "done"
             here = done - (self._cells_before or 0)
             if here <= 0 or self._done_at is None or self._first_at is None:
-                return f"ETA after the first {self.unit.removesuffix('s')}"
+                first = f"ETA after the first {self.unit.removesuffix('s')}"
+                return "ETA --" if short else first
             each = (self._done_at - self._first_at) / here
             end = self._done_at + each * (total - done)
             return f"ETA {_secs(max(0.0, end - self.clock()))}"
