@@ -22,7 +22,8 @@ from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudWorkload
 from dmlsched.model.edge_cloud import EdgeCloudDecision as Dec
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.edge_cloud import MEASURED_SLACK, EdgeCloudState
+from dmlsched.sim.drive import MEASURED_SLACK
+from dmlsched.sim.edge_cloud import EdgeCloudState
 from dmlsched.sim.edge_cloud_referee import Plan
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.registry import WorkloadParams, build_workload
@@ -207,7 +208,7 @@ def test_a_refused_decision_leaves_the_state_as_it_was_and_the_run_goes_on() -> 
             c.calls_ = state.slot
             d = c.decide(view)
             try:
-                state.referee(d)
+                state.judge(d)
                 continue  # this cheat's trick does not apply in this slot
             except InvalidDecision as e:
                 told = str(e)
@@ -278,7 +279,7 @@ def test_accept_gives_exactly_the_referees_plan_or_refusal(
     sched.reset(*state.reset_args(), run_rng())
 
     def same(d: Any) -> str:
-        expect = _answer(lambda: state.referee(d))
+        expect = _answer(lambda: state.judge(d))
         assert _answer(lambda: state.accept(d)) == expect
         return expect[0]
 
@@ -335,7 +336,7 @@ def test_slower_measured_work_delays_completion_and_is_fed_back_to_the_scheduler
         ({0: "1"}, "not a finite number"),
         ({1: 1.0}, "trained no chunk"),
         ({"0": 1.0}, "not an integer"),
-        ({0: 1.0 * MEASURED_SLACK + 0.01}, "at most 1"),
+        ({0: 1.0 * MEASURED_SLACK + 0.01}, "can do in 1 slot"),
         ([(0, 1.0)], "not a mapping"),
     ],
     ids=["nan", "negative", "bool", "text", "idle-job", "text-id", "too-fast", "list"],
@@ -356,7 +357,9 @@ def test_impossible_measured_work_is_refused_naming_job_and_slot_and_nothing_is_
         state.credit(work, source="testbed")
     assert e.value.source == "testbed" and e.value.slot == 1
     assert snapshot(vars(state)) == before
-    state.credit({0: 1.0})
+    with pytest.raises(InvalidReport, match="can do in 2 slot"):
+        state.credit({0: 2.0 * MEASURED_SLACK + 0.01}, elapsed=2.0)
+    assert state.credit({0: 1.0}, until=2).slots == 1
     assert state.slot == 2
 
 

@@ -50,8 +50,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,14 +63,13 @@ from dmlsched.sim.boundary import (
     expect_type,
     frozen_array,
     private_copy,
-    read_int,
     read_ints,
     read_mapping,
     read_pair,
     refuse,
     shown,
 )
-from dmlsched.sim.drive import drive, measured_number
+from dmlsched.sim.drive import drive, measured_items, within_bound
 from dmlsched.sim.edge_cloud_referee import (
     DecisionRead,
     Dispatched,
@@ -85,7 +84,6 @@ from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
 __all__ = [
-    "MEASURED_SLACK",
     "Credited",
     "EdgeCloudState",
     "read_decision",
@@ -93,9 +91,6 @@ __all__ = [
 ]
 
 _DONE_TOL = 1e-9
-#: How far a measured rate may exceed the fastest the model allows (timer granularity,
-#: a speed model calibrated under other load); more is refused as physically impossible.
-MEASURED_SLACK = 1.25
 
 
 def read_decision(sched: str, slot: int, decision: object, limit: int) -> DecisionRead:
@@ -124,20 +119,22 @@ def read_decision(sched: str, slot: int, decision: object, limit: int) -> Decisi
     return DecisionRead(dispatch, run, ps)
 
 
-@dataclass(frozen=True)
-class Credited:
-    """What :meth:`EdgeCloudState.credit` did: the slot it ended and the jobs that completed."""
+class Credited(NamedTuple):
+    """What :meth:`EdgeCloudState.credit` credited."""
 
-    slot: int
-    completed: tuple[int, ...]
+    slots: int  # slots credited (always 1: a decision holds one slot)
+    completed: tuple[int, ...]  # jobs that completed
+    per_slot: Mapping[int, float]  # mini-batches per trained chunk, by job that trained
 
 
 class EdgeCloudState:
     """One ``edge-cloud`` run (module docstring; the protocol of :mod:`dmlsched.sim.state`).
 
     ``scheduler`` is the name refusals carry.  Besides the protocol:
-    :meth:`reset_args` (what ``scheduler.reset`` takes before the rng),
-    :attr:`counts` (jobs dispatched, jobs completed) and :meth:`placement`.
+    :meth:`reset_args` (what ``scheduler.reset`` takes before the rng:
+    :attr:`shown_system` and T), :meth:`judge` (the referee's answer alone),
+    :meth:`check_work`, :meth:`placement`, :attr:`admitted_count` (jobs
+    dispatched) and :attr:`completed_count`.
     """
 
     def __init__(
@@ -155,7 +152,7 @@ class EdgeCloudState:
         self._by_slot: dict[int, list[EdgeJob]] = defaultdict(list)
         for job in sorted(self._all, key=lambda j: (j.arrival, j.id)):
             self._by_slot[job.arrival].append(job)
-        self._shown_system = private_copy(system)
+        self.shown_system = private_copy(system)
         self._t = 0
         self._phase = "reveal"
         self._jobs: dict[int, EdgeJob] = {}
@@ -196,13 +193,17 @@ class EdgeCloudState:
         return self._t >= self.horizon or len(self._finished) == len(self._all)
 
     @property
-    def counts(self) -> tuple[int, int]:
-        """(jobs dispatched so far, jobs completed so far)."""
-        return len(self._active) + len(self._finished), len(self._finished)
+    def admitted_count(self) -> int:
+        """Jobs dispatched so far."""
+        return len(self._active) + len(self._finished)
+
+    @property
+    def completed_count(self) -> int:
+        return len(self._finished)
 
     def reset_args(self) -> tuple:
         """What ``scheduler.reset`` takes before the rng: (a copy of the system, T)."""
-        return self._shown_system, self.horizon
+        return self.shown_system, self.horizon
 
     def placement(self, job: int) -> tuple[Slot, ...]:
         """The (server, worker) of each chunk of a dispatched ``job`` (server S: the cloud)."""
@@ -227,7 +228,7 @@ class EdgeCloudState:
         return EdgeCloudView(
             slot=t,
             horizon=self.horizon,
-            system=self._shown_system,
+            system=self.shown_system,
             arrivals=tuple(arrivals),
             jobs=views["jobs"],
             pending=tuple(self._pending),
@@ -256,33 +257,40 @@ class EdgeCloudState:
             raise AssertionError(f"slot {t}: the fast run check refused what the referee accepts")
         run, busy, idx = fast
         check_ps(now, new, run, d.ps)
-        plan = Plan(d.dispatch, run, d.ps, new, storage, busy)
+        plan = Plan(t, d.dispatch, run, d.ps, new, storage, busy)
         self._commit(plan, idx)
         self._phase = "credit"
         return plan
 
     def credit(
-        self, work: Mapping[int, float] | None = None, *, source: str = "report"
+        self,
+        work: Mapping[int, float] | None = None,
+        *,
+        until: int | None = None,
+        elapsed: float = 1.0,
+        source: str = "measured",
     ) -> Credited:
         """End the slot: every chunk that trains advances by n_j (Eq. (1)), or by ``work``.
 
         ``work`` maps job id → **mini-batches each of its trained chunks
-        advanced in this slot** (the unit of n_j: a testbed divides a job's
-        measured mini-batches by the chunks it trained); a job that trained
-        and is missing advanced by 0.  Refused with :class:`InvalidReport`
-        (naming ``source``, the job and the slot; nothing credited): a job
-        that trained no chunk, a value that is not a finite number ≥ 0, and
-        more than :data:`MEASURED_SLACK` × the fastest a worker trains,
-        (1 + ε)/(m_j + G_j) (Eq. (1) without its 2q_j/b_j).  A chunk never
-        advances beyond its remaining work.
+        advanced** (n_j's unit: a testbed divides a job's measured
+        mini-batches by the chunks it trained) in ``elapsed`` slots, checked
+        first (:meth:`check_work`); a job that trained and is missing
+        advanced by 0; a chunk never advances beyond its remaining work.
+        ``until`` may only be the next slot: a decision holds one slot here
+        (module docstring).
         """
         self._expect("credit")
-        rate = None if work is None else self._measured(work, source)
         t = self._t
+        if until is not None and until != t + 1:
+            raise ValueError(f"until={until!r}: an edge-cloud decision holds one slot ({t + 1})")
+        rate = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
         completed: list[int] = []
+        per_slot: dict[int, float] = {}
         for j, idx in self._idx.items():
             st = self._active[j]
-            if self._advance(st, idx, st.rate if rate is None else rate.get(j, 0.0)):
+            n = per_slot[j] = st.rate if rate is None else rate.get(j, 0.0)
+            if self._advance(st, idx, n):
                 self._complete(j, st)
                 completed.append(j)
         plan = self._plan
@@ -293,7 +301,7 @@ class EdgeCloudState:
         self._plan = None
         self._t += 1
         self._phase = "reveal"
-        return Credited(t, tuple(completed))
+        return Credited(1, tuple(completed), per_slot)
 
     def result(self) -> RunResult:
         """The run's metrics (module docstring), events and the utilization series."""
@@ -316,7 +324,7 @@ class EdgeCloudState:
         }
         return RunResult(metrics, tuple(self._events), {"utilization": np.asarray(util)})
 
-    def referee(self, decision: object) -> Plan:
+    def judge(self, decision: object) -> Plan:
         """The referee's answer on ``decision`` at this slot, without accepting it (nothing
         changes): :meth:`accept` gives exactly this plan or this refusal."""
         self._expect("accept")
@@ -469,30 +477,22 @@ class EdgeCloudState:
         if self.record_events:
             self._events.append(Event(t, "complete", j))
 
-    def _measured(self, work: object, source: str) -> dict[int, float]:
-        """``work`` read and checked (see :meth:`credit`), before anything is credited."""
+    def check_work(
+        self, work: object, *, elapsed: float = 1.0, source: str = "measured"
+    ) -> dict[int, float]:
+        """Measured ``work`` (see :meth:`credit`) checked against the accepted decision:
+        each job trained a chunk, each amount is a finite number ≥ 0 and at most what a
+        worker can do in ``elapsed`` slots — :data:`~dmlsched.sim.drive.MEASURED_SLACK` ×
+        n_j (Eq. (1)) × ``elapsed``.  Returns the amounts as floats; refusals are
+        :class:`InvalidReport` naming ``source``, the job and the slot."""
+        self._expect("credit")
         t = self._t
-        if not isinstance(work, Mapping):
-            raise InvalidReport(source, None, t, f"work is a {type(work).__name__}, not a mapping")
         out: dict[int, float] = {}
-        for key, value in work.items():
-            j = read_int(key)
-            if j is None:
-                raise InvalidReport(source, None, t, f"job id {shown(key)} is not an integer")
-            if j not in self._idx:
-                raise InvalidReport(source, j, t, "work reported for a job that trained no chunk")
-            v = measured_number(source, j, t, "mini-batches per chunk", value)
-            job = self._active[j].job
-            fastest = self.system.speedup / (job.m + job.G)
-            if v > MEASURED_SLACK * fastest:
-                raise InvalidReport(
-                    source,
-                    j,
-                    t,
-                    f"{v:g} mini-batches per chunk in one slot; a worker trains at most "
-                    f"{fastest:g} (Eq. (1) without communication)",
-                )
-            out[j] = v
+        for j, v in measured_items(source, t, work):
+            st = self._active.get(j)
+            if j not in self._idx or st is None:
+                raise InvalidReport(source, j, t, "work for a job that trained no chunk")
+            out[j] = within_bound(source, j, t, "mini-batches per chunk", v, st.rate, elapsed)
         return out
 
 

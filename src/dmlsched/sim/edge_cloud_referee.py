@@ -135,9 +135,10 @@ class Plan:
     ``run`` maps each job that trains to its chunk indices (never empty);
     ``new`` holds the records of the jobs dispatched this slot; ``storage``
     is the GB held per edge server once they are; ``busy`` counts the edge
-    workers that train.
+    workers that train.  An edge-cloud decision holds one slot (``until``).
     """
 
+    slot: int
     dispatch: Mapping[int, tuple[Slot, ...]]
     run: Mapping[int, tuple[int, ...]]
     ps: Mapping[int, Slot]
@@ -145,13 +146,18 @@ class Plan:
     storage: np.ndarray
     busy: int
 
+    @property
+    def until(self) -> int:
+        """The first slot to ask again."""
+        return self.slot + 1
+
 
 def referee(now: Standing, d: DecisionRead) -> Plan:
     """The slot's :class:`Plan`, or :class:`InvalidDecision` at the first violation."""
     new, storage = check_dispatch(now, d.dispatch)
     run, busy = check_run(now, new, d.run)
     check_ps(now, new, run, d.ps)
-    return Plan(d.dispatch, run, d.ps, new, storage, busy)
+    return Plan(now.slot, d.dispatch, run, d.ps, new, storage, busy)
 
 
 def check_dispatch(
