@@ -10,8 +10,10 @@ import numpy as np
 
 from dmlsched.sim.edge_cloud import EdgeCloudState
 from dmlsched.sim.engine import RunResult
+from dmlsched.sim.geo import GeoState
+from tests.sim.cheats import snapshot
 
-STATES: dict[str, Any] = {"edge-cloud": EdgeCloudState}
+STATES: dict[str, Any] = {"edge-cloud": EdgeCloudState, "geo": GeoState}
 
 #: (state, what accept returned) -> the work to credit (None: the engine's speed model)
 Work = Callable[[Any, Any], Any]
@@ -27,3 +29,9 @@ def stepwise(
         plan = state.accept(scheduler.decide(view))
         state.credit(None if work is None else work(state, plan))
     return state.result()
+
+
+def engine_snapshot(state: Any) -> Any:
+    """A comparable copy of what the engine computes from: the state's attributes but the
+    copies it shows schedulers (named ``*shown*``/``*view*``), which a cheat may bend."""
+    return snapshot({k: v for k, v in vars(state).items() if "shown" not in k and "view" not in k})

@@ -1,10 +1,11 @@
-"""The ``edge-cloud`` engine state: every driver gets the referee's answer, atomically.
+"""The ``edge-cloud`` engine state: every driver gets the referee's answer.
 
-``simulate`` and a driver written here (:mod:`tests.sim.stepwise`) give the
-same bytes; every refusal — a decision breaking one constraint, a cheat of
-the catalogue — is the same from both and leaves the state as it was; the
-fast run check accepts exactly what the referee accepts, with the same
-plan; measured work is credited in n_j's unit and refused where impossible.
+A decision breaking each constraint is refused alike by ``simulate`` and by
+a driver written here (:mod:`tests.sim.stepwise`), and the catalogue
+reaches every refusal of the referee; the fast run check accepts exactly
+what the referee accepts, with the same plan; measured work is credited in
+n_j's unit and refused where impossible.  (The cheat catalogue and atomic
+refusals, for every state: :mod:`tests.sim.test_states_stepwise`.)
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ from dmlsched.sim.edge_cloud_referee import Plan
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 from tests.edge_cloud_helpers import RandomEdge, Scripted, ec_job, workload
-from tests.sim.cheats import Replay, result_bytes, run_rng, snapshot, tiny
-from tests.sim.stepwise import stepwise
-from tests.sim.test_boundary import CHEATS, honest
+from tests.sim.cheats import result_bytes, run_rng, tiny
+from tests.sim.stepwise import engine_snapshot, stepwise
 
 EDGE = ("a-online", "a-online+", "a-online-edge", "batchsche", "srtf", "tiresias-l")
 RNG = np.random.default_rng(0)
@@ -41,15 +41,6 @@ def _outcome(fn: Any) -> Any:
         return "ran", result_bytes(fn())
     except InvalidDecision as e:
         return "refused", str(e)
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-@pytest.mark.parametrize("name", EDGE)
-def test_driving_the_state_step_by_step_gives_the_bytes_of_simulate(name: str, seed: int) -> None:
-    wl = tiny("edge-cloud", seed)
-    a = simulate("edge-cloud", wl, make_scheduler("edge-cloud", name), run_rng(seed))
-    b = stepwise("edge-cloud", wl, make_scheduler("edge-cloud", name), run_rng(seed))
-    assert result_bytes(a) == result_bytes(b)
 
 
 # ---------------------------------------------------------------- one decision per constraint
@@ -172,55 +163,6 @@ def test_each_constraint_is_refused_alike_by_simulate_and_by_the_state_step_by_s
     with pytest.raises(InvalidDecision, match=match) as b:
         stepwise("edge-cloud", wl, Scripted(script), RNG)
     assert str(a.value) == str(b.value) and a.value.scheduler == "scripted"
-
-
-# ---------------------------------------------------------------- the cheat catalogue, step by step
-
-EDGE_CHEATS = [c for c in CHEATS if c.setting == "edge-cloud"]
-
-
-@pytest.mark.parametrize("cheat", EDGE_CHEATS, ids=[c.name for c in EDGE_CHEATS])
-def test_a_cheat_driven_step_by_step_is_refused_or_gains_nothing(cheat: Any) -> None:
-    def run(driver: Any) -> Any:
-        sched = Replay("edge-cloud", honest("edge-cloud")[1], cheat.on_decide, cheat.on_reset)
-        return _outcome(lambda: driver("edge-cloud", tiny("edge-cloud"), sched, run_rng()))
-
-    got = run(stepwise)
-    assert got == run(lambda *a: simulate(*a))
-    assert got[0] == ("refused" if cheat.refused else "ran")
-    if not cheat.refused:
-        assert got[1] == honest("edge-cloud")[0]
-
-
-def test_a_refused_decision_leaves_the_state_as_it_was_and_the_run_goes_on() -> None:
-    """Before each honest decision, every refused cheat of the catalogue is tried first."""
-    refused = [c for c in EDGE_CHEATS if c.refused and c.on_decide is not None]
-    decisions = honest("edge-cloud")[1]
-    state = EdgeCloudState(tiny("edge-cloud"), "replay")
-    cheats = [Replay("edge-cloud", decisions, c.on_decide) for c in refused]
-    for c in cheats:
-        c.reset()
-    caught: set[int] = set()
-    while not state.over:
-        view = state.reveal()
-        before = snapshot(vars(state))
-        for k, c in enumerate(cheats):
-            c.calls_ = state.slot
-            d = c.decide(view)
-            try:
-                state.judge(d)
-                continue  # this cheat's trick does not apply in this slot
-            except InvalidDecision as e:
-                told = str(e)
-            with pytest.raises(InvalidDecision) as e:
-                state.accept(d)
-            assert str(e.value) == told
-            assert snapshot(vars(state)) == before
-            caught.add(k)
-        state.accept(decisions[state.slot])
-        state.credit()
-    assert result_bytes(state.result()) == honest("edge-cloud")[0]
-    assert len(caught) == len(refused)
 
 
 # ---------------------------------------------------------------- the fast path is the referee
@@ -352,11 +294,11 @@ def test_impossible_measured_work_is_refused_naming_job_and_slot_and_nothing_is_
         if state.slot == 1:
             break
         state.credit()
-    before = snapshot(vars(state))
+    before = engine_snapshot(state)
     with pytest.raises(InvalidReport, match=match) as e:
         state.credit(work, source="testbed")
     assert e.value.source == "testbed" and e.value.slot == 1
-    assert snapshot(vars(state)) == before
+    assert engine_snapshot(state) == before
     with pytest.raises(InvalidReport, match="can do in 2 slot"):
         state.credit({0: 2.0 * MEASURED_SLACK + 0.01}, elapsed=2.0)
     assert state.credit({0: 1.0}, until=2).slots == 1

@@ -32,7 +32,14 @@ from dmlsched.errors import InvalidReport
 from dmlsched.sim.boundary import INT_TYPES, read_int, shown
 from dmlsched.sim.engine import Progress, RunResult
 
-__all__ = ["MEASURED_SLACK", "DrivenState", "drive", "measured_items", "within_bound"]
+__all__ = [
+    "MEASURED_SLACK",
+    "DrivenState",
+    "drive",
+    "measured_amount",
+    "measured_items",
+    "within_bound",
+]
 
 #: Measured work may exceed the speed model's rate × elapsed slots by this factor.
 MEASURED_SLACK = 4.0
@@ -93,16 +100,21 @@ def measured_items(source: str, slot: int, work: object) -> Iterator[tuple[int, 
         yield j, value
 
 
+def measured_amount(source: str, job: int, slot: int, what: str, value: object) -> float:
+    """``value`` as a float if it is a finite number ≥ 0 of an exact real type (not ``bool``)."""
+    if type(value) not in _REAL_TYPES or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
+        raise InvalidReport(source, job, slot, f"{what}={shown(value)} is not a finite number >= 0")
+    return float(value)  # type: ignore[arg-type]
+
+
 def within_bound(
     source: str, job: int, slot: int, what: str, value: object, rate: float, elapsed: float
 ) -> float:
-    """``value`` as a float if it is a finite number ≥ 0 of an exact real type (never
-    ``bool``) and at most :data:`MEASURED_SLACK` × ``rate`` per slot × ``elapsed`` slots."""
+    """:func:`measured_amount` of ``value``, at most :data:`MEASURED_SLACK` × ``rate`` per
+    slot × ``elapsed`` slots."""
     if not (math.isfinite(elapsed) and elapsed > 0):
         raise ValueError(f"elapsed={elapsed!r} slots is not a positive number")
-    if type(value) not in _REAL_TYPES or not math.isfinite(value) or value < 0:  # type: ignore[arg-type, operator]
-        raise InvalidReport(source, job, slot, f"{what}={shown(value)} is not a finite number >= 0")
-    amount = float(value)  # type: ignore[arg-type]
+    amount = measured_amount(source, job, slot, what, value)
     bound = MEASURED_SLACK * rate * elapsed
     if amount > bound:
         raise InvalidReport(
