@@ -11,9 +11,10 @@ import numpy as np
 from dmlsched.sim.edge_cloud import EdgeCloudState
 from dmlsched.sim.engine import RunResult
 from dmlsched.sim.geo import GeoState
+from dmlsched.sim.interval import IntervalState
 from tests.sim.cheats import snapshot
 
-STATES: dict[str, Any] = {"edge-cloud": EdgeCloudState, "geo": GeoState}
+STATES: dict[str, Any] = {"edge-cloud": EdgeCloudState, "geo": GeoState, "interval": IntervalState}
 
 #: (state, what accept returned) -> the work to credit (None: the engine's speed model)
 Work = Callable[[Any, Any], Any]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 SIM = Path(__file__).resolve().parents[2] / "src" / "dmlsched" / "sim"
-SETTINGS = ["edge_cloud", "geo"]
+SETTINGS = ["edge_cloud", "geo", "interval"]
 STATE_MODULES = [*SETTINGS, *(f"{m}_referee" for m in SETTINGS), "drive"]
 
 

@@ -29,7 +29,7 @@ def _outcome(fn: Any) -> Any:
 
 
 def test_every_slot_by_slot_setting_has_a_state() -> None:
-    assert SETTINGS == ["edge-cloud", "geo"]
+    assert SETTINGS == ["edge-cloud", "geo", "interval"]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
