@@ -120,9 +120,11 @@ _METRICS: dict[str, Metric] = {
     "wall_seconds": Metric("Wall time of the run", "s", 0.0),
     "comm_seconds": Metric("Workers' communication time", "s", 0.0),
     "jct_error": Metric("|Simulated − real| ÷ real total JCT", "fraction", 0.0),
-    "overrun_slots": Metric("Slots run beyond the engine's schedule", "slots", 0.0),
+    "slots_run": Metric("Slots the testbed ran", "slots", 0.0),
     "total_cost_error": Metric("|Simulated − real| ÷ real total cost", "fraction", 0.0),
     "moved_bytes": Metric("Data moved between zones", "bytes", 0.0),
+    "model_total_cost": Metric("Total cost simulated at the model's speeds", "USD", 0.0),
+    "unprocessed_gb": Metric("Data left untrained when jobs ended", "GB", 0.0),
 }
 _PARAMS = {
     "machines": "Machines H",

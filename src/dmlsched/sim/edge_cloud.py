@@ -2,7 +2,8 @@
 
 :class:`EdgeCloudState` is the engine state of :mod:`dmlsched.sim.state`;
 :func:`simulate_edge_cloud` drives it with a registered scheduler, the
-testbed (:mod:`dmlsched.testbed.edge`) with measured progress.  Per slot t:
+testbed (:func:`dmlsched.testbed.edge_geo.run_edge_cloud`) with measured
+progress.  Per slot t:
 
 1. :meth:`~EdgeCloudState.reveal` — the jobs with r_j = t arrive; the
    scheduler gets a read-only :class:`EdgeCloudView` built from copies made

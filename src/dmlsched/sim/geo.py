@@ -2,7 +2,7 @@
 
 :class:`GeoState` is the engine state of :mod:`dmlsched.sim.state`;
 :func:`simulate_geo` drives it with a registered scheduler, the testbed
-(:mod:`dmlsched.testbed.geo`) with measured progress.  Per slot t:
+(:func:`dmlsched.testbed.edge_geo.run_geo`) with measured progress.  Per slot t:
 
 1. :meth:`~GeoState.reveal` — the jobs arriving at t are revealed; I_t =
    jobs with t_i ≤ t < t_i + duration; the scheduler gets a read-only

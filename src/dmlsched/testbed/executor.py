@@ -112,6 +112,10 @@ class ClusterExecutor:
                 job.poll_exited()
         return {j: job.status() for j, job in self.jobs.items()}
 
+    def process_seconds(self, job: int, t0: float, t1: float) -> dict[int, tuple[float, float]]:
+        """Machine → (worker-seconds, PS-seconds) job ``job``'s processes ran within [t0, t1)."""
+        return self.jobs[job].process_seconds(t0, t1)
+
     def close(self) -> None:
         """Stop everything still running (checkpointing it)."""
         running = [job for job in self.jobs.values() if job.running]
