@@ -138,7 +138,7 @@ def geo_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bo
 
     jobs_n, slots_n = (4, 6) if quick else (6, 10)
     wl = _instance(seed, 3, slots_n, jobs_n, data_gb=60.0, models=True, duration=(3, 8))
-    model = simulate("geo", wl, exp.make_scheduler(scheduler), spawn(make_rng(seed), 2)[1])
+    model = simulate("geo", wl, exp.make_scheduler(scheduler), spawn(make_rng(seed), 2)[1]).metrics
     R = wl.sites.dcs
     jobs = {j.id: j for j in wl.jobs}
     specs = {j.id: TrainSpec(job=j.id, target=1e15, seed=200 + j.id) for j in wl.jobs}
