@@ -205,7 +205,7 @@ def _slow_workload(seed: int, stored: bool) -> EdgeCloudWorkload:
     return EdgeCloudWorkload(jobs, wl.system, wl.horizon, wl.source, wl.notes)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**16),
     p_bad=st.sampled_from([0.0, 0.05, 0.2, 0.5]),
