@@ -76,6 +76,7 @@ def test_a_restart_rebuilds_the_same_state_and_the_same_next_decisions(
     for core in (a, ref):
         add_machines(core, 2)
         _drive(core, [2, 1, 0, 3])
+    a.store.close()  # as the kernel releases a killed service's lock
     b = make_core(tmp_path / "a.db", scheduler, window=20)  # "restart" on a's log
     assert _state(b) == _state(a) == _state(ref)
     assert b.replay_mismatches == 0
@@ -172,7 +173,7 @@ def test_cancel_stops_a_job_and_the_scheduler_sees_it_finished(tmp_path: Path) -
 def test_a_log_made_with_another_scheduler_is_refused(tmp_path: Path) -> None:
     from dmlsched.errors import InvalidInput
 
-    make_core(tmp_path / "s.db", "fifo")
+    make_core(tmp_path / "s.db", "fifo").store.close()
     with pytest.raises(InvalidInput, match="scheduler"):
         make_core(tmp_path / "s.db", "drf")
 
@@ -196,6 +197,7 @@ def test_replay_keeps_the_order_in_which_jobs_became_active(tmp_path: Path) -> N
             a.tick()
     for _ in range(5):
         a.tick()
+    a.store.close()
     b = make_core(tmp_path / "a.db", "fifo")
     assert _state(b) == _state(a) and b.replay_mismatches == 0
 

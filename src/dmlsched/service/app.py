@@ -12,13 +12,14 @@ answered.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -37,14 +38,34 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import RESOURCES
 from dmlsched.service.core import Core
 from dmlsched.service.schemas import JobRequest, MachineRequest, ProgressReport
+from dmlsched.service.store import StoreUnavailable
 
 __all__ = ["MAX_BODY", "Service", "create_app"]
 
 MAX_BODY = 64 * 1024  # bytes; a job request is well under 2 KiB
 
+T = TypeVar("T")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:300] if text else type(e).__name__
+
 
 class Service:
-    """The core, its lock, the slot clock and the metrics of one running service."""
+    """The core, its lock, the slot clock and the metrics of one running service.
+
+    **Acknowledged means durable.**  A request is applied to the core in memory,
+    its record queued, and it is answered once the record is committed
+    (:meth:`call`); requests that arrive meanwhile share the commit.  If a
+    commit fails, nothing queued with it was kept: the core is rebuilt from
+    the log (:meth:`_rollback`) and every request whose record was not
+    committed — in the failed group or queued after it — gets 503, never a
+    2xx (each request carries the *generation* of the core it was applied to).
+    A slot whose commit fails is rolled back the same way before anything
+    acts on it.  A store that cannot be reached any more (:class:`StoreUnavailable`)
+    is fatal: ``on_fatal`` stops the server, which exits non-zero.
+    """
 
     def __init__(
         self,
@@ -52,16 +73,20 @@ class Service:
         *,
         token: str | None = None,
         slot_seconds: float | None = None,
+        on_fatal: Callable[[str], None] | None = None,
     ) -> None:
         self.core = core
         self.token = token
         self.slot_seconds = slot_seconds  # None: manual clock (POST /v1/tick)
+        self.on_fatal = on_fatal
         # Lock order: commit_lock, then lock.  ``lock`` guards the core (short holds);
         # ``commit_lock`` makes group commits one at a time, in seq order.
         self.lock = threading.Lock()
         self.commit_lock = threading.Lock()
         core.group_commit = True
-        self.broken: str | None = None
+        self.generation = 0  # bumped whenever the core is rebuilt from the log
+        self.fatal: str | None = None
+        self.last_failure: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.registry = CollectorRegistry()
@@ -77,37 +102,86 @@ class Service:
             ["method", "status"],
             registry=self.registry,
         )
+        self.failed_commits = Counter(
+            "dmlsched_failed_commits",
+            "Group commits (requests or a slot) that failed and were rolled back",
+            registry=self.registry,
+        )
         self.registry.register(_StateCollector(self))
+
+    # ---- durability ----------------------------------------------------------------
+    def call(self, fn: Callable[[Core], T]) -> T:
+        """``fn(core)`` under the lock, answered only once everything it wrote or read
+        is committed (503 if that commit fails: see the class docstring)."""
+        with self.lock:
+            self._healthy()
+            out = fn(self.core)
+            seq, generation = self.core.seq, self.generation
+        self.durable(seq, generation)
+        return out
+
+    def _healthy(self) -> None:
+        if self.fatal:
+            raise HTTPException(503, self.fatal)
+
+    def durable(self, seq: int, generation: int) -> None:
+        """Return once record ``seq`` of core ``generation`` is committed; commits every
+        queued record with it.  503 if it never will be."""
+        with self.commit_lock:
+            self._healthy()
+            if generation == self.generation and self.core.durable >= seq:
+                return  # a concurrent request's group commit took ours along
+            if generation != self.generation:
+                raise HTTPException(503, f"not kept: {self.last_failure}; retry")
+            with self.lock:
+                batch = self.core.take_batch()
+            if batch:
+                try:
+                    self.core.store.append_many(batch)
+                except Exception as e:
+                    with self.lock:
+                        self._rollback(e)
+                    raise HTTPException(503, f"not kept: {self.last_failure}; retry") from e
+                self.core.durable = batch[-1].seq
+            if self.core.durable < seq:  # pragma: no cover - every queued record was taken
+                raise HTTPException(503, "not kept: the record was not queued; retry")
+
+    def _rollback(self, cause: Exception) -> None:
+        """After a failed commit (both locks held): forget what was not kept.
+
+        Memory may hold records the log does not (the failed group, and any queued
+        after it): the core is rebuilt from the log and the generation bumped, so
+        every request waiting on one of those records gets 503.
+        """
+        self.failed_commits.inc()
+        self.generation += 1
+        self.last_failure = f"a commit failed ({type(cause).__name__}: {_first_line(cause)})"
+        if isinstance(cause, StoreUnavailable):
+            self._die(str(cause))
+            return
+        try:
+            self.core = self.core.reloaded()
+        except Exception as e:
+            self._die(f"the log cannot be read back after a failed commit: {_first_line(e)}")
+
+    def _die(self, why: str) -> None:
+        self.fatal = f"service stopped: {why}"
+        self._stop.set()
+        if self.on_fatal is not None:
+            self.on_fatal(self.fatal)
 
     # ---- the slot clock ------------------------------------------------------------
     def tick(self) -> dict[str, Any]:
+        """One slot, committed before anything acts on it (a failed commit: rolled back)."""
         with self.commit_lock, self.lock:
-            if self.broken:
-                raise RuntimeError(self.broken)
+            self._healthy()
             try:
                 body = self.core.tick()
-            except Exception as e:  # the log and the memory may disagree: stop serving
-                self.broken = f"tick failed, restart the service: {type(e).__name__}: {e}"
-                raise
+            except Exception as e:
+                self._rollback(e)
+                raise HTTPException(503, f"slot not run: {self.last_failure}") from e
         self.decision_seconds.observe(body["decide_ms"] / 1000.0)
         return body
-
-    def durable(self, seq: int) -> None:
-        """Return once record ``seq`` is committed; commits every queued record with it."""
-        with self.commit_lock:
-            if self.core.durable >= seq:
-                return  # a concurrent request's group commit took ours along
-            with self.lock:
-                batch = self.core.take_batch()
-            if not batch:
-                return
-            try:
-                self.core.store.append_many(batch)
-            except Exception as e:
-                with self.lock:
-                    self.broken = f"commit failed, restart the service: {type(e).__name__}: {e}"
-                raise HTTPException(503, self.broken) from e
-            self.core.durable = batch[-1].seq
 
     def start_clock(self) -> None:
         if self.slot_seconds is None or self._thread is not None:
@@ -119,10 +193,10 @@ class Service:
         assert self.slot_seconds is not None
         next_at = time.monotonic()
         while not self._stop.is_set():
-            try:
+            # a failed slot was rolled back (healthz and the metrics say so); a fatal
+            # failure set _stop
+            with contextlib.suppress(HTTPException):
                 self.tick()
-            except Exception:
-                return  # broken: /healthz says so
             next_at += self.slot_seconds
             # a slow decision does not shift the grid; a very slow one skips no slot either
             self._stop.wait(max(0.0, next_at - time.monotonic()))
@@ -141,8 +215,8 @@ class _StateCollector:
         self.service = service
 
     def collect(self) -> Any:
-        core = self.service.core
         with self.service.lock:
+            core = self.service.core
             counts = core.counts()
             util = core.utilization()
             up = sum(m.up for m in core.machines)
@@ -281,13 +355,14 @@ def create_app(service: Service) -> FastAPI:
                 {"WWW-Authenticate": "Bearer"},
             )
 
-    def healthy() -> None:
-        if service.broken:
-            raise HTTPException(503, service.broken)
+    @app.exception_handler(StoreUnavailable)
+    async def store_gone(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        with service.lock:
+            if not service.fatal:
+                service._die(str(exc))
+        return JSONResponse({"detail": service.fatal}, status_code=503)
 
     Auth = Depends(auth)
-    Healthy = Depends(healthy)
-    core = service.core
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def dashboard() -> str:
@@ -296,32 +371,37 @@ def create_app(service: Service) -> FastAPI:
     @app.get("/healthz")
     def healthz() -> JSONResponse:
         with service.lock:
-            body = {
-                "status": "broken" if service.broken else "ok",
+            core = service.core
+            body: dict[str, Any] = {
+                "status": "failed" if service.fatal else "ok",
                 "slot": core.slot,
                 "seq": core.seq,
                 "scheduler": core.config.scheduler,
                 "clock": "manual" if service.slot_seconds is None else f"{service.slot_seconds}s",
             }
-        if service.broken:
-            body["detail"] = service.broken
-        return JSONResponse(body, status_code=503 if service.broken else 200)
+        if service.fatal:
+            body["detail"] = service.fatal
+        elif service.last_failure:
+            body["last_failure"] = service.last_failure
+        return JSONResponse(body, status_code=503 if service.fatal else 200)
 
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:
         return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.post("/v1/jobs", status_code=201, dependencies=[Auth, Healthy])
+    @app.post("/v1/jobs", status_code=201, dependencies=[Auth])
     def submit(
         req: JobRequest,
         idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
     ) -> JSONResponse:
         """Submit a job; it arrives at the next slot.  A repeated Idempotency-Key returns
         the job it made (200) instead of a second one."""
-        with service.lock:
+
+        def do(core: Core) -> tuple[dict[str, Any], bool]:
             js, created = core.submit(req, idempotency_key)
-            body = js.summary(core.machines)
-        service.durable(js.seq)
+            return js.summary(core.machines), created
+
+        body, created = service.call(do)
         return JSONResponse(body, status_code=201 if created else 200)
 
     @app.get("/v1/jobs")
@@ -331,6 +411,7 @@ def create_app(service: Service) -> FastAPI:
         limit: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
     ) -> list[dict[str, Any]]:
         with service.lock:
+            core = service.core
             out = []
             for js in core.jobs.values():
                 if js.id > since_id and (state is None or js.state == state):
@@ -342,42 +423,41 @@ def create_app(service: Service) -> FastAPI:
     @app.get("/v1/jobs/{job_id}")
     def get_job(job_id: int) -> dict[str, Any]:
         with service.lock:
+            core = service.core
             js = core.jobs.get(job_id)
             if js is None:
                 raise HTTPException(404, f"invalid job_id={job_id} (no such job)")
             return js.summary(core.machines)
 
-    @app.delete("/v1/jobs/{job_id}", status_code=202, dependencies=[Auth, Healthy])
+    @app.delete("/v1/jobs/{job_id}", status_code=202, dependencies=[Auth])
     def cancel(job_id: int) -> dict[str, Any]:
         """Cancel a job: it stops at the next slot (the scheduler sees it as finished)."""
-        with service.lock:
+
+        def do(core: Core) -> dict[str, Any]:
             try:
                 js = core.cancel(job_id)
             except KeyError:
                 raise HTTPException(404, f"invalid job_id={job_id} (no such job)") from None
-            body, seq = js.summary(core.machines), core.seq
-        service.durable(seq)
-        return body
+            return js.summary(core.machines)
 
-    @app.post("/v1/machines", status_code=201, dependencies=[Auth, Healthy])
+        return service.call(do)
+
+    @app.post("/v1/machines", status_code=201, dependencies=[Auth])
     def register(req: MachineRequest) -> dict[str, Any]:
         """Register a machine (or re-register: back up, new capacity); the cluster
         changes at the next slot."""
-        with service.lock:
-            body, seq = core.machine_summary(core.register(req)), core.seq
-        service.durable(seq)
-        return body
+        return service.call(lambda core: core.machine_summary(core.register(req)))
 
     @app.get("/v1/machines")
     def machines() -> list[dict[str, Any]]:
         with service.lock:
-            return [core.machine_summary(m) for m in core.machines]
+            return [service.core.machine_summary(m) for m in service.core.machines]
 
     @app.get("/v1/allocation")
     def allocation() -> dict[str, Any]:
         """This slot's placements: job id → machine name → [workers, PSs]."""
         with service.lock:
-            return core.allocation()
+            return service.core.allocation()
 
     @app.get("/v1/events")
     def events(
@@ -387,10 +467,10 @@ def create_app(service: Service) -> FastAPI:
         """Log records with seq > ``since``: submit, cancel, machine, progress, tick."""
         return [
             {"seq": r.seq, "kind": r.kind, **r.body}
-            for r in core.store.records(since=since, limit=limit)
+            for r in service.core.store.records(since=since, limit=limit)
         ]
 
-    @app.post("/v1/tick", dependencies=[Auth, Healthy])
+    @app.post("/v1/tick", dependencies=[Auth])
     def tick(
         n: Annotated[int, Query(ge=1, le=10_000)] = 1,
     ) -> dict[str, Any]:
@@ -406,6 +486,7 @@ def create_app(service: Service) -> FastAPI:
     def state(jobs: Annotated[int, Query(ge=0, le=10_000)] = 200) -> dict[str, Any]:
         """What the dashboard draws: machines, the latest jobs, recent allocations."""
         with service.lock:
+            core = service.core
             recent = list(core.jobs.values())[-jobs:] if jobs else []
             return {
                 "slot": core.slot,
@@ -418,26 +499,29 @@ def create_app(service: Service) -> FastAPI:
                 "history": list(core.history),
             }
 
-    def machine_or_404(name: str) -> None:
+    def machine_or_404(core: Core, name: str) -> None:
         if name not in core.by_name:
             raise HTTPException(404, f"invalid machine={name!r} (not registered)")
 
-    @app.post("/v1/agents/{name}/heartbeat", dependencies=[Auth, Healthy])
+    @app.post("/v1/agents/{name}/heartbeat", dependencies=[Auth])
     def heartbeat(name: str) -> dict[str, Any]:
         """An agent is alive; returns its machine's part of this slot's allocation."""
-        with service.lock:
-            machine_or_404(name)
-            core.heartbeat(name)
-            return core.assignment(name)
 
-    @app.post("/v1/agents/{name}/progress", dependencies=[Auth, Healthy])
+        with service.lock:  # writes nothing to the log, reads only committed slots
+            service._healthy()
+            machine_or_404(service.core, name)
+            service.core.heartbeat(name)
+            return service.core.assignment(name)
+
+    @app.post("/v1/agents/{name}/progress", dependencies=[Auth])
     def progress(name: str, rep: ProgressReport) -> dict[str, Any]:
         """Work measured on this machine; credited at the end of the slot (measured mode)."""
-        with service.lock:
-            machine_or_404(name)
+
+        def do(core: Core) -> dict[str, Any]:
+            machine_or_404(core, name)
             fresh = core.report(name, rep.model_dump())
-            seq = core.seq
-        service.durable(seq)
-        return {"accepted": fresh, "seq": seq}
+            return {"accepted": fresh, "seq": core.seq}
+
+        return service.call(do)
 
     return app

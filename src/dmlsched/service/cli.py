@@ -54,6 +54,10 @@ def serve(
         list[str] | None,
         typer.Option(help="Scheduler parameter KEY=VALUE (VALUE as JSON), repeatable."),
     ] = None,
+    db_retry_seconds: Annotated[
+        float,
+        typer.Option(help="PostgreSQL: reconnect this long after losing it, then exit 1."),
+    ] = 30.0,
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
@@ -61,7 +65,7 @@ def serve(
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.service.app import Service, create_app
     from dmlsched.service.core import Core, ServiceConfig
-    from dmlsched.service.store import open_store
+    from dmlsched.service.store import StoreUnavailable, open_store
 
     if manual_clock == (slot_seconds is not None):
         raise InvalidInput("slot-seconds", slot_seconds, "a length > 0 or --manual-clock (one)")
@@ -75,9 +79,17 @@ def serve(
     config = ServiceConfig(
         scheduler=scheduler, seed=seed, window=window, progress=progress, params=params
     )
-    store = open_store(db)
+    if not db_retry_seconds >= 0:
+        raise InvalidInput("db-retry-seconds", db_retry_seconds, ">= 0")
+    store = open_store(db, retry_seconds=db_retry_seconds)
     core = Core(config, store, agent_timeout=agent_timeout).open()
-    service = Service(core, token=token, slot_seconds=slot_seconds)
+    fatal: list[str] = []
+
+    def on_fatal(why: str) -> None:  # the store is gone: stop, exit non-zero (below)
+        fatal.append(why)
+        server.should_exit = True
+
+    service = Service(core, token=token, slot_seconds=slot_seconds, on_fatal=on_fatal)
     app = create_app(service)
     typer.echo(
         f"dmlsched serve: {scheduler} on http://{host}:{port}/ (slot {core.slot}, "
@@ -96,9 +108,11 @@ def serve(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     )
     try:
-        server.run()  # until SIGINT/SIGTERM, then a graceful shutdown
+        server.run()  # until SIGINT/SIGTERM or a fatal store failure, then a graceful shutdown
     finally:
-        store.close()
+        service.core.store.close()
+    if fatal:  # exit 1 with one line: a supervisor restarts the service
+        raise StoreUnavailable(fatal[0])
     if server.interrupted:  # Ctrl-C: exit 130 (dmlsched.cli.main) with one line
         raise Interrupted("interrupted; every acknowledged request is kept in the store")
 

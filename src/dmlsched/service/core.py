@@ -260,6 +260,12 @@ class Core:
             m.last_seen = now
         return self
 
+    def reloaded(self) -> Core:
+        """A core rebuilt from the log alone: what is left after a failed commit."""
+        core = Core(self.config, self.store, clock=self.clock, agent_timeout=self.agent_timeout)
+        core.group_commit = self.group_commit
+        return core.open()
+
     # ---- records -------------------------------------------------------------------
     def apply(self, rec: Record) -> None:
         self.seq = self.durable = rec.seq

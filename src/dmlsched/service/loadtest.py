@@ -138,9 +138,12 @@ class ServiceProcess:
 @dataclass
 class LoadResult:
     acked: dict[str, int] = field(default_factory=dict)  # key -> job id
-    latencies: list[float] = field(default_factory=list)  # seconds, acknowledged requests
+    # seconds from a job's first attempt to its acknowledgement: outages and retries count
+    latencies: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # 4xx/5xx answers (never expected)
-    retries: int = 0  # requests that got no answer (service down) and were sent again
+    retries: int = 0  # attempts sent again: no answer (service down), 503 or 429
+    unavailable: int = 0  # of which answered 503 (a commit failed: not kept, retry)
+    limited: int = 0  # of which answered 429 (rate limit)
     seconds: float = 0.0
 
     def summary(self) -> dict[str, Any]:
@@ -150,12 +153,21 @@ class LoadResult:
             "errors": len(self.errors),
             "first_errors": self.errors[:3],
             "retries": self.retries,
+            "answered_503": self.unavailable,
+            "answered_429": self.limited,
             "seconds": round(self.seconds, 3),
             "submits_per_s": round(len(self.acked) / self.seconds, 1) if self.seconds else 0.0,
             "p50_ms": round(float(np.percentile(lat, 50)), 2) if lat.size else None,
             "p99_ms": round(float(np.percentile(lat, 99)), 2) if lat.size else None,
             "max_ms": round(float(lat.max()), 2) if lat.size else None,
         }
+
+
+def _retry_after(r: httpx.Response) -> float:
+    try:
+        return min(2.0, max(0.01, float(r.headers.get("retry-after", "0.05"))))
+    except ValueError:
+        return 0.05
 
 
 def run_load(
@@ -178,8 +190,8 @@ def run_load(
         with httpx.Client(base_url=svc.url, headers=svc.headers(), timeout=10.0) as http:
             for i in per[c]:
                 key = f"load-{c}-{i}"
+                t0 = time.perf_counter()  # the first attempt: retries are part of latency
                 while time.monotonic() < t_end:
-                    t0 = time.perf_counter()
                     try:
                         r = http.post(
                             "/v1/jobs",
@@ -190,6 +202,13 @@ def run_load(
                         with lock:
                             res.retries += 1
                         time.sleep(0.05)
+                        continue
+                    if r.status_code in (429, 503):  # not kept / slow down: same key again
+                        with lock:
+                            res.retries += 1
+                            res.unavailable += r.status_code == 503
+                            res.limited += r.status_code == 429
+                        time.sleep(_retry_after(r))
                         continue
                     dt = time.perf_counter() - t0
                     with lock:
