@@ -112,8 +112,9 @@ def test_a_dead_agents_machine_goes_down_and_its_jobs_are_rescheduled(tmp_path: 
         clock=lambda: now[0],
         agent_timeout=5.0,
     ).open()
-    core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))
-    core.register(MachineRequest(name="b", capacity=tuple(CAPACITY), agent=True))
+    for name in ("a", "b"):  # declared by an admin, joined by their agents
+        core.register(MachineRequest(name=name, capacity=tuple(CAPACITY), agent=True))
+        core.join(name, None, by=f"agent-{name}")
     submit(core, 1, epochs=100)
     core.tick()
     machine = sorted(core.allocation()["jobs"]["0"])[0]
@@ -125,7 +126,7 @@ def test_a_dead_agents_machine_goes_down_and_its_jobs_are_rescheduled(tmp_path: 
     assert list(core.allocation()["jobs"]["0"]) == [other]
     assert not core.by_name[machine].up
     # the agent comes back: it re-registers, the cluster grows again
-    core.register(MachineRequest(name=machine, capacity=tuple(CAPACITY), agent=True))
+    core.join(machine, None, by=f"agent-{machine}")  # its agent is back
     assert core.tick()["reset"]
 
 
@@ -214,12 +215,13 @@ def test_with_every_machine_down_nothing_is_decided_and_nothing_rejected(tmp_pat
         agent_timeout=5.0,
     ).open()
     core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))
+    core.join("a", None, by="agent-a")
     submit(core, 2, epochs=100)
     core.tick()
     now[0] = 10.0
     rec = core.tick()
     assert rec["down"] == ["a"] and rec["reject"] == [] and rec["alloc"] == {}
     assert {js.state for js in core.jobs.values()} <= {"admitted", "pending"}
-    core.register(MachineRequest(name="a", capacity=tuple(CAPACITY), agent=True))
+    core.join("a", None, by="agent-a")
     rec = core.tick()
     assert rec["reset"] and set(rec["requeue"]) == {0, 1} and rec["alloc"]

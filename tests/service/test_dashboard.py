@@ -75,11 +75,11 @@ def test_the_dashboard_shows_machines_jobs_and_the_allocation(
             ).raise_for_status()
         httpx.post(svc.url + "/v1/tick", params={"n": 2}, headers=h).raise_for_status()
         httpx.post(svc.url + "/v1/jobs", json=job_request(name="late"), headers=h)
-        expected = {j["id"]: j["state"] for j in httpx.get(svc.url + "/v1/jobs").json()}
-        alloc = httpx.get(svc.url + "/v1/allocation").json()["jobs"]
+        expected = {j["id"]: j["state"] for j in httpx.get(svc.url + "/v1/jobs", headers=h).json()}
+        alloc = httpx.get(svc.url + "/v1/allocation", headers=h).json()["jobs"]
 
         drv = browser
-        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        drv.get(svc.url + "/#token=tok")  # type: ignore[attr-defined]
         WebDriverWait(drv, 20).until(
             lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "2"
         )

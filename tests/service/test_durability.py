@@ -17,12 +17,11 @@ from fastapi.testclient import TestClient
 
 from dmlsched.service.app import Service, create_app
 from dmlsched.service.core import Core, ServiceConfig
-from dmlsched.service.loadtest import ServiceProcess
+from dmlsched.service.loadtest import ServiceProcess, list_all_jobs
 from dmlsched.service.store import Record, SQLiteStore, open_store
-from tests.service.helpers import CAPACITY, job_request
+from tests.service.helpers import ADMIN, CAPACITY, bearer, job_request, tokens
 
-TOKEN = "s3cret"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+AUTH = bearer(ADMIN)
 
 
 class FlakyStore:
@@ -81,8 +80,8 @@ def _submit_concurrently(client: TestClient, n: int) -> list[tuple[str, int, dic
 def test_a_failed_group_commit_answers_503_to_every_request_in_it(tmp_path: Path) -> None:
     store = FlakyStore(tmp_path / "s.db", fail_at=2)
     core = Core(ServiceConfig("fifo"), store).open()
-    service = Service(core, token=TOKEN)
-    with TestClient(create_app(service)) as client:
+    service = Service(core, tokens=tokens(tmp_path))
+    with TestClient(create_app(service), headers=AUTH) as client:
         client.post("/v1/machines", json={"name": "m0", "capacity": CAPACITY}, headers=AUTH)
         answers = _submit_concurrently(client, 24)
         assert store.failed and len(store.failed[0]) > 1  # a group, not one request
@@ -112,8 +111,8 @@ def test_a_slot_whose_commit_fails_is_not_acted_on(tmp_path: Path) -> None:
     store = FlakyStore(tmp_path / "s.db", fail_at=1, pause=0.0)
     store.failed.append([])  # not yet
     core = Core(ServiceConfig("fifo"), store).open()
-    service = Service(core, token=TOKEN)
-    with TestClient(create_app(service)) as client:
+    service = Service(core, tokens=tokens(tmp_path))
+    with TestClient(create_app(service), headers=AUTH) as client:
         client.post("/v1/machines", json={"name": "m0", "capacity": CAPACITY}, headers=AUTH)
         client.post("/v1/jobs", json=job_request(epochs=50), headers=AUTH)
         store.failed.clear()  # the next commit fails: the slot's
@@ -137,7 +136,7 @@ def test_a_second_serve_on_the_same_sqlite_file_exits_2_naming_the_holder(
         assert svc.proc is not None
         second = subprocess.run(
             [sys.executable, "-m", "dmlsched", "serve", "--scheduler", "fifo", "--db", db,
-             "--manual-clock", "--port", "0"],
+             "--manual-clock", "--port", "0", "--insecure-local"],
             capture_output=True, text=True, timeout=60, cwd=tmp_path,
         )  # fmt: skip
         assert second.returncode == 2
@@ -174,7 +173,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def test_on_a_full_disk_every_201_is_kept_after_a_restart(tmp_path: Path, small_disk: Path) -> None:
     db = str(small_disk / "s.db")
-    svc = ServiceProcess(["--scheduler", "fifo", "--db", db, "--manual-clock"], tmp_path, "tok")
+    args = ["--scheduler", "fifo", "--db", db, "--manual-clock", "--rate-limit", "0"]
+    svc = ServiceProcess(args, tmp_path, "tok")
     svc.start()
     try:
         httpx.post(
@@ -212,12 +212,7 @@ def test_on_a_full_disk_every_201_is_kept_after_a_restart(tmp_path: Path, small_
         # the operator frees space; the service restarts on the same log
         subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
         svc.start()
-        listed = {
-            j["key"]: j["id"]
-            for j in httpx.get(
-                svc.url + "/v1/jobs", params={"limit": 100000}, headers=svc.headers()
-            ).json()
-        }
+        listed = {j["key"]: j["id"] for j in list_all_jobs(svc)}
         assert {k: listed.get(k) for k in acked} == acked
     finally:
         svc.stop()

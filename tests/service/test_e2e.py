@@ -35,9 +35,11 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
         qs.start()
         ids = [qs.submit(job_body(i, epochs=2)) for i in range(6)]
         jobs = qs.wait(ids, timeout=420)
-        events = httpx.get(qs.service.url + "/v1/events", params={"limit": 10_000}).json()
-        final = httpx.get(qs.service.url + "/v1/allocation").json()
-        metrics = httpx.get(qs.service.url + "/metrics").text
+        h = qs.service.headers()  # the admin's
+        events = httpx.get(qs.service.url + "/v1/events", params={"limit": 10_000}, headers=h)
+        events = events.json()
+        final = httpx.get(qs.service.url + "/v1/allocation", headers=h).json()
+        metrics = httpx.get(qs.service.url + "/metrics", headers=h).text
     finally:
         qs.stop()
     for a in qs.agents:
@@ -100,17 +102,19 @@ def test_a_killed_agents_jobs_are_rescheduled_and_still_complete(tmp_path: Path)
     try:
         qs.start()
         ids = [qs.submit(job_body(i, epochs=12)) for i in range(3)]
+        h = qs.service.headers()
         deadline = time.monotonic() + 120
         victim = None
         while victim is None and time.monotonic() < deadline:
-            alloc = httpx.get(qs.service.url + "/v1/allocation").json()["jobs"]
+            alloc = httpx.get(qs.service.url + "/v1/allocation", headers=h).json()["jobs"]
             used = sorted({m for per in alloc.values() for m in per})
             victim = used[-1] if used else None
             time.sleep(0.3)
         assert victim is not None
         os.kill(qs.agents[qs.machines.index(victim)].pid, signal.SIGKILL)  # a crash
         jobs = qs.wait(ids, timeout=600)
-        machines = {m["name"]: m["up"] for m in httpx.get(qs.service.url + "/v1/machines").json()}
+        listed = httpx.get(qs.service.url + "/v1/machines", headers=h).json()
+        machines = {m["name"]: m["up"] for m in listed}
     finally:
         qs.stop()
     assert machines[victim] is False

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from dmlsched.errors import InvalidInput
-from dmlsched.service.loadtest import ServiceProcess, check_jobs, run_load
+from dmlsched.service.loadtest import ServiceProcess, check_jobs, load_identities, run_load
 from dmlsched.service.pgserver import ThrowawayPostgres, why_not
 from dmlsched.service.store import Record, open_store
 from tests.service.helpers import CAPACITY, add_machines, job_request, submit
@@ -111,7 +111,7 @@ def test_serve_on_postgres_survives_sigkill(db: str, tmp_path: Path) -> None:
         httpx.post(svc.url + "/v1/tick", headers=h)
         svc.kill()
         svc.start()
-        listed = httpx.get(svc.url + "/v1/jobs").json()
+        listed = httpx.get(svc.url + "/v1/jobs", headers=h).json()
         assert [j["id"] for j in listed] == ids
         assert httpx.get(svc.url + "/healthz").json()["slot"] == 1
     finally:
@@ -121,7 +121,10 @@ def test_serve_on_postgres_survives_sigkill(db: str, tmp_path: Path) -> None:
 def test_postgres_restarted_under_load_loses_nothing_and_the_service_recovers(
     db: str, pg: ThrowawayPostgres, tmp_path: Path
 ) -> None:
-    svc = ServiceProcess(["--scheduler", "fifo", "--db", db, "--manual-clock"], tmp_path, "tok")
+    users = load_identities(8)
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", db, "--manual-clock"], tmp_path, "tok", users
+    )
     svc.start()
     restarted = threading.Event()
     try:
@@ -139,7 +142,10 @@ def test_postgres_restarted_under_load_loses_nothing_and_the_service_recovers(
                 time.sleep(1.0)
                 pg.start()
 
-        res = run_load(svc, 8, 300, on_acked=on_acked, tick_every=0.1, deadline=240)
+        res = run_load(
+            svc, 8, 300, on_acked=on_acked, tick_every=0.1, deadline=240,
+            tokens=[u[0] for u in users],
+        )  # fmt: skip
         out = {**res.summary(), **check_jobs(svc, res)}
         health = httpx.get(svc.url + "/healthz")
     finally:

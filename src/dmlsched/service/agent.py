@@ -125,7 +125,7 @@ class MachineAgent:
         self,
         http: httpx.Client,
         machine: str,
-        capacity: tuple[float, ...],
+        capacity: tuple[float, ...] | None,
         testbed: Any,
         workdir: Path,
     ) -> None:
@@ -138,10 +138,11 @@ class MachineAgent:
         self.ended: set[tuple[int, int]] = set()
 
     def register(self) -> None:
-        self.http.post(
-            "/v1/machines",
-            json={"name": self.machine, "capacity": list(self.capacity), "agent": True},
-        ).raise_for_status()
+        """Join this machine (an admin declared it), offering ``capacity`` or the declared."""
+        body: dict[str, Any] = {"name": self.machine, "agent": True}
+        if self.capacity is not None:
+            body["capacity"] = list(self.capacity)
+        self.http.post("/v1/machines", json=body).raise_for_status()
 
     def step(self) -> dict[str, Any]:
         r = self.http.post(f"/v1/agents/{self.machine}/heartbeat")
@@ -275,7 +276,7 @@ def run_agent(
     *,
     server: str,
     machine: str,
-    capacity: tuple[float, ...],
+    capacity: tuple[float, ...] | None,
     token: str | None,
     workdir: Path,
     poll: float,

@@ -1,9 +1,12 @@
 """The HTTP/JSON API (FastAPI; OpenAPI at ``/openapi.json``, docs at ``/docs``).
 
-Reading endpoints are open; every mutating one (``POST``/``DELETE``) needs
-``Authorization: Bearer <token>`` when the service has a token.  Bad bodies
-get a 4xx whose ``detail`` is one line naming the field: 400 malformed JSON,
-413 a body over :data:`MAX_BODY` bytes, 422 a missing or out-of-domain field.
+Every endpoint but ``/healthz`` and the dashboard's page needs
+``Authorization: Bearer <token>`` of an identity (:mod:`dmlsched.service.auth`):
+401 without a known one, 403 for what its role may not do (another user's
+job, another machine, an admin's act), 429 past its rate limit.  Lists are
+paged (:data:`PAGE` by default).  Bad bodies get a 4xx whose ``detail`` is
+one line naming the field: 400 malformed JSON, 413 a body over
+:data:`MAX_BODY` bytes, 422 a missing or out-of-domain field.
 
 All state lives in one :class:`~dmlsched.service.core.Core` behind one lock:
 every request that changes something is committed to the log before it is
@@ -12,11 +15,12 @@ answered.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
-import secrets
+import math
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Annotated, Any, TypeVar
@@ -32,17 +36,21 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import GaugeMetricFamily
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import RESOURCES
-from dmlsched.service.core import Core
+from dmlsched.service.auth import LOCAL, Identity, RateLimiter, Tokens
+from dmlsched.service.core import Core, JobState, Machine
 from dmlsched.service.schemas import JobRequest, MachineRequest, ProgressReport
 from dmlsched.service.store import StoreUnavailable
 
-__all__ = ["MAX_BODY", "Service", "create_app"]
+__all__ = ["MAX_BODY", "MAX_PAGE", "PAGE", "Service", "create_app"]
 
 MAX_BODY = 64 * 1024  # bytes; a job request is well under 2 KiB
+PAGE = 100  # jobs per page unless a client asks for more
+MAX_PAGE = 1000
 
 T = TypeVar("T")
 
@@ -71,12 +79,15 @@ class Service:
         self,
         core: Core,
         *,
-        token: str | None = None,
+        tokens: Tokens | None = None,
+        rate_limit: float | None = None,
         slot_seconds: float | None = None,
         on_fatal: Callable[[str], None] | None = None,
     ) -> None:
         self.core = core
-        self.token = token
+        self.tokens = tokens  # None: --insecure-local, every request is LOCAL (an admin)
+        # per identity: rate_limit requests/s, bursts of 2 s worth
+        self.limiter = None if rate_limit is None else RateLimiter(rate_limit, 2 * rate_limit)
         self.slot_seconds = slot_seconds  # None: manual clock (POST /v1/tick)
         self.on_fatal = on_fatal
         # Lock order: commit_lock, then lock.  ``lock`` guards the core (short holds);
@@ -171,12 +182,12 @@ class Service:
             self.on_fatal(self.fatal)
 
     # ---- the slot clock ------------------------------------------------------------
-    def tick(self) -> dict[str, Any]:
+    def tick(self, by: str = "clock") -> dict[str, Any]:
         """One slot, committed before anything acts on it (a failed commit: rolled back)."""
         with self.commit_lock, self.lock:
             self._healthy()
             try:
-                body = self.core.tick()
+                body = self.core.tick(by)
             except Exception as e:
                 self._rollback(e)
                 raise HTTPException(503, f"slot not run: {self.last_failure}") from e
@@ -310,8 +321,65 @@ def _one_line(exc: RequestValidationError) -> tuple[int, str]:
     return 422, f"invalid {where}={got_s} ({err.get('msg', 'invalid')})"
 
 
-def create_app(service: Service) -> FastAPI:
-    """The FastAPI application serving ``service``."""
+def identity(request: Request, authorization: Annotated[str | None, Header()] = None) -> Identity:
+    """Who is asking (401 if nobody the service knows), within its rate limit (429)."""
+    service: Service = request.app.state.service
+    if service.tokens is None:
+        ident = LOCAL
+    else:
+        scheme, _, given = (authorization or "").partition(" ")
+        given = given.strip()
+        found = service.tokens.identify(given) if scheme.lower() == "bearer" and given else None
+        if found is None:
+            raise HTTPException(
+                401,
+                "invalid Authorization: a Bearer token of a known identity is required",
+                {"WWW-Authenticate": "Bearer"},
+            )
+        ident = found
+    if service.limiter is not None:
+        wait = service.limiter.take(ident.name)
+        if wait > 0:
+            raise HTTPException(
+                429,
+                f"rate limit: {ident.name} may send {service.limiter.rate:g} requests/s",
+                {"Retry-After": str(max(1, math.ceil(wait)))},
+            )
+    return ident
+
+
+def _role(ident: Identity, *roles: str) -> Identity:
+    if not ident.admin and ident.role not in roles:
+        allowed = " or ".join(("admin", *roles))
+        raise HTTPException(403, f"forbidden: {ident.name} is {ident.role}, not {allowed}")
+    return ident
+
+
+def _admin(ident: Annotated[Identity, Depends(identity)]) -> Identity:
+    return _role(ident)
+
+
+def _user(ident: Annotated[Identity, Depends(identity)]) -> Identity:
+    return _role(ident, "user")
+
+
+def _agent(ident: Annotated[Identity, Depends(identity)]) -> Identity:
+    return _role(ident, "agent")
+
+
+# the caller's identity, if its role may use the endpoint (an admin may use every one)
+Admin = Annotated[Identity, Depends(_admin)]
+User = Annotated[Identity, Depends(_user)]
+Agent = Annotated[Identity, Depends(_agent)]
+
+
+def create_app(service: Service, *, allowed_hosts: Sequence[str] | None = None) -> FastAPI:
+    """The FastAPI application serving ``service``.
+
+    ``allowed_hosts``: the Host header values accepted (DNS rebinding: a page on
+    another site that resolves its own name to this service's address cannot
+    talk to it); ``None`` accepts any (in-process tests).
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -325,7 +393,10 @@ def create_app(service: Service) -> FastAPI:
         summary="A live online scheduler for parameter-server training jobs.",
         lifespan=lifespan,
     )
+    app.state.service = service
     app.add_middleware(_BodyLimit, limit=MAX_BODY)
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
 
     @app.middleware("http")
     async def count(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Any:
@@ -342,19 +413,6 @@ def create_app(service: Service) -> FastAPI:
     async def bad_input(request: Request, exc: InvalidInput) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
-    def auth(authorization: Annotated[str | None, Header()] = None) -> None:
-        if service.token is None:
-            return
-        scheme, _, given = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(
-            given.strip().encode(), service.token.encode()
-        ):
-            raise HTTPException(
-                401,
-                "invalid Authorization: a Bearer token is required",
-                {"WWW-Authenticate": "Bearer"},
-            )
-
     @app.exception_handler(StoreUnavailable)
     async def store_gone(request: Request, exc: StoreUnavailable) -> JSONResponse:
         with service.lock:
@@ -362,14 +420,32 @@ def create_app(service: Service) -> FastAPI:
                 service._die(str(exc))
         return JSONResponse({"detail": service.fatal}, status_code=503)
 
-    Auth = Depends(auth)
+    def own_job(core: Core, ident: Identity, job_id: int) -> JobState:
+        js = core.jobs.get(job_id)
+        if js is None:
+            raise HTTPException(404, f"invalid job_id={job_id} (no such job)")
+        if not ident.admin and js.owner != ident.name:
+            raise HTTPException(403, f"forbidden: job {job_id} belongs to another user")
+        return js
+
+    def own_machine(core: Core, ident: Identity, name: str) -> Machine:
+        if not ident.admin and ident.machine != name:
+            raise HTTPException(
+                403, f"forbidden: agent {ident.name} acts for machine {ident.machine} only"
+            )
+        m = core.by_name.get(name)
+        if m is None:
+            raise HTTPException(404, f"invalid machine={name!r} (not declared by an admin)")
+        return m
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     def dashboard() -> str:
+        """The dashboard's page (its data come from /v1/state, with a token)."""
         return resources.files("dmlsched.service").joinpath("dashboard.html").read_text()
 
     @app.get("/healthz")
     def healthz() -> JSONResponse:
+        """Liveness for supervisors and load balancers: no token needed."""
         with service.lock:
             core = service.core
             body: dict[str, Any] = {
@@ -386,19 +462,20 @@ def create_app(service: Service) -> FastAPI:
         return JSONResponse(body, status_code=503 if service.fatal else 200)
 
     @app.get("/metrics", include_in_schema=False)
-    def metrics() -> Response:
+    def metrics(ident: User) -> Response:
         return Response(generate_latest(service.registry), media_type=CONTENT_TYPE_LATEST)
 
-    @app.post("/v1/jobs", status_code=201, dependencies=[Auth])
+    @app.post("/v1/jobs", status_code=201)
     def submit(
         req: JobRequest,
+        ident: User,
         idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
     ) -> JSONResponse:
-        """Submit a job; it arrives at the next slot.  A repeated Idempotency-Key returns
-        the job it made (200) instead of a second one."""
+        """Submit a job (yours); it arrives at the next slot.  A repeated Idempotency-Key
+        returns the job it made (200) instead of a second one."""
 
         def do(core: Core) -> tuple[dict[str, Any], bool]:
-            js, created = core.submit(req, idempotency_key)
+            js, created = core.submit(req, idempotency_key, by=ident.name)
             return js.summary(core.machines), created
 
         body, created = service.call(do)
@@ -406,72 +483,93 @@ def create_app(service: Service) -> FastAPI:
 
     @app.get("/v1/jobs")
     def list_jobs(
+        ident: User,
         state: Annotated[str | None, Query(pattern="^[a-z]+$")] = None,
         since_id: Annotated[int, Query(ge=-1)] = -1,
-        limit: Annotated[int, Query(ge=1, le=100_000)] = 100_000,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = PAGE,
     ) -> list[dict[str, Any]]:
+        """Jobs with id > ``since_id`` (yours; an admin's: everyone's), ``limit`` at most:
+        page on with the last id."""
         with service.lock:
             core = service.core
+            if ident.admin:
+                ids: Iterable[int] = range(since_id + 1, len(core.jobs))
+            else:
+                mine = core.by_owner.get(ident.name, [])
+                ids = mine[bisect.bisect_right(mine, since_id) :]
             out = []
-            for js in core.jobs.values():
-                if js.id > since_id and (state is None or js.state == state):
+            for j in ids:
+                js = core.jobs[j]
+                if state is None or js.state == state:
                     out.append(js.summary(core.machines))
                     if len(out) >= limit:
                         break
             return out
 
     @app.get("/v1/jobs/{job_id}")
-    def get_job(job_id: int) -> dict[str, Any]:
+    def get_job(job_id: int, ident: User) -> dict[str, Any]:
         with service.lock:
             core = service.core
-            js = core.jobs.get(job_id)
-            if js is None:
-                raise HTTPException(404, f"invalid job_id={job_id} (no such job)")
-            return js.summary(core.machines)
+            return own_job(core, ident, job_id).summary(core.machines)
 
-    @app.delete("/v1/jobs/{job_id}", status_code=202, dependencies=[Auth])
-    def cancel(job_id: int) -> dict[str, Any]:
-        """Cancel a job: it stops at the next slot (the scheduler sees it as finished)."""
+    @app.delete("/v1/jobs/{job_id}", status_code=202)
+    def cancel(job_id: int, ident: User) -> dict[str, Any]:
+        """Cancel a job of yours: it stops at the next slot (the scheduler sees it finished)."""
 
         def do(core: Core) -> dict[str, Any]:
-            try:
-                js = core.cancel(job_id)
-            except KeyError:
-                raise HTTPException(404, f"invalid job_id={job_id} (no such job)") from None
-            return js.summary(core.machines)
+            own_job(core, ident, job_id)
+            return core.cancel(job_id, by=ident.name).summary(core.machines)
 
         return service.call(do)
 
-    @app.post("/v1/machines", status_code=201, dependencies=[Auth])
-    def register(req: MachineRequest) -> dict[str, Any]:
-        """Register a machine (or re-register: back up, new capacity); the cluster
+    @app.post("/v1/machines", status_code=201)
+    def register(req: MachineRequest, ident: Agent) -> dict[str, Any]:
+        """An admin declares a machine and its capacity (or re-declares it: back up); the
+        machine's agent joins it, offering at most the declared capacity.  The cluster
         changes at the next slot."""
-        return service.call(lambda core: core.machine_summary(core.register(req)))
+
+        def do(core: Core) -> dict[str, Any]:
+            if ident.admin and req.capacity is not None:
+                return core.machine_summary(core.register(req, by=ident.name))
+            m = own_machine(core, ident, req.name)  # a join (an admin may join for an agent)
+            if req.capacity is not None:
+                for r, (got, cap) in enumerate(zip(req.capacity, m.declared, strict=True)):
+                    if got > cap:
+                        raise HTTPException(
+                            403,
+                            f"forbidden: capacity[{RESOURCES[r]}]={got:g} above the "
+                            f"{cap:g} an admin declared for {m.name}",
+                        )
+            return core.machine_summary(core.join(req.name, req.capacity, by=ident.name))
+
+        return service.call(do)
 
     @app.get("/v1/machines")
-    def machines() -> list[dict[str, Any]]:
+    def machines(ident: User) -> list[dict[str, Any]]:
         with service.lock:
             return [service.core.machine_summary(m) for m in service.core.machines]
 
     @app.get("/v1/allocation")
-    def allocation() -> dict[str, Any]:
+    def allocation(ident: User) -> dict[str, Any]:
         """This slot's placements: job id → machine name → [workers, PSs]."""
         with service.lock:
             return service.core.allocation()
 
     @app.get("/v1/events")
     def events(
+        ident: Admin,
         since: Annotated[int, Query(ge=0)] = 0,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
     ) -> list[dict[str, Any]]:
-        """Log records with seq > ``since``: submit, cancel, machine, progress, tick."""
+        """The log (the audit trail: each record says ``by`` whom) from seq > ``since``."""
         return [
             {"seq": r.seq, "kind": r.kind, **r.body}
             for r in service.core.store.records(since=since, limit=limit)
         ]
 
-    @app.post("/v1/tick", dependencies=[Auth])
+    @app.post("/v1/tick")
     def tick(
+        ident: Admin,
         n: Annotated[int, Query(ge=1, le=10_000)] = 1,
     ) -> dict[str, Any]:
         """Manual clock only: run ``n`` slots now."""
@@ -479,19 +577,22 @@ def create_app(service: Service) -> FastAPI:
             raise HTTPException(409, "invalid clock=wall (POST /v1/tick needs --manual-clock)")
         body: dict[str, Any] = {}
         for _ in range(n):
-            body = service.tick()
+            body = service.tick(by=ident.name)
         return {"slot": body["slot"], "error": body["error"], "decide_ms": body["decide_ms"]}
 
     @app.get("/v1/state", include_in_schema=False)
-    def state(jobs: Annotated[int, Query(ge=0, le=10_000)] = 200) -> dict[str, Any]:
-        """What the dashboard draws: machines, the latest jobs, recent allocations."""
+    def state(ident: User, jobs: Annotated[int, Query(ge=0, le=10_000)] = 200) -> dict[str, Any]:
+        """What the dashboard draws: machines, the latest jobs (yours; an admin's: all),
+        recent allocations."""
         with service.lock:
             core = service.core
-            recent = list(core.jobs.values())[-jobs:] if jobs else []
+            ids = list(core.jobs) if ident.admin else core.by_owner.get(ident.name, [])
+            recent = [core.jobs[j] for j in ids[-jobs:]] if jobs else []
             return {
                 "slot": core.slot,
                 "epoch": core.epoch,
                 "scheduler": core.config.scheduler,
+                "identity": {"name": ident.name, "role": ident.role},
                 "counts": core.counts(),
                 "utilization": core.utilization(),
                 "machines": [core.machine_summary(m) for m in core.machines],
@@ -499,27 +600,22 @@ def create_app(service: Service) -> FastAPI:
                 "history": list(core.history),
             }
 
-    def machine_or_404(core: Core, name: str) -> None:
-        if name not in core.by_name:
-            raise HTTPException(404, f"invalid machine={name!r} (not registered)")
-
-    @app.post("/v1/agents/{name}/heartbeat", dependencies=[Auth])
-    def heartbeat(name: str) -> dict[str, Any]:
+    @app.post("/v1/agents/{name}/heartbeat")
+    def heartbeat(name: str, ident: Agent) -> dict[str, Any]:
         """An agent is alive; returns its machine's part of this slot's allocation."""
-
         with service.lock:  # writes nothing to the log, reads only committed slots
             service._healthy()
-            machine_or_404(service.core, name)
+            own_machine(service.core, ident, name)
             service.core.heartbeat(name)
             return service.core.assignment(name)
 
-    @app.post("/v1/agents/{name}/progress", dependencies=[Auth])
-    def progress(name: str, rep: ProgressReport) -> dict[str, Any]:
+    @app.post("/v1/agents/{name}/progress")
+    def progress(name: str, rep: ProgressReport, ident: Agent) -> dict[str, Any]:
         """Work measured on this machine; credited at the end of the slot (measured mode)."""
 
         def do(core: Core) -> dict[str, Any]:
-            machine_or_404(core, name)
-            fresh = core.report(name, rep.model_dump())
+            own_machine(core, ident, name)
+            fresh = core.report(name, rep.model_dump(), by=ident.name)
             return {"accepted": fresh, "seq": core.seq}
 
         return service.call(do)

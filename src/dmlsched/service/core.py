@@ -12,10 +12,16 @@ Records:
   (the first record; a restart with other values is refused);
 * ``submit`` / ``cancel`` — a job request (the service assigns ids 0, 1, …
   in log order) / its cancellation;
-* ``machine`` — a machine registered (or re-registered: back up, new
+* ``machine`` — a machine declared by an admin (or re-declared: back up, new
+  capacity), or joined by its agent (``join``: at most the declared
   capacity); ``progress`` — work an agent measured;
 * ``tick`` — one slot: the engine's bookkeeping and the scheduler's
   validated decision.
+
+Every record names who did it (``by``: an identity of
+:mod:`dmlsched.service.auth`, ``clock`` for the slot clock): the log is the
+audit trail.  A job belongs to the identity that submitted it; its
+Idempotency-Key is that identity's (two users' equal keys are two jobs).
 
 A request is applied in memory, queued, and answered once its group of
 records is committed (:meth:`Core.flush`; one fsync for every request that
@@ -85,7 +91,9 @@ from dmlsched.sim.cluster import (
     read_placement,
 )
 
-__all__ = ["Core", "JobState", "Machine", "ServiceConfig"]
+__all__ = ["LOCAL_NAME", "Core", "JobState", "Machine", "ServiceConfig"]
+
+LOCAL_NAME = "local"  # who did what a record does not name (--insecure-local; old logs)
 
 _DONE_TOL = 1e-9  # as the simulator's completion test
 HISTORY = 50  # slots of allocation kept for the dashboard
@@ -121,10 +129,12 @@ class ServiceConfig:
 class Machine:
     name: str
     index: int
-    capacity: tuple[float, ...]
+    capacity: tuple[float, ...]  # what the scheduler sees: declared, or less if the agent says so
     agent: bool
     up: bool = True
     last_seen: float = 0.0  # wall time of the last heartbeat; not part of the logged state
+    declared: tuple[float, ...] = ()  # an admin's declaration: the most the machine offers
+    offered: tuple[float, ...] | None = None  # what its agent offered when it joined
 
 
 @dataclass
@@ -135,6 +145,7 @@ class JobState:
     seq: int
     request: dict[str, Any]
     job: ClusterJob  # arrival = the slot it was revealed (0 while queued)
+    owner: str = LOCAL_NAME  # the identity that submitted it
     state: str = "queued"
     arrival: int | None = None
     done: float = 0.0
@@ -152,6 +163,7 @@ class JobState:
         return {
             "id": self.id,
             "name": self.name,
+            "owner": self.owner,
             "key": self.key,
             "state": self.state,
             "arrival": self.arrival,
@@ -200,7 +212,8 @@ class Core:
         self.machines: list[Machine] = []
         self.by_name: dict[str, Machine] = {}
         self.jobs: dict[int, JobState] = {}
-        self.keys: dict[str, int] = {}
+        self.keys: dict[tuple[str, str], int] = {}  # (owner, Idempotency-Key) -> job
+        self.by_owner: dict[str, list[int]] = {}  # owner -> its job ids, ascending
         self.queued: dict[int, None] = {}  # submitted, not yet revealed (ordered set)
         self.pending: dict[int, None] = {}
         self.active: dict[int, None] = {}
@@ -305,19 +318,23 @@ class Core:
             self.durable = batch[-1].seq
 
     # ---- requests (each: validate, commit, apply) ----------------------------------
-    def submit(self, req: JobRequest, key: str | None) -> tuple[JobState, bool]:
-        """Log and apply a job request; ``(job, created)`` — a known key returns its job.
+    def submit(
+        self, req: JobRequest, key: str | None, by: str = LOCAL_NAME
+    ) -> tuple[JobState, bool]:
+        """Log and apply ``by``'s job request; ``(job, created)`` — a key ``by`` used
+        before returns its job.
 
         The caller answers only once the record is durable (``durable >= job.seq``).
         """
-        if key is not None and key in self.keys:
-            return self.jobs[self.keys[key]], False
+        if key is not None and (by, key) in self.keys:
+            return self.jobs[self.keys[(by, key)]], False
         job_id = len(self.jobs)
         job = job_from_request(req, job_id, 0)
         self._check_fits(job)
         body = {
             "job": job_id,
             "key": key,
+            "by": by,
             "request": req.model_dump(mode="json", exclude_unset=True),
         }
         seq = self._commit("submit", body)
@@ -348,20 +365,22 @@ class Core:
             seq=seq,
             request=b["request"],
             job=job_from_request(req, job_id, 0),
+            owner=b.get("by", LOCAL_NAME),
         )
         self.jobs[job_id] = js
         if js.key is not None:
-            self.keys[js.key] = job_id
+            self.keys[(js.owner, js.key)] = job_id
+        self.by_owner.setdefault(js.owner, []).append(job_id)
         self.queued[job_id] = None
         return js
 
-    def cancel(self, job_id: int) -> JobState:
+    def cancel(self, job_id: int, by: str = LOCAL_NAME) -> JobState:
         js = self.jobs.get(job_id)
         if js is None:
             raise KeyError(job_id)
         if js.state in ("completed", "rejected", "cancelled") or job_id in self.cancel_requests:
             return js
-        self._commit("cancel", {"job": job_id})
+        self._commit("cancel", {"job": job_id, "by": by})
         self._apply_cancel(job_id)
         return js
 
@@ -373,28 +392,53 @@ class Core:
         elif js.state not in ("completed", "rejected", "cancelled"):
             self.cancel_requests[job_id] = None
 
-    def register(self, req: MachineRequest) -> Machine:
+    def register(self, req: MachineRequest, by: str = LOCAL_NAME) -> Machine:
+        """An admin declares a machine and its capacity (or re-declares it: back up)."""
+        if req.capacity is None:
+            raise InvalidInput("capacity", None, "gpu, cpu, mem, storage: the machine's capacity")
         m = self.by_name.get(req.name)
         caps = tuple(float(c) for c in req.capacity)
         for r, c in enumerate(caps):
             if not (c >= 0 and np.isfinite(c)):
                 raise InvalidInput(f"capacity[{RESOURCES[r]}]", c, "finite and >= 0")
-        if m is not None and m.up and m.capacity == caps and m.agent == req.agent:
+        if m is not None and m.declared == caps and m.agent == req.agent and (m.up or m.agent):
             m.last_seen = self.clock()
             return m  # nothing changes: no record
-        self._commit("machine", {"name": req.name, "capacity": list(caps), "agent": req.agent})
-        return self._apply_machine({"name": req.name, "capacity": list(caps), "agent": req.agent})
+        body = {"name": req.name, "capacity": list(caps), "agent": req.agent, "by": by}
+        self._commit("machine", body)
+        return self._apply_machine(body)
+
+    def join(self, name: str, capacity: tuple[float, ...] | None, by: str) -> Machine:
+        """A machine's agent joins (again): the machine is up with what the agent offers,
+        at most what an admin declared (checked by the caller: an agent never raises it)."""
+        m = self.by_name[name]
+        caps = m.declared if capacity is None else tuple(float(c) for c in capacity)
+        if m.up and m.agent and m.offered == caps:
+            m.last_seen = self.clock()
+            return m
+        body = {"name": name, "capacity": list(caps), "agent": True, "by": by, "join": True}
+        self._commit("machine", body)
+        return self._apply_machine(body)
 
     def _apply_machine(self, b: dict[str, Any]) -> Machine:
         name = b["name"]
         m = self.by_name.get(name)
         caps = tuple(float(c) for c in b["capacity"])
-        if m is None:
-            m = Machine(name, len(self.machines), caps, bool(b["agent"]))
+        agent = bool(b["agent"])
+        if b.get("join"):  # its agent (an agent joins only a declared machine)
+            m = self.by_name[name]
+            m.offered, m.agent, m.up = caps, True, True
+        elif m is None:  # a declaration; an agent's machine is up once its agent joined
+            m = Machine(name, len(self.machines), caps, agent, up=not agent, declared=caps)
             self.machines.append(m)
             self.by_name[name] = m
+        else:  # a re-declaration: back up, unless it waits for its agent
+            m.declared, m.agent = caps, agent
+            m.up = m.up or not agent
+        if m.offered is None:
+            m.capacity = m.declared
         else:
-            m.capacity, m.agent, m.up = caps, bool(b["agent"]), True
+            m.capacity = tuple(min(d, o) for d, o in zip(m.declared, m.offered, strict=True))
         m.last_seen = self.clock()
         return m
 
@@ -403,7 +447,7 @@ class Core:
         m.last_seen = self.clock()
         return m
 
-    def report(self, machine: str, rep: dict[str, Any]) -> bool:
+    def report(self, machine: str, rep: dict[str, Any], by: str = LOCAL_NAME) -> bool:
         """Log measured work of a job; a report id seen before is ignored (idempotent)."""
         if rep["job"] not in self.jobs:
             raise InvalidInput("job", rep["job"], "a submitted job id")
@@ -414,7 +458,7 @@ class Core:
         if rep.get("work") is not None:  # absolute work (a PS's counter): what is new of it
             known = self.jobs[j].done + self.uncredited.get(j, 0.0)
             rep = {**rep, "samples": max(0.0, float(rep["work"]) - known)}
-        body = {**rep, "machine": machine, "report": rid}
+        body = {**rep, "machine": machine, "report": rid, "by": by}
         self._commit("progress", body)
         self._apply_progress(body)
         return True
@@ -440,10 +484,11 @@ class Core:
             if m.agent and m.up and now - m.last_seen > self.agent_timeout
         ]
 
-    def tick(self) -> dict[str, Any]:
+    def tick(self, by: str = "clock") -> dict[str, Any]:
         """Run one slot: close the last, decide this one, commit, apply.  Returns the record."""
         body = self._open_slot(self.timed_out())
         body.update(self._decide())
+        body["by"] = by
         self._commit("tick", body)
         self.flush()  # with every request before it: the decision is durable before it acts
         self._apply_decision(body)
@@ -713,6 +758,7 @@ class Core:
             "up": m.up,
             "agent": m.agent,
             "capacity": dict(zip(RESOURCES, m.capacity, strict=True)),
+            "declared": dict(zip(RESOURCES, m.declared, strict=True)),
             "used": dict(zip(RESOURCES, map(float, used), strict=True)),
         }
 

@@ -34,7 +34,17 @@ from typing import Any
 import httpx
 import numpy as np
 
-__all__ = ["LoadResult", "ServiceProcess", "free_port", "run_load", "wait_healthy"]
+__all__ = [
+    "LoadResult",
+    "ServiceProcess",
+    "check_jobs",
+    "free_port",
+    "list_all_jobs",
+    "load_identities",
+    "run_load",
+    "wait_healthy",
+    "write_secret",
+]
 
 JOB = {
     "epochs": 2,
@@ -71,19 +81,40 @@ def wait_healthy(url: str, timeout: float = 60.0, proc: subprocess.Popen | None 
     raise TimeoutError(f"{url} not healthy after {timeout} s")
 
 
-class ServiceProcess:
-    """A ``dmlsched serve`` subprocess on a free loopback port; killed on exit."""
+def write_secret(path: Path, text: str) -> Path:
+    """A file only its owner can read (a token file, an auth file), written whole."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return path
 
-    def __init__(self, args: list[str], workdir: Path, token: str | None = None) -> None:
+
+class ServiceProcess:
+    """A ``dmlsched serve`` subprocess on a free loopback port; killed on exit.
+
+    ``token`` is an admin's (``svc.headers()``); ``identities`` more lines
+    ``(token, name, role[, machine])`` of the auth file.  Neither:
+    ``--insecure-local``.
+    """
+
+    def __init__(
+        self,
+        args: list[str],
+        workdir: Path,
+        token: str | None = None,
+        identities: tuple[tuple[str, ...], ...] = (),
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.workdir = workdir
         self.token = token
-        extra = []
-        if token:
-            tf = workdir / "token"
-            tf.write_text(token + "\n")
-            extra = ["--token-file", str(tf)]
+        lines = ([(token, "admin", "admin")] if token else []) + list(identities)
+        if lines:
+            auth = write_secret(workdir / "auth.csv", "".join(",".join(x) + "\n" for x in lines))
+            extra = ["--token-auth-file", str(auth)]
+        else:
+            extra = ["--insecure-local"]
         self.cmd = [
             sys.executable,
             "-m",
@@ -124,8 +155,10 @@ class ServiceProcess:
         if self.proc is not None and self.proc.stderr:
             self.proc.stderr.close()
 
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        """The admin's Authorization header, or ``token``'s."""
+        token = token or self.token
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
     def __enter__(self) -> ServiceProcess:
         self.start()
@@ -163,6 +196,11 @@ class LoadResult:
         }
 
 
+def load_identities(clients: int) -> tuple[tuple[str, ...], ...]:
+    """One user identity per client (``token, name, user``): rate limits are per identity."""
+    return tuple((f"load-user-{c}-token", f"load-user-{c}", "user") for c in range(clients))
+
+
 def _retry_after(r: httpx.Response) -> float:
     try:
         return min(2.0, max(0.01, float(r.headers.get("retry-after", "0.05"))))
@@ -178,8 +216,11 @@ def run_load(
     on_acked: Callable[[int], None] | None = None,
     tick_every: float | None = 0.2,
     deadline: float = 600.0,
+    tokens: list[str] | None = None,
 ) -> LoadResult:
-    """``clients`` threads submit ``jobs`` jobs in total; ``on_acked(n)`` after each ack."""
+    """``clients`` threads submit ``jobs`` jobs in total; ``on_acked(n)`` after each ack.
+
+    Client c submits with ``tokens[c % len(tokens)]`` (default: the admin's)."""
     res = LoadResult()
     lock = threading.Lock()
     stop = threading.Event()
@@ -187,7 +228,8 @@ def run_load(
     per = [range(c, jobs, clients) for c in range(clients)]
 
     def client(c: int) -> None:
-        with httpx.Client(base_url=svc.url, headers=svc.headers(), timeout=10.0) as http:
+        token = tokens[c % len(tokens)] if tokens else None
+        with httpx.Client(base_url=svc.url, headers=svc.headers(token), timeout=10.0) as http:
             for i in per[c]:
                 key = f"load-{c}-{i}"
                 t0 = time.perf_counter()  # the first attempt: retries are part of latency
@@ -247,9 +289,24 @@ def run_load(
     return res
 
 
+def list_all_jobs(svc: ServiceProcess, token: str | None = None) -> list[dict[str, Any]]:
+    """Every job ``token`` (default: the admin) may see, page by page."""
+    out: list[dict[str, Any]] = []
+    with httpx.Client(base_url=svc.url, headers=svc.headers(token), timeout=60.0) as http:
+        while True:
+            r = http.get(
+                "/v1/jobs", params={"since_id": out[-1]["id"] if out else -1, "limit": 1000}
+            )
+            r.raise_for_status()
+            page = r.json()
+            if not page:
+                return out
+            out += page
+
+
 def check_jobs(svc: ServiceProcess, res: LoadResult) -> dict[str, Any]:
     """Every acknowledged key present once with its acknowledged id; no key twice."""
-    listed = httpx.get(svc.url + "/v1/jobs", timeout=60.0).json()
+    listed = list_all_jobs(svc)
     by_key: dict[str, list[int]] = {}
     for j in listed:
         by_key.setdefault(j["key"], []).append(j["id"])
@@ -275,8 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="dmlsched-load-") as tmp:
         work = Path(tmp)
         db = a.db or str(work / "load.db")
+        users = load_identities(a.clients)
         svc = ServiceProcess(
-            ["--scheduler", a.scheduler, "--db", db, "--manual-clock"], work, token="load-token"
+            ["--scheduler", a.scheduler, "--db", db, "--manual-clock"],
+            work,
+            token="load-token",
+            identities=users,
         )
         out: dict[str, Any] = {"clients": a.clients, "jobs": a.jobs, "scheduler": a.scheduler}
         svc.start()
@@ -296,7 +357,13 @@ def main(argv: list[str] | None = None) -> int:
                     out["acked_at_kill"] = n
                     out["restart_s"] = round(svc.start(), 3)
 
-            res = run_load(svc, a.clients, a.jobs, on_acked=on_acked if a.kill else None)
+            res = run_load(
+                svc,
+                a.clients,
+                a.jobs,
+                on_acked=on_acked if a.kill else None,
+                tokens=[u[0] for u in users],
+            )
             out.update(res.summary())
             out.update(check_jobs(svc, res))
         finally:

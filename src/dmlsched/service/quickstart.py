@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from dmlsched.service.loadtest import ServiceProcess
+from dmlsched.service.loadtest import ServiceProcess, write_secret
 
 __all__ = ["MACHINE", "QuickStart", "job_body", "main"]
 
@@ -66,11 +67,18 @@ class QuickStart:
         slot_seconds: float = 2.0,
         scheduler: str = "fifo",
         params: tuple[str, ...] = ("max_workers=2",),
-        token: str = "quickstart-token",
         agent_timeout: float = 20.0,
     ) -> None:
         self.workdir = workdir
         self.machines = [f"m{h}" for h in range(machines)]
+        # identities: an admin (declares the machines), a user (submits), one agent a machine
+        self.admin_token = secrets.token_urlsafe(24)
+        self.user_token = secrets.token_urlsafe(24)
+        self.agent_tokens = {m: secrets.token_urlsafe(24) for m in self.machines}
+        users = (
+            (self.user_token, "quickstart", "user"),
+            *((t, f"agent-{m}", "agent", m) for m, t in self.agent_tokens.items()),
+        )
         args = [
             "--scheduler",
             scheduler,
@@ -85,14 +93,26 @@ class QuickStart:
         ]
         for p in params:
             args += ["--param", p]
-        self.service = ServiceProcess(args, workdir, token=token)
+        self.service = ServiceProcess(args, workdir, token=self.admin_token, identities=users)
         self.agents: list[subprocess.Popen] = []
+
+    @property
+    def dashboard(self) -> str:
+        """The dashboard's URL, carrying the user's token (the page keeps it, not the URL)."""
+        return f"{self.service.url}/#token={self.user_token}"
 
     def start(self) -> None:
         self.service.start()
-        cap = ",".join(f"{c:g}" for c in MACHINE)
+        admin = self.service.headers()
+        for name in self.machines:  # an admin declares each machine; its agent joins it
+            httpx.post(
+                self.service.url + "/v1/machines",
+                json={"name": name, "capacity": list(MACHINE), "agent": True},
+                headers=admin,
+            ).raise_for_status()
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         for name in self.machines:
+            token_file = write_secret(self.workdir / f"agent-{name}.token", self.agent_tokens[name])
             log = (self.workdir / f"agent-{name}.log").open("w")
             self.agents.append(
                 subprocess.Popen(
@@ -105,10 +125,8 @@ class QuickStart:
                         self.service.url,
                         "--machine",
                         name,
-                        "--capacity",
-                        cap,
                         "--token-file",
-                        str(self.workdir / "token"),
+                        str(token_file),
                         "--workdir",
                         str(self.workdir / "work"),
                         "--poll",
@@ -123,7 +141,7 @@ class QuickStart:
             )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            ms = httpx.get(self.service.url + "/v1/machines").json()
+            ms = httpx.get(self.service.url + "/v1/machines", headers=admin).json()
             if len([m for m in ms if m["up"]]) == len(self.machines):
                 return
             for a in self.agents:
@@ -133,14 +151,17 @@ class QuickStart:
         raise TimeoutError("agents did not register within 120 s")
 
     def submit(self, body: dict[str, Any]) -> int:
-        r = httpx.post(self.service.url + "/v1/jobs", json=body, headers=self.service.headers())
+        r = httpx.post(
+            self.service.url + "/v1/jobs", json=body, headers=self.service.headers(self.user_token)
+        )
         r.raise_for_status()
         return int(r.json()["id"])
 
     def wait(self, ids: list[int], timeout: float) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while True:
-            jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}").json() for j in ids]
+            h = self.service.headers(self.user_token)
+            jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}", headers=h).json() for j in ids]
             if all(j["state"] in ("completed", "rejected", "cancelled") for j in jobs):
                 return jobs
             if time.monotonic() > deadline:
@@ -207,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds)
         try:
             qs.start()
-            print(f"service: {qs.service.url}/  (dashboard)  agents: {', '.join(qs.machines)}")
+            print(f"service: {qs.dashboard}  (dashboard)  agents: {', '.join(qs.machines)}")
             ids = [qs.submit(job_body(i, a.epochs)) for i in range(a.jobs)]
             print(f"submitted jobs {ids}; waiting for real training to finish …")
             t0 = time.monotonic()

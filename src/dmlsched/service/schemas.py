@@ -12,7 +12,7 @@ completion time") made a step at slot granularity: θ1 = ``value``, θ2 = 20,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -22,6 +22,7 @@ from dmlsched.model.cluster import RESOURCES, ClusterJob
 
 __all__ = [
     "DEADLINE_STEEPNESS",
+    "MAX_CAPACITY",
     "JobRequest",
     "MachineRequest",
     "ProgressReport",
@@ -54,12 +55,24 @@ class JobRequest(_JobFields):  # type: ignore[misc,valid-type]
     value: float = Field(default=1.0, ge=0, le=1e12)
 
 
+# a machine's capacity per resource is at most this (GPUs, vCPUs, GB, GB): no machine has a
+# million of any, and a bound keeps a declaration's sums and products finite
+MAX_CAPACITY = 1e6
+
+Capacity = Annotated[float, Field(ge=0, le=MAX_CAPACITY)]
+
+
 class MachineRequest(_Strict):
-    """A machine and its capacity per resource (GPUs, vCPUs, GB memory, GB storage)."""
+    """A machine and its capacity per resource (GPUs, vCPUs, GB memory, GB storage).
+
+    An admin declares it (``capacity`` required); its agent joins it with at most the
+    declared capacity (``capacity`` omitted: the declared one)."""
 
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    capacity: tuple[float, ...] = Field(min_length=len(RESOURCES), max_length=len(RESOURCES))
-    agent: bool = False  # registered by a `dmlsched agent`: it heartbeats and may time out
+    capacity: tuple[Capacity, ...] | None = Field(
+        default=None, min_length=len(RESOURCES), max_length=len(RESOURCES)
+    )
+    agent: bool = False  # run by a `dmlsched agent`: it heartbeats and may time out
 
 
 class ProgressReport(_Strict):
