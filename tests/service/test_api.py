@@ -42,7 +42,7 @@ def test_every_endpoint_but_healthz_needs_a_known_token(client: TestClient) -> N
         ("post", "/v1/tick", None),
         ("delete", "/v1/jobs/0", None),
         ("post", "/v1/agents/m0/heartbeat", None),
-        ("post", "/v1/agents/m0/progress", {"job": 0, "work": 1.0}),
+        ("post", "/v1/agents/m0/progress", {"job": 0, "incarnation": 0, "work": 1.0}),
     ]:
         kw = {"json": body} if body is not None else {}
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": ADMIN}):

@@ -124,7 +124,7 @@ def test_serve_refuses_bad_flags_with_one_line(
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and field in err, err
     auth.chmod(0o644)  # readable by everyone: a leaked password file
-    assert cli(serve + ["--token-auth-file", str(auth)]) == 2
+    assert cli([*serve, "--token-auth-file", str(auth)]) == 2
     assert "chmod 600" in capsys.readouterr().err
     auth.chmod(0o600)
     for bad, field in [
@@ -135,7 +135,7 @@ def test_serve_refuses_bad_flags_with_one_line(
         ("t0k3n\n", "fields=1"),
     ]:
         write_secret(auth, bad)
-        assert cli(serve + ["--token-auth-file", str(auth)]) == 2, bad
+        assert cli([*serve, "--token-auth-file", str(auth)]) == 2, bad
         assert field in capsys.readouterr().err, bad
 
 

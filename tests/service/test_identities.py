@@ -82,14 +82,14 @@ def test_idempotency_keys_belong_to_their_user(client: TestClient) -> None:
         (ALICE, "post", "/v1/tick", None),
         (ALICE, "get", "/v1/events", None),
         (ALICE, "post", "/v1/agents/m0/heartbeat", None),
-        (ALICE, "post", "/v1/agents/m0/progress", {"job": 0, "work": 10.0}),
+        (ALICE, "post", "/v1/agents/m0/progress", {"job": 0, "incarnation": 0, "work": 10.0}),
         (AGENT0, "post", "/v1/jobs", job_request()),
         (AGENT0, "get", "/v1/jobs", None),
         (AGENT0, "post", "/v1/tick", None),
         (AGENT0, "get", "/v1/events", None),
         # NodeRestriction: an agent acts for its own machine only
         (AGENT0, "post", "/v1/agents/m1/heartbeat", None),
-        (AGENT0, "post", "/v1/agents/m1/progress", {"job": 0, "work": 10.0}),
+        (AGENT0, "post", "/v1/agents/m1/progress", {"job": 0, "incarnation": 0, "work": 10.0}),
         (AGENT0, "post", "/v1/machines", {"name": "m1", "agent": True}),  # re-register m1
         (AGENT0, "post", "/v1/machines", {"name": "ghost", "capacity": CAPACITY}),
         # ghost capacity: an agent never raises what an admin declared

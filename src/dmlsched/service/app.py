@@ -35,14 +35,14 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from dmlsched.errors import InvalidInput
+from dmlsched.errors import InvalidInput, InvalidReport
 from dmlsched.model.cluster import RESOURCES
 from dmlsched.service.auth import LOCAL, Identity, RateLimiter, Tokens
-from dmlsched.service.core import Core, JobState, Machine
+from dmlsched.service.core import REFUSALS, Core, JobState, Machine
 from dmlsched.service.schemas import JobRequest, MachineRequest, ProgressReport
 from dmlsched.service.store import StoreUnavailable
 
@@ -234,6 +234,7 @@ class _StateCollector:
             down = len(core.machines) - up
             slot, epoch = core.slot, core.epoch
             invalid, mismatches = core.invalid_decisions, core.replay_mismatches
+            refused = dict(core.refused)
         jobs = GaugeMetricFamily("dmlsched_jobs", "Jobs by state", labels=["state"])
         for state, n in counts.items():
             jobs.add_metric([state], n)
@@ -253,6 +254,14 @@ class _StateCollector:
         yield GaugeMetricFamily(
             "dmlsched_invalid_decisions", "Slots whose decision the engine refused", value=invalid
         )
+        r = CounterMetricFamily(
+            "dmlsched_reports_refused",
+            "Progress reports refused (409) since the start, by reason",
+            labels=["reason"],
+        )
+        for reason in REFUSALS:
+            r.add_metric([reason], refused.get(reason, 0))
+        yield r
         yield GaugeMetricFamily(
             "dmlsched_replay_mismatches",
             "Replayed decisions that differed from the log at the last start",
@@ -412,6 +421,10 @@ def create_app(service: Service, *, allowed_hosts: Sequence[str] | None = None) 
     @app.exception_handler(InvalidInput)
     async def bad_input(request: Request, exc: InvalidInput) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(InvalidReport)
+    async def bad_report(request: Request, exc: InvalidReport) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
 
     @app.exception_handler(StoreUnavailable)
     async def store_gone(request: Request, exc: StoreUnavailable) -> JSONResponse:
@@ -615,8 +628,8 @@ def create_app(service: Service, *, allowed_hosts: Sequence[str] | None = None) 
 
         def do(core: Core) -> dict[str, Any]:
             own_machine(core, ident, name)
-            fresh = core.report(name, rep.model_dump(), by=ident.name)
-            return {"accepted": fresh, "seq": core.seq}
+            new = core.report(name, rep.model_dump(), by=ident.name)
+            return {"accepted": True, "new": new, "seq": core.seq}
 
         return service.call(do)
 

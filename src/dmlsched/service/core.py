@@ -71,11 +71,11 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
-from dmlsched.errors import InvalidDecision, InvalidInput
+from dmlsched.errors import InvalidDecision, InvalidInput, InvalidReport
 from dmlsched.model.cluster import RESOURCES, Cluster, ClusterJob, Placement
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.views import ClusterView
@@ -91,7 +91,16 @@ from dmlsched.sim.cluster import (
     read_placement,
 )
 
-__all__ = ["LOCAL_NAME", "Core", "JobState", "Machine", "ServiceConfig"]
+__all__ = [
+    "LOCAL_NAME",
+    "MEASURED_SLACK",
+    "REFUSALS",
+    "Core",
+    "JobState",
+    "Machine",
+    "ServiceConfig",
+    "credit_bound",
+]
 
 LOCAL_NAME = "local"  # who did what a record does not name (--insecure-local; old logs)
 
@@ -156,6 +165,16 @@ class JobState:
     loss: float | None = None
     last: Placement | None = None  # the previous slot's placement
     placed_since: int | None = None  # first slot of the current run of this placement
+    # measured progress of the current incarnation (placed_since): the agent's counter,
+    # the work credited in it, where it resumed; work done before and redone after
+    ran: int = 0  # slots it held a placement (its runtime, for max_runtime)
+    inc_placement: Placement | None = None  # the current incarnation's, and the one before
+    prev_placement: Placement | None = None
+    counter_inc: int | None = None
+    counter: float = 0.0
+    inc_credited: float = 0.0
+    restored: float | None = None
+    lost: float = 0.0
 
     def summary(self, machines: list[Machine]) -> dict[str, Any]:
         total = self.job.total_work
@@ -172,6 +191,9 @@ class JobState:
             "done": min(self.done, total),
             "progress": min(1.0, self.done / total) if total else 1.0,
             "requeued": self.requeued,
+            "incarnation": self.placed_since,
+            "restored": self.restored,  # where the current incarnation resumed (checkpoint)
+            "lost": self.lost,  # work done, then lost with an incarnation (redone since)
             "loss": self.loss,
             "request": self.request,
             "placement": None
@@ -181,6 +203,26 @@ class JobState:
                 for m, w, s in zip(p.machines, p.workers, p.ps, strict=True)
             },
         }
+
+
+# why a progress report is refused (the reasons of InvalidReport and of the metric)
+REFUSALS = ("fenced", "no-placement", "not-holder", "stale-incarnation", "replay", "over-bound")
+
+# Measured work may exceed the speed model's rate × elapsed slots by this factor (hardware
+# faster than Eq. (1)'s model, a nominal τ, a slot measured a little long).
+MEASURED_SLACK = 4.0
+
+
+def credit_bound(rate: float, elapsed: float) -> float:
+    """The most work a placement of model ``rate`` (per slot) can physically do in
+    ``elapsed`` slots: what a report may add up to in one incarnation."""
+    return rate * MEASURED_SLACK * max(0.0, elapsed)
+
+
+def _ps0_machine(p: Placement) -> int:
+    """The machine of PS 0 as the agents number PSs (machines in index order): its agent
+    reports the job's work counter."""
+    return min(m for m, s in zip(p.machines, p.ps, strict=True) if s > 0)
 
 
 def _placement_body(p: Placement) -> list[list[int]]:
@@ -219,7 +261,7 @@ class Core:
         self.active: dict[int, None] = {}
         self.cancel_requests: dict[int, None] = {}
         self.uncredited: dict[int, float] = {}
-        self.reports: set[str] = set()
+        self.refused: dict[str, int] = {}  # refused progress reports by reason (since start)
         self.slot = 0
         self.seq = 0  # last record applied (in memory)
         self.durable = 0  # last record committed to the store
@@ -384,6 +426,17 @@ class Core:
         self._apply_cancel(job_id)
         return js
 
+    def _stop_overruns(self) -> None:
+        """Cancel (as the service) each running job that ran its ``max_runtime`` slots:
+        logged before the slot, as any cancellation."""
+        for j in list(self.active):
+            js = self.jobs[j]
+            limit = js.request.get("max_runtime")
+            if limit is not None and js.ran >= limit and j not in self.cancel_requests:
+                why = f"max runtime: ran {js.ran} slots, its limit is {limit}"
+                self._commit("cancel", {"job": j, "by": "service", "reason": why})
+                self._apply_cancel(j)
+
     def _apply_cancel(self, job_id: int) -> None:
         js = self.jobs[job_id]
         if job_id in self.queued:  # never shown to the scheduler: gone at once
@@ -447,30 +500,103 @@ class Core:
         m.last_seen = self.clock()
         return m
 
-    def report(self, machine: str, rep: dict[str, Any], by: str = LOCAL_NAME) -> bool:
-        """Log measured work of a job; a report id seen before is ignored (idempotent)."""
-        if rep["job"] not in self.jobs:
-            raise InvalidInput("job", rep["job"], "a submitted job id")
-        rid = f"{machine}/{rep['report']}" if rep.get("report") else ""
-        if rid and rid in self.reports:
-            return False
+    def report(self, machine: str, rep: dict[str, Any], by: str = LOCAL_NAME) -> float:
+        """Check and log work an agent measured; returns the new work it carries.
+
+        ``rep``: ``job``, ``incarnation`` (the one its placement was handed out
+        with), ``work`` (the job's absolute work counter), ``loss``, ``resumed``
+        (the counter the incarnation restarted from: its checkpoint's).  Refused
+        (:class:`InvalidReport`, counted in :attr:`refused`) unless ``machine`` is
+        up and holds the PS 0 of the job's current placement, the incarnation is
+        the current one, the counter moved forward, and the work credited in this
+        incarnation stays within what the placement can physically do in the slots
+        it has run (:func:`credit_bound`).  A report without new work is not
+        logged — except an incarnation's first, which records where it resumed.
+        """
         j = int(rep["job"])
-        if rep.get("work") is not None:  # absolute work (a PS's counter): what is new of it
-            known = self.jobs[j].done + self.uncredited.get(j, 0.0)
-            rep = {**rep, "samples": max(0.0, float(rep["work"]) - known)}
-        body = {**rep, "machine": machine, "report": rid, "by": by}
-        self._commit("progress", body)
+        js = self.jobs.get(j)
+        if js is None:
+            raise InvalidInput("job", j, "a submitted job id")
+        m = self.by_name[machine]
+        p = js.placement
+        inc = int(rep["incarnation"])
+        if not m.up:
+            self._refuse("fenced", machine, j, f"machine {machine} is down: its work is fenced")
+        if p is None or not p.machines:
+            self._refuse("no-placement", machine, j, "the job has no placement this slot")
+        holder = _ps0_machine(p)
+        if holder != m.index:
+            self._refuse(
+                "not-holder",
+                machine,
+                j,
+                f"machine {machine} does not hold the job's PS 0 "
+                f"({self.machines[holder].name} does)",
+            )
+        if inc != js.placed_since:
+            self._refuse(
+                "stale-incarnation",
+                machine,
+                j,
+                f"incarnation {inc} is over (the current one is {js.placed_since})",
+            )
+        work = float(rep["work"])
+        first = js.counter_inc != inc
+        if not first and work <= js.counter:
+            self._refuse(
+                "replay", machine, j, f"work={work:g} is not beyond {js.counter:g} (a replay)"
+            )
+        known = js.done + self.uncredited.get(j, 0.0)
+        new = max(0.0, work - known)
+        credited = (0.0 if first else js.inc_credited) + new
+        elapsed = self.slot - inc  # slots this incarnation has run, the current one included
+        bound = credit_bound(js.rate, elapsed)
+        if credited > bound:
+            self._refuse(
+                "over-bound",
+                machine,
+                j,
+                f"{credited:g} work in {elapsed} slot(s) of this placement > {bound:g}, "
+                "what it can physically do",
+            )
+        body = {
+            "job": j,
+            "incarnation": inc,
+            "work": work,
+            "samples": new,
+            "loss": rep.get("loss"),
+            "machine": machine,
+            "by": by,
+        }
+        if first:
+            body["resumed"] = min(work, float(rep.get("resumed") or 0.0))
+        if new > 0 or first:
+            self._commit("progress", body)
         self._apply_progress(body)
-        return True
+        return new
+
+    def _refuse(self, reason: str, machine: str, job: int, detail: str) -> NoReturn:
+        assert reason in REFUSALS
+        self.refused[reason] = self.refused.get(reason, 0) + 1
+        raise InvalidReport(f"agent of {machine}", job, self.slot, f"{reason}: {detail}")
 
     def _apply_progress(self, b: dict[str, Any]) -> None:
-        if b.get("report"):
-            self.reports.add(b["report"])
         j = int(b["job"])
-        if self.config.progress == "measured":
-            self.uncredited[j] = self.uncredited.get(j, 0.0) + float(b["samples"])
+        js = self.jobs[j]
+        new = float(b["samples"])
+        if "incarnation" in b:  # an older log's records carry no incarnation
+            if js.counter_inc != b["incarnation"]:
+                js.counter_inc, js.inc_credited = int(b["incarnation"]), 0.0
+                resumed = float(b.get("resumed", b["work"]))
+                known = js.done + self.uncredited.get(j, 0.0)
+                js.restored = resumed
+                js.lost += max(0.0, known - resumed)
+            js.counter = float(b["work"])
+            js.inc_credited += new
+        if self.config.progress == "measured" and new > 0:
+            self.uncredited[j] = self.uncredited.get(j, 0.0) + new
         if b.get("loss") is not None:
-            self.jobs[j].loss = float(b["loss"])
+            js.loss = float(b["loss"])
 
     # ---- the slot ------------------------------------------------------------------
     def timed_out(self) -> list[str]:
@@ -486,6 +612,7 @@ class Core:
 
     def tick(self, by: str = "clock") -> dict[str, Any]:
         """Run one slot: close the last, decide this one, commit, apply.  Returns the record."""
+        self._stop_overruns()
         body = self._open_slot(self.timed_out())
         body.update(self._decide())
         body["by"] = by
@@ -725,7 +852,9 @@ class Core:
             p = _placement(pb)
             if js.last is None or js.last != p:
                 js.placed_since = t  # a new incarnation of the job's processes
+                js.prev_placement, js.inc_placement = js.inc_placement, p
             js.placement, js.rate, js.state = p, float(b["rates"][key]), "running"
+            js.ran += 1
             snapshot[key] = {}
             for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
                 usage[m] += np.asarray(js.job.worker_demand) * w + np.asarray(js.job.ps_demand) * s
@@ -782,6 +911,10 @@ class Core:
                         "workers": w,
                         "ps": s,
                         "incarnation": js.placed_since,
+                        # the previous incarnation checkpoints unless a machine of it is
+                        # down (fenced): then resume at once from the newest checkpoint
+                        "checkpoint_wait": js.prev_placement is not None
+                        and all(self.machines[x].up for x in js.prev_placement.machines),
                         "placement": per,
                         "request": js.request,
                         "done": js.done,
