@@ -77,10 +77,12 @@ import numpy as np
 
 from dmlsched.errors import InvalidDecision, InvalidInput, InvalidReport
 from dmlsched.model.cluster import RESOURCES, Cluster, ClusterJob, Placement
+from dmlsched.model.reasons import Reason
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.views import ClusterView
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.service.reasons import explain_slot, reason_body
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
 from dmlsched.service.store import Record, Store
 from dmlsched.sim.cluster import (
@@ -168,6 +170,7 @@ class JobState:
     # measured progress of the current incarnation (placed_since): the agent's counter,
     # the work credited in it, where it resumed; work done before and redone after
     ran: int = 0  # slots it held a placement (its runtime, for max_runtime)
+    reason: dict[str, str] | None = None  # why it is not running (service.reasons)
     inc_placement: Placement | None = None  # the current incarnation's, and the one before
     prev_placement: Placement | None = None
     counter_inc: int | None = None
@@ -190,6 +193,7 @@ class JobState:
             "work": total,
             "done": min(self.done, total),
             "progress": min(1.0, self.done / total) if total else 1.0,
+            "reason": self.reason,
             "requeued": self.requeued,
             "incarnation": self.placed_since,
             "restored": self.restored,  # where the current incarnation resumed (checkpoint)
@@ -328,7 +332,7 @@ class Core:
         if rec.kind == "submit":
             self._apply_submit(rec.seq, b)
         elif rec.kind == "cancel":
-            self._apply_cancel(int(b["job"]))
+            self._apply_cancel(int(b["job"]), b)
         elif rec.kind == "machine":
             self._apply_machine(b)
         elif rec.kind == "progress":
@@ -422,8 +426,9 @@ class Core:
             raise KeyError(job_id)
         if js.state in ("completed", "rejected", "cancelled") or job_id in self.cancel_requests:
             return js
-        self._commit("cancel", {"job": job_id, "by": by})
-        self._apply_cancel(job_id)
+        body = {"job": job_id, "by": by}
+        self._commit("cancel", body)
+        self._apply_cancel(job_id, body)
         return js
 
     def _stop_overruns(self) -> None:
@@ -434,11 +439,17 @@ class Core:
             limit = js.request.get("max_runtime")
             if limit is not None and js.ran >= limit and j not in self.cancel_requests:
                 why = f"max runtime: ran {js.ran} slots, its limit is {limit}"
-                self._commit("cancel", {"job": j, "by": "service", "reason": why})
-                self._apply_cancel(j)
+                body = {"job": j, "by": "service", "reason": why}
+                self._commit("cancel", body)
+                self._apply_cancel(j, body)
 
-    def _apply_cancel(self, job_id: int) -> None:
+    def _apply_cancel(self, job_id: int, b: dict[str, Any]) -> None:
         js = self.jobs[job_id]
+        if b.get("reason"):
+            js.reason = reason_body(Reason("max-runtime", b["reason"]), "service")
+        else:
+            by = b.get("by", LOCAL_NAME)
+            js.reason = reason_body(Reason("cancelled", f"cancelled by {by}"), "service")
         if job_id in self.queued:  # never shown to the scheduler: gone at once
             del self.queued[job_id]
             js.state = "cancelled"
@@ -766,6 +777,7 @@ class Core:
             "decide_ms": 0.0,
         }
         if self.scheduler is None or not any(m.up for m in self.machines):
+            out["reasons"] = explain_slot(self, None, out)
             return out
         view = self._view()
         t0 = time.perf_counter()
@@ -778,6 +790,7 @@ class Core:
         except Exception as e:  # a scheduler bug must not take the service down
             out["error"] = f"scheduler {self.config.scheduler} raised {type(e).__name__}: {e}"
         out["decide_ms"] = round(1000 * (time.perf_counter() - t0), 3)
+        out["reasons"] = explain_slot(self, view, out)
         return out
 
     def _validate(self, decision: object) -> dict[str, Any]:
@@ -860,6 +873,10 @@ class Core:
                 usage[m] += np.asarray(js.job.worker_demand) * w + np.asarray(js.job.ps_demand) * s
                 snapshot[key][self.machines[m].name] = [w, s]
         self.usage = usage
+        for key in b["alloc"]:  # running: no reason; what changed for the others
+            self.jobs[int(key)].reason = None
+        for key, r in b.get("reasons", {}).items():
+            self.jobs[int(key)].reason = r
         self.history.append({"slot": t, "alloc": snapshot, "error": b.get("error")})
         self.slot = t + 1
 

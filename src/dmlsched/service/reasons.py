@@ -1,0 +1,114 @@
+"""Why each job is not running, every slot: the scheduler's reasons, checked, else the engine's.
+
+After each decision, every pending or active job the decision placed nowhere
+and every job it rejected gets a reason (:class:`~dmlsched.model.reasons.Reason`)
+— the scheduler's own (its optional ``explain``,
+:class:`~dmlsched.schedulers.protocols.Explains`) or, where it gives none,
+the engine's:
+
+* the decision was refused (``invalid-decision``: the slot runs nothing), or
+  no machine is up (``no-machine-up``);
+* a rejection without a reason (``rejected``);
+* a job placed nowhere without a reason: ``insufficient …`` if even one
+  worker of it fits nowhere in what this slot's placements leave (the
+  engine's own capacity arithmetic), else ``unexplained``.
+
+A scheduler's reason is not trusted: it must be a ``Reason`` with a known code
+and a one-line text of at most :data:`MAX_TEXT` characters, else the engine's
+stands.  Only reasons that *changed* are logged (the tick record's
+``reasons``: job → ``{code, text, by}``, or ``None``), so a queue that does not
+move costs nothing in the log.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dmlsched.model.cluster import RESOURCES
+from dmlsched.model.reasons import CODES, Reason
+from dmlsched.model.views import ClusterView
+from dmlsched.schedulers._shared.placement import bundle
+from dmlsched.schedulers._shared.reasons import shortfall
+from dmlsched.schedulers.protocols import Explains
+
+if TYPE_CHECKING:
+    from dmlsched.service.core import Core
+
+__all__ = ["MAX_TEXT", "explain_slot", "reason_body"]
+
+MAX_TEXT = 300  # characters of a reason's text
+
+
+def reason_body(reason: Reason, by: str) -> dict[str, str]:
+    """A reason as the log and the API carry it: code, text and who gave it."""
+    return {"code": reason.code, "text": reason.text, "by": by}
+
+
+def _trusted(r: object) -> Reason | None:
+    ok = (
+        isinstance(r, Reason)
+        and type(r.code) is str
+        and r.code in CODES
+        and type(r.text) is str
+        and 0 < len(r.text) <= MAX_TEXT
+        and "\n" not in r.text
+    )
+    return Reason(r.code, r.text) if ok else None  # type: ignore[union-attr]  # checked above
+
+
+def explain_slot(
+    core: Core, view: ClusterView | None, out: dict[str, Any]
+) -> dict[str, dict[str, str] | None]:
+    """The reasons of this slot's decision ``out`` (``admit``, ``reject``, ``alloc``,
+    ``error``) that differ from each job's current one, by job id (module docstring)."""
+    placed = {int(k) for k in out["alloc"]}
+    todo = [j for j in (*core.pending, *core.active) if j not in placed]
+    if not todo:
+        return {}
+    name = core.config.scheduler
+    new: dict[int, dict[str, str]] = {}
+    if out.get("error"):
+        why = Reason("invalid-decision", f"the slot runs nothing: {out['error']}"[:MAX_TEXT])
+        new = {j: reason_body(why, "engine") for j in todo}
+    elif view is None:
+        text = "every machine is down" if core.machines else "no machine is declared yet"
+        new = {j: reason_body(Reason("no-machine-up", text), "engine") for j in todo}
+    else:
+        given: dict[int, Reason] = {}
+        if isinstance(core.scheduler, Explains):
+            try:
+                got = core.scheduler.explain(view, tuple(todo))
+                given = {j: r for j, r in ((j, _trusted(got.get(j))) for j in todo) if r}
+            except Exception:  # a scheduler's bug leaves its jobs to the engine's reasons
+                given = {}
+        rejected = set(out["reject"])
+        free: np.ndarray | None = None
+        for j in todo:
+            r = given.get(j)
+            if r is not None:
+                new[j] = reason_body(r, name)
+                continue
+            if j in rejected:
+                r = Reason("rejected", f"rejected by {name}, which gives no reason")
+            else:
+                if free is None:
+                    free = _free(core, out)
+                job = core.epoch_jobs[j]
+                r = shortfall(job, *bundle(job, 1), free)
+                if r.text.startswith("fragmented"):
+                    r = Reason("unexplained", f"{name} placed it nowhere and gives no reason")
+            new[j] = reason_body(r, "engine")
+    return {str(j): body for j, body in new.items() if core.jobs[j].reason != body}
+
+
+def _free(core: Core, out: dict[str, Any]) -> np.ndarray:
+    """Each machine's capacity this epoch less this slot's placements."""
+    assert core.epoch_cluster is not None
+    free = np.array(core.epoch_cluster, dtype=float).reshape(-1, len(RESOURCES))
+    for key, (machines, workers, ps) in out["alloc"].items():
+        job = core.epoch_jobs[int(key)]
+        for m, w, s in zip(machines, workers, ps, strict=True):
+            free[m] -= w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
+    return free
