@@ -24,11 +24,16 @@ def _drive(core, plan: list[int]) -> None:
         core.tick()
 
 
+def _untimed(summary: dict) -> dict:
+    """A job's summary without its wall-clock times (two runs differ in those only)."""
+    return {k: v for k, v in summary.items() if not k.endswith("_at")}
+
+
 def _state(core) -> dict:
     return {
         "slot": core.slot,
         "epoch": core.epoch,
-        "jobs": [js.summary(core.machines) for js in core.jobs.values()],
+        "jobs": [_untimed(js.summary(core.machines)) for js in core.jobs.values()],
         "history": list(core.history),
         "machines": [core.machine_summary(m) for m in core.machines],
     }

@@ -50,6 +50,8 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
         assert j["loss"] < np.log(10)  # trained: below a uniform guess's cross-entropy
     assert final["jobs"] == {}  # nothing placed once everything completed
     assert 'dmlsched_jobs{state="completed"} 6.0' in metrics
+    # honest agents' reports are believed: none beyond what a placement can do
+    assert 'dmlsched_reports_refused_total{reason="over-bound"} 0.0' in metrics
 
     # every slot's decision against the engine's checks, on the jobs as submitted
     names: list[str] = []

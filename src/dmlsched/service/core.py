@@ -171,6 +171,10 @@ class JobState:
     # the work credited in it, where it resumed; work done before and redone after
     ran: int = 0  # slots it held a placement (its runtime, for max_runtime)
     reason: dict[str, str] | None = None  # why it is not running (service.reasons)
+    # wall-clock times (Unix seconds): submitted, first placed, completed/cancelled/rejected
+    submitted_at: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
     inc_placement: Placement | None = None  # the current incarnation's, and the one before
     prev_placement: Placement | None = None
     counter_inc: int | None = None
@@ -194,6 +198,10 @@ class JobState:
             "done": min(self.done, total),
             "progress": min(1.0, self.done / total) if total else 1.0,
             "reason": self.reason,
+            "submitted_at": self.submitted_at,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "runtime_slots": self.ran,
             "requeued": self.requeued,
             "incarnation": self.placed_since,
             "restored": self.restored,  # where the current incarnation resumed (checkpoint)
@@ -250,10 +258,12 @@ class Core:
         *,
         clock: Callable[[], float] = time.monotonic,
         agent_timeout: float = 30.0,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.config = config
         self.store = store
         self.clock = clock
+        self.wall = wall  # wall-clock times shown with jobs (not part of any decision)
         self.agent_timeout = agent_timeout
         self.machines: list[Machine] = []
         self.by_name: dict[str, Machine] = {}
@@ -321,7 +331,13 @@ class Core:
 
     def reloaded(self) -> Core:
         """A core rebuilt from the log alone: what is left after a failed commit."""
-        core = Core(self.config, self.store, clock=self.clock, agent_timeout=self.agent_timeout)
+        core = Core(
+            self.config,
+            self.store,
+            clock=self.clock,
+            agent_timeout=self.agent_timeout,
+            wall=self.wall,
+        )
         core.group_commit = self.group_commit
         return core.open()
 
@@ -351,6 +367,9 @@ class Core:
         if not self.group_commit:
             self.flush()
         return self.seq
+
+    def _now(self) -> float:
+        return round(self.wall(), 3)
 
     def take_batch(self) -> list[Record]:
         batch, self.batch = self.batch, []
@@ -383,6 +402,7 @@ class Core:
             "by": by,
             "request": req.model_dump(mode="json", exclude_unset=True),
         }
+        body["at"] = self._now()
         seq = self._commit("submit", body)
         return self._apply_submit(seq, body), True
 
@@ -412,6 +432,7 @@ class Core:
             request=b["request"],
             job=job_from_request(req, job_id, 0),
             owner=b.get("by", LOCAL_NAME),
+            submitted_at=b.get("at"),
         )
         self.jobs[job_id] = js
         if js.key is not None:
@@ -627,6 +648,7 @@ class Core:
         body = self._open_slot(self.timed_out())
         body.update(self._decide())
         body["by"] = by
+        body["at"] = self._now()
         self._commit("tick", body)
         self.flush()  # with every request before it: the decision is durable before it acts
         self._apply_decision(body)
@@ -873,8 +895,13 @@ class Core:
                 usage[m] += np.asarray(js.job.worker_demand) * w + np.asarray(js.job.ps_demand) * s
                 snapshot[key][self.machines[m].name] = [w, s]
         self.usage = usage
+        at = b.get("at")
         for key in b["alloc"]:  # running: no reason; what changed for the others
-            self.jobs[int(key)].reason = None
+            js = self.jobs[int(key)]
+            js.reason = None
+            js.started_at = js.started_at or at
+        for j in (*b["complete"], *b["cancel"], *b["reject"]):
+            self.jobs[j].ended_at = at
         for key, r in b.get("reasons", {}).items():
             self.jobs[int(key)].reason = r
         self.history.append({"slot": t, "alloc": snapshot, "error": b.get("error")})
