@@ -85,9 +85,13 @@ test-slow: install test-deps
 bench: install-core
 	$(BIN)/dmlsched bench --json
 
-# the service under load: 16 clients, 2,000 jobs, a SIGKILL half-way (JSON on stdout)
+# the service under load (JSON lines on stdout): 16 clients, 2,000 jobs, a SIGKILL half-way,
+# on SQLite and on a throwaway PostgreSQL (root); submit latency with and without 4
+# concurrent readers (4 alternating pairs of phases)
 bench-service: install-core install-service
 	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill
+	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill --postgres
+	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 300 --readers 4 --paired 4
 
 lint: install-dev
 	$(BIN)/ruff check src tests benchmarks
