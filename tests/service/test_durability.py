@@ -53,6 +53,12 @@ class FlakyStore:
     def last_seq(self) -> int:
         return self.inner.last_seq()
 
+    def save_snapshot(self, seq: int, blob: bytes) -> None:
+        self.inner.save_snapshot(seq, blob)
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        return self.inner.latest_snapshot()
+
     def close(self) -> None:
         self.inner.close()
 

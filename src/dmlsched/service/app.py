@@ -46,10 +46,11 @@ from dmlsched.service.core import REFUSALS, Core, JobState, Machine
 from dmlsched.service.schemas import JobRequest, MachineRequest, ProgressReport
 from dmlsched.service.store import StoreUnavailable
 
-__all__ = ["MAX_BODY", "MAX_PAGE", "PAGE", "Service", "create_app"]
+__all__ = ["MAX_BODY", "MAX_PAGE", "PAGE", "SNAPSHOT_EVERY", "Service", "create_app"]
 
 MAX_BODY = 64 * 1024  # bytes; a job request is well under 2 KiB
 PAGE = 100  # jobs per page unless a client asks for more
+SNAPSHOT_EVERY = 20_000  # records between snapshots: what a restart replays at most
 MAX_PAGE = 1000
 
 T = TypeVar("T")
@@ -83,8 +84,10 @@ class Service:
         rate_limit: float | None = None,
         slot_seconds: float | None = None,
         on_fatal: Callable[[str], None] | None = None,
+        snapshot_every: int = SNAPSHOT_EVERY,
     ) -> None:
         self.core = core
+        self.snapshot_every = snapshot_every  # records between snapshots (0: none)
         self.tokens = tokens  # None: --insecure-local, every request is LOCAL (an admin)
         # per identity: rate_limit requests/s, bursts of 2 s worth
         self.limiter = None if rate_limit is None else RateLimiter(rate_limit, 2 * rate_limit)
@@ -111,6 +114,12 @@ class Service:
             "dmlsched_requests",
             "HTTP requests by method and status",
             ["method", "status"],
+            registry=self.registry,
+        )
+        self.snapshots = Counter(
+            "dmlsched_snapshots",
+            "Snapshots of the state taken (a restart reads the latest and the log after it)",
+            ["outcome"],
             registry=self.registry,
         )
         self.failed_commits = Counter(
@@ -191,8 +200,24 @@ class Service:
             except Exception as e:
                 self._rollback(e)
                 raise HTTPException(503, f"slot not run: {self.last_failure}") from e
+            if (
+                self.snapshot_every
+                and self.core.seq - self.core.snapshot_seq >= self.snapshot_every
+            ):
+                self._snapshot()
         self.decision_seconds.observe(body["decide_ms"] / 1000.0)
         return body
+
+    def _snapshot(self) -> None:
+        """A snapshot after this slot's commit (both locks held).  A failure costs only
+        restart time: counted, and tried again ``snapshot_every`` records later."""
+        try:
+            self.core.snapshot()
+        except Exception:
+            self.core.snapshot_seq = self.core.seq
+            self.snapshots.labels("failed").inc()
+            return
+        self.snapshots.labels("taken").inc()
 
     def start_clock(self) -> None:
         if self.slot_seconds is None or self._thread is not None:

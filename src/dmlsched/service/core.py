@@ -84,6 +84,7 @@ from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.service.reasons import explain_slot, reason_body
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
+from dmlsched.service.snapshot import dump, restore
 from dmlsched.service.store import Record, Store
 from dmlsched.sim.cluster import (
     check_admissions,
@@ -273,6 +274,7 @@ class Core:
         self.queued: dict[int, None] = {}  # submitted, not yet revealed (ordered set)
         self.pending: dict[int, None] = {}
         self.active: dict[int, None] = {}
+        self._placed: dict[int, None] = {}  # jobs with a placement this slot or the last
         self.cancel_requests: dict[int, None] = {}
         self.uncredited: dict[int, float] = {}
         self.refused: dict[str, int] = {}  # refused progress reports by reason (since start)
@@ -295,16 +297,19 @@ class Core:
         self.replay_mismatches = 0
         self.replaying = False
         self._replay_decide = True
+        self.snapshot_seq = 0  # the record the latest snapshot was taken after
 
     # ---- startup -------------------------------------------------------------------
     def open(self) -> Core:
-        """Apply the whole log (replaying the last epoch's decisions), or start one."""
-        records = list(self.store.records())
-        if not records:
+        """Rebuild the state: the latest usable snapshot (:mod:`~dmlsched.service.snapshot`)
+        and the records after it — or the whole log — replaying the decisions from the
+        last epoch start among them (from the snapshot on if none starts one)."""
+        head = list(self.store.records(since=0, limit=1))
+        if not head:
             self._commit("config", self.config.to_body())
             self.flush()
             return self
-        first = records[0]
+        first = head[0]
         if first.kind != "config":
             raise InvalidInput("db", self.store.url, "a dmlsched service log")
         mine = self.config.to_body()
@@ -313,21 +318,32 @@ class Core:
                 raise InvalidInput(
                     k, mine.get(k), f"{v!r}, as the log in {self.store.url} was made"
                 )
+        snap = self.store.latest_snapshot()
+        restored = snap is not None and restore(self, *snap)
+        records = list(self.store.records(since=self.seq if restored else 1))
         last_reset = max(
             (i for i, r in enumerate(records) if r.kind == "tick" and r.body.get("reset")),
-            default=len(records),
+            default=0 if restored else len(records),
         )
         self.replaying = True
         try:
-            for i, rec in enumerate(records[1:], start=1):
+            for i, rec in enumerate(records):
                 self._replay_decide = i >= last_reset
                 self.apply(rec)
         finally:
             self.replaying = False
+        self.snapshot_seq = snap[0] if restored and snap is not None else 0
         now = self.clock()
         for m in self.machines:  # agents get a full timeout to reconnect after a restart
             m.last_seen = now
         return self
+
+    def snapshot(self) -> int:
+        """Store a snapshot of the state after the last record (all committed); its seq."""
+        assert self.durable == self.seq and not self.batch, "a snapshot of uncommitted state"
+        self.store.save_snapshot(self.seq, dump(self))
+        self.snapshot_seq = self.seq
+        return self.seq
 
     def reloaded(self) -> Core:
         """A core rebuilt from the log alone: what is left after a failed commit."""
@@ -698,10 +714,13 @@ class Core:
                 self.active.pop(js.id, None)
                 self.pending.pop(js.id, None)
                 self.epoch_finished.add(js.id)
-        for js in self.jobs.values():
+        # only jobs placed in the last slot or the one before have a placement to move on
+        for j in self._placed:
+            js = self.jobs[j]
             js.last, js.placement, js.rate = js.placement, None, 0.0
             if js.state == "running":
                 js.state = "admitted"
+        self._placed = {j: None for j in self._placed if self.jobs[j].last is not None}
         # 2. machines down
         for name in down:
             self.by_name[name].up = False
@@ -812,7 +831,8 @@ class Core:
         except Exception as e:  # a scheduler bug must not take the service down
             out["error"] = f"scheduler {self.config.scheduler} raised {type(e).__name__}: {e}"
         out["decide_ms"] = round(1000 * (time.perf_counter() - t0), 3)
-        out["reasons"] = explain_slot(self, view, out)
+        # replayed: the logged reasons stand (and cost nothing to recompute)
+        out["reasons"] = {} if self.replaying else explain_slot(self, view, out)
         return out
 
     def _validate(self, decision: object) -> dict[str, Any]:
@@ -890,6 +910,7 @@ class Core:
                 js.prev_placement, js.inc_placement = js.inc_placement, p
             js.placement, js.rate, js.state = p, float(b["rates"][key]), "running"
             js.ran += 1
+            self._placed[js.id] = None
             snapshot[key] = {}
             for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
                 usage[m] += np.asarray(js.job.worker_demand) * w + np.asarray(js.job.ps_demand) * s

@@ -22,6 +22,7 @@ move costs nothing in the log.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,8 +47,8 @@ def reason_body(reason: Reason, by: str) -> dict[str, str]:
     return {"code": reason.code, "text": reason.text, "by": by}
 
 
-def _trusted(r: object) -> Reason | None:
-    ok = (
+def _trusted(r: object) -> bool:
+    return (
         isinstance(r, Reason)
         and type(r.code) is str
         and r.code in CODES
@@ -55,7 +56,22 @@ def _trusted(r: object) -> Reason | None:
         and 0 < len(r.text) <= MAX_TEXT
         and "\n" not in r.text
     )
-    return Reason(r.code, r.text) if ok else None  # type: ignore[union-attr]  # checked above
+
+
+class _Bodies:
+    """One body per distinct reason (a queue of thousands shares a few): built and
+    checked once per slot, and compared by identity first."""
+
+    def __init__(self, by: str) -> None:
+        self.by = by
+        self.seen: dict[tuple[str, str], dict[str, str]] = {}
+
+    def __call__(self, r: Reason) -> dict[str, str]:
+        key = (r.code, r.text)
+        body = self.seen.get(key)
+        if body is None:
+            body = self.seen[key] = reason_body(r, self.by)
+        return body
 
 
 def explain_slot(
@@ -68,39 +84,53 @@ def explain_slot(
     if not todo:
         return {}
     name = core.config.scheduler
+    engine = _Bodies("engine")
     new: dict[int, dict[str, str]] = {}
     if out.get("error"):
-        why = Reason("invalid-decision", f"the slot runs nothing: {out['error']}"[:MAX_TEXT])
-        new = {j: reason_body(why, "engine") for j in todo}
+        why = engine(
+            Reason("invalid-decision", f"the slot runs nothing: {out['error']}"[:MAX_TEXT])
+        )
+        new = dict.fromkeys(todo, why)
     elif view is None:
         text = "every machine is down" if core.machines else "no machine is declared yet"
-        new = {j: reason_body(Reason("no-machine-up", text), "engine") for j in todo}
+        new = dict.fromkeys(todo, engine(Reason("no-machine-up", text)))
     else:
-        given: dict[int, Reason] = {}
+        given: Mapping[int, object] = {}
         if isinstance(core.scheduler, Explains):
             try:
-                got = core.scheduler.explain(view, tuple(todo))
-                given = {j: r for j, r in ((j, _trusted(got.get(j))) for j in todo) if r}
+                given = core.scheduler.explain(view, tuple(todo))
             except Exception:  # a scheduler's bug leaves its jobs to the engine's reasons
                 given = {}
+        theirs = _Bodies(name)
         rejected = set(out["reject"])
         free: np.ndarray | None = None
+        checked: dict[int, bool] = {}  # id(reason) -> trusted
         for j in todo:
             r = given.get(j)
             if r is not None:
-                new[j] = reason_body(r, name)
-                continue
+                ok = checked.get(id(r))
+                if ok is None:
+                    ok = checked[id(r)] = _trusted(r)
+                if ok:
+                    new[j] = theirs(r)  # type: ignore[arg-type]  # _trusted: a Reason
+                    continue
             if j in rejected:
-                r = Reason("rejected", f"rejected by {name}, which gives no reason")
-            else:
-                if free is None:
-                    free = _free(core, out)
-                job = core.epoch_jobs[j]
-                r = shortfall(job, *bundle(job, 1), free)
-                if r.text.startswith("fragmented"):
-                    r = Reason("unexplained", f"{name} placed it nowhere and gives no reason")
-            new[j] = reason_body(r, "engine")
-    return {str(j): body for j, body in new.items() if core.jobs[j].reason != body}
+                new[j] = engine(Reason("rejected", f"rejected by {name}, which gives no reason"))
+                continue
+            if free is None:
+                free = _free(core, out)
+            job = core.epoch_jobs[j]
+            why = shortfall(job, *bundle(job, 1), free)
+            if why.text.startswith("fragmented"):
+                why = Reason("unexplained", f"{name} placed it nowhere and gives no reason")
+            new[j] = engine(why)
+    jobs = core.jobs
+    out_: dict[str, dict[str, str] | None] = {}
+    for j, body in new.items():
+        now = jobs[j].reason
+        if now is not body and now != body:
+            out_[str(j)] = body
+    return out_
 
 
 def _free(core: Core, out: dict[str, Any]) -> np.ndarray:

@@ -92,6 +92,14 @@ class Store(Protocol):
         """The seq of the last committed record (0: none)."""
         ...
 
+    def save_snapshot(self, seq: int, blob: bytes) -> None:
+        """Keep ``blob`` as the state after record ``seq`` (older snapshots go)."""
+        ...
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        """The newest snapshot ``(seq, blob)``, if any."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -121,6 +129,9 @@ class SQLiteStore:
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS log ("
                 "seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL)"
+            )
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS snapshot (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)"
             )
         except sqlite3.DatabaseError as e:
             self._release_lock()
@@ -189,6 +200,27 @@ class SQLiteStore:
             row = self._db.execute("SELECT max(seq) FROM log").fetchone()
         return int(row[0] or 0)
 
+    def save_snapshot(self, seq: int, blob: bytes) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO snapshot(seq, body) VALUES (?, ?)", (seq, blob)
+                )
+                self._db.execute("DELETE FROM snapshot WHERE seq < ?", (seq,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                raise
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT seq, body FROM snapshot ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -220,6 +252,10 @@ class PostgresStore:
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS dmlsched_log ("
             "seq BIGINT PRIMARY KEY, kind TEXT NOT NULL, body TEXT NOT NULL)"
+        )
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS dmlsched_snapshot ("
+            "seq BIGINT PRIMARY KEY, body BYTEA NOT NULL)"
         )
         if not self._take_lock():
             self._db.close()
@@ -321,6 +357,26 @@ class PostgresStore:
 
     def last_seq(self) -> int:
         return self._retrying(self._last_seq)
+
+    def save_snapshot(self, seq: int, blob: bytes) -> None:
+        def save() -> None:
+            with self._db.transaction():
+                self._db.execute(
+                    "INSERT INTO dmlsched_snapshot(seq, body) VALUES (%s, %s) "
+                    "ON CONFLICT (seq) DO UPDATE SET body = EXCLUDED.body",
+                    (seq, blob),
+                )
+                self._db.execute("DELETE FROM dmlsched_snapshot WHERE seq < %s", (seq,))
+
+        self._retrying(save)
+
+    def latest_snapshot(self) -> tuple[int, bytes] | None:
+        row = self._retrying(
+            lambda: self._db.execute(
+                "SELECT seq, body FROM dmlsched_snapshot ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
+        )
+        return None if row is None else (int(row[0]), bytes(row[1]))
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(Exception):

@@ -223,16 +223,20 @@ class Fifo:
         """The head of the queue waits for capacity (which, how much); the jobs behind it
         wait in arrival order; a rejected job's gang fits no empty cluster."""
         out: dict[int, Reason] = {}
+        # one reason for the whole queue (no job id: the text stays while the queue moves)
+        queued = Reason(
+            "queued", "queued behind earlier arrivals: FIFO lets no job overtake the head"
+        )
         for j in jobs:
+            if j in self.running_:
+                continue
+            if self.head_ is not None and j != self.head_:
+                out[j] = queued
+                continue
             job = view.jobs[j]
             w, s = self.size_[j]
             if j == self.head_:
                 out[j] = shortfall(job, w, s, self.free_, one_machine=self._how(job) == "packed")
-            elif j not in self.running_ and self.head_ is not None:
-                # (no job id: the text stays the same while the queue moves)
-                out[j] = Reason(
-                    "queued", "queued behind earlier arrivals: FIFO lets no job overtake the head"
-                )
-            elif j not in self.running_:
+            else:
                 out[j] = too_large(job, w, s, self.cluster_.capacity)
         return out

@@ -1049,6 +1049,11 @@ class Pdors(PrimalDualScheduler):
     def _oracle(self, job: ClusterJob, quanta: Quanta, bounds: PriceBounds) -> PdorsOracle:
         return PdorsOracle(self, job, quanta, bounds)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (the service's snapshots): without the HiGHS instance, a cache that
+        :meth:`lp_model` builds again (its warm start is lost, not its answers' validity)."""
+        return {**self.__dict__, "_lp_model": None}
+
 
 @register
 class PdorsPlus(Pdors):
