@@ -119,7 +119,7 @@ def explain_slot(
                 continue
             if free is None:
                 free = _free(core, out)
-            job = core.epoch_jobs[j]
+            job = core.jobs[j].job
             why = shortfall(job, *bundle(job, 1), free)
             if why.text.startswith("fragmented"):
                 why = Reason("unexplained", f"{name} placed it nowhere and gives no reason")
@@ -138,7 +138,7 @@ def _free(core: Core, out: dict[str, Any]) -> np.ndarray:
     assert core.epoch_cluster is not None
     free = np.array(core.epoch_cluster, dtype=float).reshape(-1, len(RESOURCES))
     for key, (machines, workers, ps) in out["alloc"].items():
-        job = core.epoch_jobs[int(key)]
+        job = core.jobs[int(key)].job
         for m, w, s in zip(machines, workers, ps, strict=True):
             free[m] -= w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
     return free
