@@ -50,7 +50,7 @@ __all__ = ["MAX_BODY", "MAX_PAGE", "PAGE", "SNAPSHOT_EVERY", "Service", "create_
 
 MAX_BODY = 64 * 1024  # bytes; a job request is well under 2 KiB
 PAGE = 100  # jobs per page unless a client asks for more
-SNAPSHOT_EVERY = 20_000  # records between snapshots: what a restart replays at most
+SNAPSHOT_EVERY = 10_000  # records between snapshots: what a restart replays at most
 MAX_PAGE = 1000
 
 T = TypeVar("T")

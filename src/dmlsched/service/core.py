@@ -111,6 +111,7 @@ _DONE_TOL = 1e-9  # as the simulator's completion test
 HISTORY = 50  # slots of allocation kept for the dashboard
 
 JOB_STATES = ("queued", "pending", "running", "admitted", "completed", "rejected", "cancelled")
+FINISHED = frozenset(("completed", "rejected", "cancelled"))
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,21 @@ class JobState:
     inc_credited: float = 0.0
     restored: float | None = None
     lost: float = 0.0
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a snapshot): a finished job without its ClusterJob — most of a long
+        log's jobs, and most of the time to load them — rebuilt from its request when
+        asked for (:meth:`__getattr__`)."""
+        if self.state in FINISHED:
+            return {k: v for k, v in self.__dict__.items() if k != "job"}
+        return self.__dict__
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "job":  # only called for attributes not set: ``job`` after a snapshot
+            raise AttributeError(name)
+        job = job_from_request(JobRequest.model_validate(self.request), self.id, self.arrival or 0)
+        self.__dict__["job"] = job
+        return job
 
     def summary(self, machines: list[Machine]) -> dict[str, Any]:
         total = self.job.total_work

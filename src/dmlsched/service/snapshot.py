@@ -4,7 +4,7 @@ The state is a pure function of the log (:mod:`dmlsched.service.core`), so a
 snapshot is only a shortcut: the core's whole state after record ``seq`` —
 machines, jobs, the slot, the epoch and the scheduler itself (so decisions
 replayed after the snapshot are made by the very scheduler that made them
-live) — pickled, compressed, stored beside the log (:meth:`Store.save_snapshot`)
+live) — pickled, stored beside the log (:meth:`Store.save_snapshot`)
 and taken right after a slot's commit, when every record up to ``seq`` is
 durable.  A restart loads the latest snapshot and applies the records after
 it (replaying decisions from the last epoch start among them, or from the
@@ -23,7 +23,6 @@ from __future__ import annotations
 import gc
 import json
 import pickle
-import zlib
 from typing import TYPE_CHECKING, Any
 
 from dmlsched import __version__
@@ -55,7 +54,7 @@ def dump(core: Core) -> bytes:
     e.g. a scheduler holding a solver handle that does not say how to drop it)."""
     state = {k: v for k, v in vars(core).items() if k not in _TRANSIENT}
     head = json.dumps(_header(core)).encode()
-    body = zlib.compress(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    body = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
     return len(head).to_bytes(4, "big") + head + body
 
 
@@ -69,11 +68,14 @@ def restore(core: Core, seq: int, blob: bytes) -> bool:
         want["seq"] = seq
         if head != want:
             return False
-        raw = zlib.decompress(blob[4 + n :])
+        raw = memoryview(blob)[4 + n :]
         gc_was = gc.isenabled()
         gc.disable()  # millions of new objects, none of them garbage: no collections
         try:
             state = pickle.loads(raw)
+            # they live as long as the service: out of every later collection's way
+            # (each full collection would otherwise walk them all, and often)
+            gc.freeze()
         finally:
             if gc_was:
                 gc.enable()
