@@ -41,6 +41,7 @@ class _FakeQuickStart:
         self.agents = [_Proc(), _Proc()]
         self.service = _Service()
         self.stopped = False
+        self.dashboard = f"{self.service.url}/#token=t"
         _FakeQuickStart.last = self
 
     def start(self) -> None:

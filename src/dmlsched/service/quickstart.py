@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             _drain(qs)
             print(
-                f"the service stays up: dashboard at {qs.service.url}/ — Ctrl-C stops it "
+                f"the service stays up: dashboard at {qs.dashboard} — Ctrl-C stops it "
                 "and the agents",
                 flush=True,
             )
