@@ -93,6 +93,7 @@ from dmlsched.sim.cluster import (
     read_decision,
     read_placement,
 )
+from dmlsched.sim.drive import MEASURED_SLACK, within_bound
 
 __all__ = [
     "LOCAL_NAME",
@@ -237,15 +238,13 @@ class JobState:
 # why a progress report is refused (the reasons of InvalidReport and of the metric)
 REFUSALS = ("fenced", "no-placement", "not-holder", "stale-incarnation", "replay", "over-bound")
 
-# Measured work may exceed the speed model's rate × elapsed slots by this factor (hardware
-# faster than Eq. (1)'s model, a nominal τ, a slot measured a little long).
-MEASURED_SLACK = 4.0
-
 
 def credit_bound(rate: float, elapsed: float) -> float:
     """The most work a placement of model ``rate`` (per slot) can physically do in
-    ``elapsed`` slots: what a report may add up to in one incarnation."""
-    return rate * MEASURED_SLACK * max(0.0, elapsed)
+    ``elapsed`` slots — the engine's bound (:func:`dmlsched.sim.drive.within_bound`,
+    :data:`~dmlsched.sim.drive.MEASURED_SLACK`): what reports may add up to in one
+    incarnation."""
+    return MEASURED_SLACK * rate * max(0.0, elapsed)
 
 
 def _ps0_machine(p: Placement) -> int:
@@ -574,8 +573,9 @@ class Core:
         up and holds the PS 0 of the job's current placement, the incarnation is
         the current one, the counter moved forward, and the work credited in this
         incarnation stays within what the placement can physically do in the slots
-        it has run (:func:`credit_bound`).  A report without new work is not
-        logged — except an incarnation's first, which records where it resumed.
+        it has run (the engine's :func:`~dmlsched.sim.drive.within_bound`).  A report
+        without new work is not logged — except an incarnation's first, which records
+        where it resumed.
         """
         j = int(rep["job"])
         js = self.jobs.get(j)
@@ -614,15 +614,10 @@ class Core:
         new = max(0.0, work - known)
         credited = (0.0 if first else js.inc_credited) + new
         elapsed = self.slot - inc  # slots this incarnation has run, the current one included
-        bound = credit_bound(js.rate, elapsed)
-        if credited > bound:
-            self._refuse(
-                "over-bound",
-                machine,
-                j,
-                f"{credited:g} work in {elapsed} slot(s) of this placement > {bound:g}, "
-                "what it can physically do",
-            )
+        try:  # the engine's own bound on measured work
+            within_bound(f"agent of {machine}", j, self.slot, "work", credited, js.rate, elapsed)
+        except InvalidReport as e:
+            self._refuse("over-bound", machine, j, f"in incarnation {inc}, {e.detail}")
         body = {
             "job": j,
             "incarnation": inc,
