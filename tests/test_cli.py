@@ -237,6 +237,28 @@ def test_reproduce_all_only_runs_the_matching_experiments(tmp_path: Path) -> Non
     assert "`cluster-baselines`" in text and "--only 'cluster-*'" in text
 
 
+def test_reproduce_all_reports_held_out_seeds_side_by_side(tmp_path: Path) -> None:
+    out = tmp_path / "all"
+    args = ["reproduce", "--all", "--only", "cluster-*", "--quick", "--seeds", "2"]
+    args += ["--seed-base", "10", "--held-out", "100", "--workers", "1", "--out", str(out)]
+    assert main(args) == 0
+    import pandas as pd
+
+    main_seeds = pd.read_csv(out / "cluster-baselines" / "results.csv")["seed"]
+    held = pd.read_csv(out / "held-out" / "cluster-baselines" / "results.csv")["seed"]
+    assert sorted(set(main_seeds)) == [10, 11] and sorted(set(held)) == [100, 101]
+    text = (out / "reproduction.md").read_text()
+    assert "as printed, seeds 10–11" in text and "as printed, held-out seeds 100–101" in text
+    counts = [ln for ln in text.splitlines() if ln.startswith("| as printed (")]
+    assert len(counts) == 2 and "| seeds 10–11 |" in counts[0] and "100–101" in counts[1]
+    assert "--seed-base 10 --held-out 100" in text
+
+
+def test_held_out_needs_all(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "cluster-baselines", "--held-out", "100"]) == 2
+    assert "held-out" in capsys.readouterr().err
+
+
 def test_reproduce_all_logs_every_run_also_a_stopped_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

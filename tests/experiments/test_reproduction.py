@@ -72,12 +72,14 @@ def test_excluded_cells_are_counted_never_read_as_one() -> None:
             ("pd-ors", "2", 1, "competitive_ratio", nan),
             ("pd-ors", "4", 0, "competitive_ratio", 1.5),
             ("pd-ors", "4", 1, "competitive_ratio", nan),
+            ("pd-ors", "4", 2, "competitive_ratio", 1.5),
         ]
     )
     r = Bound("competitive_ratio", "pd-ors", "<=", 1.4).check(df)
-    assert r.held is False  # 1.5 at point 4; point 2 (all excluded) drops out
-    assert r.excluded == 3 and r.cells == 4
-    assert "3 of 4 cells excluded" in r.evidence
+    assert r.held is False  # 1.5 twice at point 4; point 2 (all excluded) drops out
+    assert r.excluded == 3 and r.cells == 5
+    assert "3 of 5 cells excluded" in r.evidence
+    assert r.seeds == 2 and r.seeds_note == "only 2 seeds (< 5)"
     only_excluded = _df([("pd-ors", "2", 0, "competitive_ratio", nan)])
     r2 = Bound("competitive_ratio", "pd-ors", "<=", 1.4).check(only_excluded)
     assert r2.held is None and "every point excluded" in r2.evidence
@@ -86,9 +88,13 @@ def test_excluded_cells_are_counted_never_read_as_one() -> None:
 def test_plus_verdicts_and_reasons_in_the_report() -> None:
     df = _df(
         [
-            ("pd-ors", "1", 0, "total_utility", 1.0),
-            ("pd-ors+", "1", 0, "total_utility", 9.0),
-            ("drf", "1", 0, "total_utility", 5.0),
+            row
+            for seed, noise in enumerate((0.0, 0.1, -0.1))
+            for row in (
+                ("pd-ors", "1", seed, "total_utility", 1.0 + noise),
+                ("pd-ors+", "1", seed, "total_utility", 9.0 + noise),
+                ("drf", "1", seed, "total_utility", 5.0 - noise),
+            )
         ]
     )
     exp = Experiment(
@@ -120,8 +126,9 @@ def test_plus_verdicts_and_reasons_in_the_report() -> None:
     line = next(ln for ln in text.splitlines() if "PD-ORS beats DRF" in ln)
     assert "**NOT HELD**" in line and "`pd-ors+`: **HELD**" in line
     assert "roundings fail (shown by `ablation-pdors-figX`)" in line and "Fig. X" in line
-    assert "| as printed (2) | 0 | 1 | 1 | 0 |" in text
-    assert "| `+` variant (2) | 1 | 0 | 1 | 0 |" in text
+    assert "| as printed (2) | — | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "| `+` variant (2) | — | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "only 3 seeds (< 5)" in line
 
 
 def test_the_committed_report_covers_the_catalogue() -> None:
