@@ -169,3 +169,35 @@ def test_decide_follows_the_documented_rules() -> None:
     assert decide(iv(-0.9, 0.9), band=0.5) == "UNDECIDED"
     assert decide(iv(-0.4, 0.1), band=0.5, strict=False) == "HELD"
     assert decide(iv(-0.9, -0.6), band=0.5, strict=False) == "NOT HELD"
+
+
+def test_a_flat_trend_holds_inside_its_band_and_fails_outside_it() -> None:
+    flat = _df([("a", p, i, "u", 100.0 + i + 0.5 * (p == 2)) for p in (1, 2) for i in range(5)])
+    assert Trend("u", "a", rising=None, band=0.05).check(flat).label == "HELD"
+    steep = _df([("a", p, i, "u", 100.0 + i + 30.0 * (p == 2)) for p in (1, 2) for i in range(5)])
+    assert Trend("u", "a", rising=None, band=0.05).check(steep).label == "NOT HELD"
+
+
+def test_trend_end_points_can_be_chosen_among_the_sweep() -> None:
+    rows = [("a", f"async:{n}", i, "r", n + 0.1 * i) for n in (10, 30) for i in range(5)]
+    rows += [("a", f"sync:{n}", i, "r", 100.0 - n + 0.1 * i) for n in (10, 30) for i in range(5)]
+    df = _df(rows)
+    assert Trend("r", "a", points=("async:10", "async:30")).check(df).label == "HELD"
+    assert Trend("r", "a", points=("sync:10", "sync:30")).check(df).label == "NOT HELD"
+
+
+def test_across_compares_two_metrics_of_one_experiment() -> None:
+    df = _df(
+        [("a", p, i, "small", 1.1 + 0.01 * i) for p in (1, 2) for i in range(5)]
+        + [("a", p, i, "large", 1.3 + 0.01 * i) for p in (1, 2) for i in range(5)]
+    )
+    claim = Across("small", "a", other_metric="large", higher=False)
+    assert claim.needs == () and claim.check(df).label == "HELD"
+
+
+def test_a_printed_factor_scales_the_baseline() -> None:
+    a = [76.0, 80.0, 72.0, 78.0, 74.0]
+    b = [100.0, 104.0, 97.0, 101.0, 99.0]  # a ≈ 0.76 × b
+    r = Beats("u", "a", ("b",), higher=False, factor=0.9).check(_pairs(a, b))
+    assert r.label == "HELD" and "0.9 × b" in r.text
+    assert Beats("u", "a", ("b",), higher=False, factor=0.6).check(_pairs(a, b)).label == "NOT HELD"

@@ -219,6 +219,6 @@ def test_pdors_schedules_a_job_that_needs_the_whole_cluster_in_every_slot() -> N
     from dmlsched.experiments.defs.pdors import build_fig10
 
     wl = build_fig10(6, 7, False)
-    res, sched, _ = _run("pd-ors+", wl, seed=7, quanta_per_slot=32, spread=False)
+    res, sched, _ = _run("pd-ors+", wl, seed=7, quanta_per_slot=32, vertex="fill")
     assert res.metrics["total_utility"] == pytest.approx(40.80843404854521, rel=1e-9)
     assert sched.stats["rounding_failures"] > 0  # the rounding alone does not find it

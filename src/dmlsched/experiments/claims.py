@@ -33,8 +33,9 @@ Claim forms:
   scheduler) grows (``rising``) or falls from the first point of the sweep to
   the last, on the paired per-seed difference between the two end points;
 * :class:`Across` — ``scheduler``'s metric here is higher (or lower) than in
-  another experiment at every point, paired by (point, seed) (PD-ORS Figs.
-  14 vs 15: the same jobs' arrivals, another class mix);
+  another experiment, or than another metric, at every point, paired by
+  (point, seed) (PD-ORS Figs. 14 vs 15: the same jobs' arrivals, another class
+  mix; mlBroker Fig. 6: the ratio at small P_i vs at large);
 * :class:`Report` / :class:`Versus` — no verdict (REPORTED): a value, or ours
   beside a value the paper or a peer prints.
 
@@ -407,6 +408,7 @@ class Beats(_ClaimBase):
     points: tuple[str, ...] | None = None  # None: every point
     band: float = BAND
     reference: tuple[str, ...] = ()  # a trivial policy that should not pass (judge)
+    factor: float = 1.0  # the winner against factor × each loser (a printed ratio, e.g. 0.76)
 
     def involved(self) -> set[str]:
         return {self.winner, *self.losers}
@@ -419,8 +421,10 @@ class Beats(_ClaimBase):
             if self.ties
             else ("higher" if self.higher else "lower")
         )
+        times = f"{self.factor:g} × " if self.factor != 1.0 else ""
         text = self.text or (
-            f"{self.winner} has {better} {self.metric} than {', '.join(self.losers)} at every point"
+            f"{self.winner} has {better} {self.metric} than {times}"
+            f"{', '.join(self.losers)} at every point"
         )
         test = f"paired t {CONFIDENCE:.0%} per point and baseline, {_band_text(self.band)}"
         present = _present(df, self.metric)
@@ -435,6 +439,8 @@ class Beats(_ClaimBase):
         for point, wv in win.items():
             for lo, per in los.items():
                 lv = per.get(point, {})
+                if self.factor != 1.0:
+                    lv = {k: self.factor * v for k, v in lv.items()}
                 d = _paired(wv, lv) * sign
                 if d.size == 0:
                     continue  # every seed excluded at this point
@@ -442,7 +448,10 @@ class Beats(_ClaimBase):
                 band = self.band * _scale(_nanmean(wv), _nanmean(lv))
                 label = decide(iv, band, strict=not self.ties)
                 rel = iv.low / band if band > 0 and math.isfinite(iv.low) else iv.low
-                where = f"at {point}: {self.winner} {fmt_ci(_arr(wv))} vs {lo} {fmt_ci(_arr(lv))}"
+                where = (
+                    f"at {point}: {self.winner} {fmt_ci(_arr(wv))} vs {times}{lo} "
+                    f"{fmt_ci(_arr(lv))}"
+                )
                 comps.append(_Comparison(label, iv, rel, where))
         return _summarize(text, comps, test, _exclusions(win))
 
@@ -515,17 +524,20 @@ class Bound(_ClaimBase):
 
 @dataclass(frozen=True)
 class Trend(_ClaimBase):
-    """The metric grows (``rising``) or falls from the sweep's first point to its last.
+    """The metric grows (``rising``), falls (``rising=False``) or stays flat
+    (``rising=None``) from the sweep's first point to its last.
 
     Decided on the per-seed difference f(last) − f(first), f the scheduler's
     metric or, with ``versus``, its gain over ``versus`` (metric − versus's
-    metric, same seed).  TIE: the change is inside the band (relative to the
-    larger |mean| of the metric at the two ends): flat.
+    metric, same seed).  The band is relative to the larger |mean| of the
+    metric at the two ends.  Grows / falls: TIE when the change is inside the
+    band (flat).  Flat: HELD when the change's interval is inside the band,
+    NOT HELD when it lies wholly outside it, else UNDECIDED.
     """
 
     metric: str
     scheduler: str
-    rising: bool = True
+    rising: bool | None = True
     versus: str = ""
     text: str = ""
     paper: str = ""
@@ -533,6 +545,7 @@ class Trend(_ClaimBase):
     shown_by: str = ""
     band: float = BAND
     reference: tuple[str, ...] = ()
+    points: tuple[str, ...] | None = None  # the sweep's points to read, in order (None: all)
 
     def default_references(self) -> bool:
         return not self.versus
@@ -543,17 +556,22 @@ class Trend(_ClaimBase):
     def check(
         self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
     ) -> ClaimResult:
-        way = "grows" if self.rising else "falls"
+        way = {True: "grows", False: "falls", None: "stays flat"}[self.rising]
         what = f"{self.scheduler}'s {self.metric}" + (
             f" gain over {self.versus}" if self.versus else ""
         )
         text = self.text or f"{what} {way} from the first point of the sweep to the last"
-        test = f"paired t {CONFIDENCE:.0%} on last − first point per seed, {_band_text(self.band)}"
+        test = f"paired t {CONFIDENCE:.0%} on last − first point per seed, " + (
+            _band_text(self.band) if self.rising is not None else f"flat band ±{self.band:.0%}"
+        )
         per = _per_point(df, self.metric, self.scheduler)
         other = _per_point(df, self.metric, self.versus) if self.versus else {}
         if not per or (self.versus and not other):
             return ClaimResult(text, NOT_RUN, "missing schedulers in results", test=test)
         points = list(per)
+        if self.points is not None:
+            order = {p: i for i, p in enumerate(self.points)}
+            points = sorted((p for p in points if str(p) in order), key=lambda p: order[str(p)])
         if len(points) < 2:
             return ClaimResult(text, UNDECIDED, "one point: no trend to check", test=test)
         first, last = points[0], points[-1]
@@ -569,13 +587,18 @@ class Trend(_ClaimBase):
             }
 
         a, b = f(first), f(last)
-        d = _paired(b, a) * (1.0 if self.rising else -1.0)
+        d = _paired(b, a) * (-1.0 if self.rising is False else 1.0)
         k, n, note = _exclusions(per)
         if d.size == 0:
             return ClaimResult(text, UNDECIDED, "no seed at both ends" + note, "", k, n, 0, test)
         iv = mean_interval(d)
         band = self.band * _scale(_nanmean(per.get(first, {})), _nanmean(per.get(last, {})))
-        label = decide(iv, band, strict=True)
+        if self.rising is None:  # flat: inside the band; against: wholly outside it
+            inside = -band <= iv.low and iv.high <= band
+            outside = iv.low > band or iv.high < -band
+            label = HELD if inside else NOT_HELD if outside else UNDECIDED
+        else:
+            label = decide(iv, band, strict=True)
         fa, fb = _arr(a), _arr(b)
         value = f"{what} at {first}: {fmt_ci(fa)}, at {last}: {fmt_ci(fb)}; change {iv.fmt()}"
         evidence = f"end points {first} → {last}" + note
@@ -584,12 +607,13 @@ class Trend(_ClaimBase):
 
 @dataclass(frozen=True)
 class Across(_ClaimBase):
-    """``scheduler``'s metric here is higher (``higher``) than in experiment ``other``,
-    at every point, paired by (point, seed)."""
+    """``scheduler``'s metric here is higher (``higher``) than ``other_metric`` (default:
+    the same) in experiment ``other`` (default: this one), at every point, paired by
+    (point, seed)."""
 
     metric: str
     scheduler: str
-    other: str
+    other: str = ""
     higher: bool = True
     text: str = ""
     paper: str = ""
@@ -597,24 +621,27 @@ class Across(_ClaimBase):
     shown_by: str = ""
     band: float = BAND
     reference: tuple[str, ...] = ()
+    other_metric: str = ""
 
     @property
     def needs(self) -> tuple[str, ...]:
-        return (self.other,)
+        return (self.other,) if self.other else ()
 
     def check(
         self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
     ) -> ClaimResult:
+        their_metric = self.other_metric or self.metric
+        there = f"in {self.other}" if self.other else f"its {their_metric}"
         text = self.text or (
             f"{self.scheduler}'s {self.metric} is {'higher' if self.higher else 'lower'} "
-            f"here than in {self.other} at every point"
+            f"than {there} at every point"
         )
         test = f"paired t {CONFIDENCE:.0%} per point (same seeds), {_band_text(self.band)}"
-        theirs_df = (frames or {}).get(self.other)
+        theirs_df = (frames or {}).get(self.other) if self.other else df
         if theirs_df is None:
             return ClaimResult(text, NOT_RUN, f"needs the results of {self.other}", test=test)
         mine = _per_point(df, self.metric, self.scheduler)
-        theirs = _per_point(theirs_df, self.metric, self.scheduler)
+        theirs = _per_point(theirs_df, their_metric, self.scheduler)
         if not mine or not theirs:
             return ClaimResult(text, NOT_RUN, "missing scheduler in results", test=test)
         sign = 1.0 if self.higher else -1.0
@@ -628,8 +655,8 @@ class Across(_ClaimBase):
             band = self.band * _scale(_nanmean(mv), _nanmean(tv))
             label = decide(iv, band, strict=True)
             rel = iv.low / band if band > 0 and math.isfinite(iv.low) else iv.low
-            where = f"at {point}: here {fmt_ci(_arr(mv))} vs {self.other} {fmt_ci(_arr(tv))}"
-            comps.append(_Comparison(label, iv, rel, where))
+            at = f"at {point}: {self.metric} {fmt_ci(_arr(mv))} vs {there} {fmt_ci(_arr(tv))}"
+            comps.append(_Comparison(label, iv, rel, at))
         return _summarize(text, comps, test, _exclusions(mine), what="point")
 
 

@@ -155,14 +155,16 @@ from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_cla
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.rounding import RoundingResult, g_delta_cover, g_delta_packing
+from dmlsched.solvers.rounding import cheapest_round, g_delta_cover, g_delta_packing
 
 if TYPE_CHECKING:
     from dmlsched.solvers.highs import LinearModel
 
 __all__ = [
+    "ATTEMPTS",
     "PLUS",
     "PRINTED",
+    "VERTICES",
     "Pdors",
     "PdorsOracle",
     "PdorsPlus",
@@ -178,6 +180,8 @@ __all__ = [
 INF = math.inf
 
 _TOL = 1e-9
+ATTEMPTS = 5000  # S: Sec. V's "preset threshold (e.g., 5000)" of rounding rounds
+VERTICES = ("fill", "interior")  # which LP optimum is rounded (module docstring)
 _COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
 MILP_NODES = 2000  # branch-and-bound cap of the failed-rounding fallback (deterministic)
 
@@ -730,7 +734,7 @@ class PdorsOracle:
         """Per-machine x̄ (w_1..w_H, s_1..s_H) of the class LP solution at bound m."""
         x = d.lp[m][1]
         C = d.classes.n
-        if self.sched.spread and self.job.mode == "sync":
+        if self.sched.vertex == "interior" and self.job.mode == "sync":
             # the optimum with every class's total split evenly over its machines
             n_c = d.classes.count
             return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
@@ -765,25 +769,36 @@ class PdorsOracle:
         ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
-        from dmlsched.schedulers._shared.kernels import round_first
+        from dmlsched.schedulers._shared.kernels import rounding_ok, trim_workers
 
         job = self.job
-        # Eq. (27)–(28) as :func:`~dmlsched.solvers.rounding.scaled_round` draws them
-        # (the same S × 2n uniforms), then in one compiled loop: trim to F workers
-        # (:meth:`_trim`), the workload row (26) and packing rows (24) of the support
-        # machines and the engine's PS rules, up to the first draw that meets them all
-        attempts = int(self.sched.attempts)
-        draws = self.sched.rng_.random((attempts, x_bar.size))
-        hit, cand = round_first(
-            x_bar, float(self.gain(m, d)), draws, cost, float(m), a, b, ub_tol,
-            float(job.max_workers), job.mode == "sync", float(job.gamma), float(job.b_ext),
-            float(job.b_int), float(job.ps_bandwidth), _TOL,
-        )  # fmt: skip
-        if hit < 0:
-            res = RoundingResult(None, math.inf, attempts)
-        else:
-            xi = cand.astype(np.int64)
-            res = RoundingResult(xi, float(np.dot(cost, xi)), int(hit) + 1)
+        wmax = float(job.max_workers)
+        costly_first = np.argsort(-cost[:n], kind="stable")
+        # Steps 10–12: S draws of Eq. (27)–(28), each trimmed to F workers (as
+        # :meth:`_trim`) and tested on the workload row (26), the packing rows (24) of
+        # the support machines and the engine's PS rules; the cheapest feasible is kept
+        res = cheapest_round(
+            x_bar,
+            float(self.gain(m, d)),
+            self.sched.rng_,
+            cost=cost,
+            attempts=int(self.sched.attempts),
+            repair=lambda cand: trim_workers(cand, costly_first, wmax),
+            accept=lambda cand: rounding_ok(
+                cand,
+                float(m),
+                a,
+                b,
+                ub_tol,
+                wmax,
+                job.mode == "sync",
+                float(job.gamma),
+                float(job.b_ext),
+                float(job.b_int),
+                float(job.ps_bandwidth),
+                _TOL,
+            ),
+        )
         if not res.success:
             self.sched.failed_ += 1
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
@@ -922,7 +937,8 @@ class PdorsOracle:
 
 #: pd-ors as printed: every departure below off (module docstring, "Two entries")
 PRINTED: dict[str, Any] = {
-    "spread": False,
+    "vertex": "fill",
+    "release": False,
     "safe_packing": False,
     "milp_fallback": False,
     "greedy_fill": False,
@@ -933,7 +949,8 @@ PRINTED: dict[str, Any] = {
 }
 #: pd-ors+: our best version, every departure on (each a named option)
 PLUS: dict[str, Any] = {
-    "spread": True,
+    "vertex": "interior",
+    "release": True,
     "safe_packing": True,
     "milp_fallback": True,
     "greedy_fill": True,
@@ -958,7 +975,7 @@ class Pdors(PrimalDualScheduler):
         self,
         g_delta: float | str = 1.0,
         delta: float = 0.5,
-        attempts: int = 100,
+        attempts: int = ATTEMPTS,
         quanta: int = 32,
         price_estimate: str = "online",
         history: tuple[ClusterJob, ...] | None = None,
@@ -967,7 +984,8 @@ class Pdors(PrimalDualScheduler):
         lp_tol: float = 1e-6,
         external_lp: str = "pass",
         *,
-        spread: bool = PRINTED["spread"],
+        vertex: str = PRINTED["vertex"],
+        release: bool = PRINTED["release"],
         safe_packing: bool = PRINTED["safe_packing"],
         milp_fallback: bool = PRINTED["milp_fallback"],
         greedy_fill: bool = PRINTED["greedy_fill"],
@@ -987,8 +1005,9 @@ class Pdors(PrimalDualScheduler):
             payoff_floor,
             aligned_quanta=aligned_quanta,
             reroute=reroute,
+            release=release,
         )
-        self.spread = spread
+        self.vertex = vertex
         self.safe_packing = safe_packing
         self.milp_fallback = milp_fallback
         self.greedy_fill = greedy_fill
@@ -1009,6 +1028,8 @@ class Pdors(PrimalDualScheduler):
                 raise InvalidInput("g_delta", g, "a number > 0 | eq29 | eq30")
         elif not (float(g) > 0):
             raise InvalidInput("g_delta", g, "> 0")
+        if self.vertex not in VERTICES:
+            raise InvalidInput("vertex", self.vertex, " | ".join(VERTICES))
         if self.external_lp not in ("pass", "highs"):
             raise InvalidInput("external_lp", self.external_lp, "pass | highs")
         if not (0 <= self.cost_floor < 1):
