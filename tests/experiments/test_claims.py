@@ -77,7 +77,7 @@ def test_the_issue_s_two_seed_held_is_undecided_now() -> None:
     # pdors-fig7 --quick --seeds 2 used to print "HELD … 170.2 ± 7.8e+02 vs drf 146.9 ± 4.9e+02"
     r = Beats("u", "a", ("b",)).check(_pairs([231.6, 108.8], [185.6, 108.2]))
     assert r.label == "UNDECIDED"
-    assert r.seeds == 2 and r.seeds_note == "only 2 seeds (< 5)"
+    assert r.seeds == 2 and r.seeds_note == "2 seeds < 5"
 
 
 def test_exact_ties_and_tiny_shortfalls_are_ties() -> None:

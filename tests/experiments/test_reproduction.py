@@ -79,7 +79,7 @@ def test_excluded_cells_are_counted_never_read_as_one() -> None:
     assert r.held is False  # 1.5 twice at point 4; point 2 (all excluded) drops out
     assert r.excluded == 3 and r.cells == 5
     assert "3 of 5 cells excluded" in r.evidence
-    assert r.seeds == 2 and r.seeds_note == "only 2 seeds (< 5)"
+    assert r.seeds == 2 and r.seeds_note == "2 seeds < 5"
     only_excluded = _df([("pd-ors", "2", 0, "competitive_ratio", nan)])
     r2 = Bound("competitive_ratio", "pd-ors", "<=", 1.4).check(only_excluded)
     assert r2.held is None and "every point excluded" in r2.evidence
@@ -128,7 +128,7 @@ def test_plus_verdicts_and_reasons_in_the_report() -> None:
     assert "roundings fail (shown by `ablation-pdors-figX`)" in line and "Fig. X" in line
     assert "| as printed (2) | — | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in text
     assert "| `+` variant (2) | — | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in text
-    assert "only 3 seeds (< 5)" in line
+    assert "3 seeds < 5" in line
 
 
 def test_the_committed_report_covers_the_catalogue() -> None:

@@ -265,9 +265,9 @@ class ClaimResult:
 
     @property
     def seeds_note(self) -> str:
-        """ "" or "only N seeds (< 5)" — said on every verdict decided on too few."""
+        """ "" or "N seeds < 5" — said on every verdict decided on too few."""
         if self.decided and self.seeds < MIN_SEEDS:
-            return f"only {self.seeds} seed{'s' * (self.seeds != 1)} (< {MIN_SEEDS})"
+            return f"{self.seeds} seed{'s' * (self.seeds != 1)} < {MIN_SEEDS}"
         return ""
 
 

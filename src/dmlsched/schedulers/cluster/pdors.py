@@ -21,18 +21,25 @@ printed is measured in ``docs/pdors-rounding.md``.
   where they fit (Steps 2–7; sorting by Σ_r p(αγ + β) and taking the first
   that fits is the same as taking the cheapest that fits).
 * **External case**: the LP relaxation of Problem (23) (journal) / (3.22)
-  (thesis) on HiGHS (Step 8), then the scaled randomized rounding of
-  Eq. (27)–(28) (Steps 9–11, :func:`dmlsched.solvers.rounding.scaled_round`)
-  with G_δ fixed or from Eq. (29)/(30), up to S attempts, keeping the first
-  draw that meets the packing rows (24), the workload row (26) and the
-  engine's exact PS rules.
+  (thesis) (Step 8), then the scaled randomized rounding of Eq. (27)–(28)
+  (Steps 9–11, :func:`dmlsched.solvers.rounding.cheapest_round`) with G_δ
+  fixed or from Eq. (29)/(30), S = 5000 draws (Sec. V's "preset threshold
+  (e.g., 5000)"), keeping the cheapest draw that meets the packing rows (24),
+  the workload row (26) and the engine's exact PS rules ("the randomized
+  rounding will find at most S integer feasible solutions", Step 12's "the
+  one with the lowest cost"; ties: the earliest draw).
 * **Final step** (Step 12): the cheaper of the two cases.
+* **Reservations** (Alg. 1): a schedule is reserved once, on admission, and
+  never revisited: a job that finishes early (worker counts are rounded up,
+  the last quantum may overshoot) keeps its later slots' reservations, which
+  go on pricing the slots (Eq. (12)) but are not allocated.
 * **After S failed roundings** with no internal solution for the cell, the
   job is discarded (Sec. V: "if the total rounds of randomized rounding
   before we find an integer feasible solution exceeds a preset threshold
   (e.g., 5000), we will discard the corresponding job").
 
-Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
+Departures of ``pd-ors`` from the printed text — the gaps it fills, each the
+least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
 
 * **PS row.**  Problem (23) has no PS constraint; as printed its LP puts no
   PS anywhere and no rounding could ever run.  The LP gets the job's ratio:
@@ -66,16 +73,27 @@ Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
   bound (tests check the pass against it).  The LP's costs are divided by
   the slot's largest one (the same optimum; Eq. (12) prices can be 1e-40
   and HiGHS's tolerances are absolute).
-* **Which optimum is rounded.**  The LP optimum is rarely unique (idle
-  machines all cost L).  ``pd-ors`` rounds a vertex, as a simplex solver
-  returns: machine classes (below) are split back onto their machines by
+* **Which optimum is rounded** (``vertex``, a reading of the paper, not a
+  departure: the figures run both, ``pd-ors`` and ``pd-ors-interior``).  The
+  LP optimum is rarely unique (idle machines all cost L) and the paper does
+  not say which one Step 9 scales.  ``"fill"`` (default) rounds a vertex, as
+  a simplex solver returns: machine classes (below) are split back onto
+  their machines by
   :func:`~dmlsched.schedulers._shared.machine_classes.fill_classes`, which
   fills machines one after another in id order, workers first, each as
   full as its room allows (for async jobs PSs go to machines without
   workers first: a PS sharing a machine with workers costs b^(i) per worker
-  in (3.4), which the LP does not see).  The paper does not say which
-  optimum; its complexity bound cites an interior-point solver, whose
-  optimum would be the even split of ``spread`` below.
+  in (3.4), which the LP does not see).  ``"interior"`` rounds the optimum
+  an interior-point solver returns (the paper's complexity bound cites one):
+  each class's total split evenly over its machines (sync jobs; async jobs
+  keep the fill, for the (3.4) reason).  Same LP value and expected cost;
+  a vertex puts its fractional coordinates on machines it filled to
+  capacity, where rounding up breaks (24) and rounding down breaks (26), so
+  often *no* outcome of the rounding is feasible (docs/pdors-rounding.md);
+  the even split leaves each machine slack.
+* **Sampling** (the paper draws every coordinate): only the fractional
+  coordinates of G_δ x̄ are drawn, the others round to themselves; each
+  distinct outcome among the S draws is tested once.
 * **Admission** λ > 0 exactly (``payoff_floor`` = 0).
 * **Machine classes** (an implementation decision, exact): machines with the
   same residual capacity and price on the resources the job uses are
@@ -96,13 +114,9 @@ Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
 
 **Departures** (``pd-ors+``; each a constructor option, off in ``pd-ors``):
 
-* ``spread``: round the optimum that splits each class's total evenly over
-  its machines (sync jobs) instead of the vertex.  Same LP value and
-  expected cost; a vertex puts its fractional coordinates on machines it
-  filled to capacity, where rounding up breaks (24) and rounding down
-  breaks (26), so often *no* outcome of the rounding is feasible
-  (measured: docs/pdors-rounding.md); the even split leaves each machine
-  slack.
+* ``vertex="interior"`` (above): the reading ``pd-ors+`` takes.
+* ``release``: a finished job's reservations in later slots are given back
+  (their slots price as free again), where Alg. 1 keeps them.
 * ``safe_packing``: the LP's packing bounds are Ĉ_h^r − (α^r + β^r), so every
   rounding meets (24) (it moves each coordinate up by at most one) and only
   the cover and PS rows are left to chance; above the margin LP's largest
@@ -130,7 +144,8 @@ Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
   only blocks resources).
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
-(29)/(30)), ``attempts`` (S), ``quanta``, ``quanta_per_slot``, ``lp_tol``,
+(29)/(30)), ``attempts`` (S, default 5000), ``vertex``, ``quanta``,
+``quanta_per_slot``, ``lp_tol``,
 ``external_lp`` ("pass" | "highs"),
 ``price_estimate`` / ``history`` (see
 :class:`~dmlsched.schedulers._shared.primal_dual.PrimalDualScheduler`) and
