@@ -240,7 +240,7 @@ def test_reproduce_all_only_runs_the_matching_experiments(tmp_path: Path) -> Non
 def test_reproduce_all_reports_held_out_seeds_side_by_side(tmp_path: Path) -> None:
     out = tmp_path / "all"
     args = ["reproduce", "--all", "--only", "cluster-*", "--quick", "--seeds", "2"]
-    args += ["--seed-base", "10", "--held-out", "100", "--workers", "1", "--out", str(out)]
+    args += ["--seed-base", "10", "--held-out", "100", "--workers", "2", "--out", str(out)]
     assert main(args) == 0
     import pandas as pd
 

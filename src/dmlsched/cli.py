@@ -497,6 +497,8 @@ def reproduce(
             + (" --quick" if quick else ""),
             "commit": commit,
             "seed sets": "; ".join(s.label for s in sets),
+            "provenance": "every cell's fingerprint (code and inputs, provenance.csv) is this "
+            "commit's: cells kept from earlier invocations are those whose fingerprint matched",
             "size": "quick" if quick else "full",
             "experiments": f"{len(chosen)} of {len(all_experiments())}",
             "wall time of this run": f"{time.monotonic() - start:.0f} s (cells already in "

@@ -162,13 +162,15 @@ def render_report(
     # workload_* rows describe the workload, not a scheduler: they feed the diagnosis
     present = set(cols["metric"])
     metrics = [m for m in metrics if m in present and not m.startswith(WORKLOAD_PREFIX)]
-    seeds = len(set(cols["seed"]))
+    seed_set = sorted(set(cols["seed"]))
+    seeds = len(seed_set)
+    which = f" ({seed_set[0]}–{seed_set[-1]})" if seeds > 1 and seed_set[0] != 0 else ""
     lines = [f"# {title}", ""]
     if exp and exp.reproduces:
         lines += [f"Reproduces: {exp.reproduces}.", ""]
     lines += [
         f"Setting `{cols['setting'][0] if n else '?'}`, sweep over `{param}`, "
-        f"{seeds} seed(s){' (quick)' if config.get('quick') else ''}; "
+        f"{seeds} seed(s){which}{' (quick)' if config.get('quick') else ''}; "
         + (
             "one seed, so cells are single runs (no interval)."
             if seeds == 1
