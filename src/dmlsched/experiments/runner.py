@@ -12,6 +12,11 @@ first cell's workload (where its data came from, and any fallback it took);
 a rerun with a different configuration into the same folder is refused
 (InvalidInput).
 
+``config.json`` beside the results records what was run and the notes of the
+first cell's workload (where its data came from, and any fallback it took);
+a rerun with a different configuration into the same folder is refused
+(InvalidInput).
+
 Provenance: ``provenance.csv`` beside the results records each cell's
 fingerprint (:mod:`dmlsched.experiments.provenance`: the code and inputs that
 computed it, with the schedulers the cell made).  A resume recomputes every
