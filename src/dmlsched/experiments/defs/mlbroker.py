@@ -36,14 +36,21 @@ Series: ``mlbroker`` (the paper as printed) beside ``mlbroker+`` (our
 options, :class:`~dmlsched.schedulers.geo.mlbroker.MlBrokerPlus`) in every
 figure that compares algorithms.
 
-Measured (``--quick``, seeds 0–2): ratio to A_fractional's P_f objective
-1.17–1.26 for ``mlbroker`` = relaxation gap 1.13 × rounding loss 1.03–1.12;
-``mlbroker+`` 1.14–1.15 (rounding loss 1.006–1.017).  Fig. 8 total cost at
-100 / 700 GB: mlBroker 1208 / 6352, mlbroker+ 1093 / 6183, Central 1081 /
-6086, OASiS 1080 / 6086, Local 2223 / 11210.  Table 4 (10 jobs): testbed
-price mlBroker 518, mlbroker+ 420, Central 382, OASiS 385, Local 523;
-synthetic prices 413, 404, 404, 404, 787.  Figs. 9–10: ratio to the MILP
-(8) optimum 1.03 (mlbroker+ 1.00–1.01), every MILP proved optimal.
+Deployment cost: c_i per GB of the job's data per slot (our reading of
+Sec. 6.1, :mod:`dmlsched.workloads.geo`); ``mlbroker-deploy`` runs Fig. 5's
+instance under the three readings (the sensitivity row).
+
+Measured (``--quick``, seeds 0–2, c_i per GB): A_fractional's ratio to the
+P_f optimum 1.03–1.05 (per deployment: 1.000, per GB of model: 1.000;
+deployment 35 %, 0.06 %, 0.02 % of mlBroker's cost); A_round's ratio to
+A_fractional's P_f objective 1.37–1.55 for ``mlbroker`` = relaxation gap 1.11
+× rounding loss 1.23–1.40, ``mlbroker+`` 1.29–1.38.  Fig. 8 total cost at
+100 / 700 GB: mlBroker 1803 / 10380, mlbroker+ 1434 / 9498, Central 1232 /
+7149, OASiS 1232 / 7149, Local 2612 / 13960, the P_f optimum 1104 / 6426.
+Table 4 (10 jobs): testbed price mlBroker 680, mlbroker+ 559, Central 428,
+OASiS 429, Local 625; synthetic prices 532, 478, 450, 450, 889.  Fig. 9:
+ratio to the MILP (8)'s proved bound 1.30–1.37 (mlbroker+ 1.19–1.27, Local
+1.73–1.78: the bound 3 is passed by the simple reference too).
 """
 
 from __future__ import annotations
