@@ -201,3 +201,13 @@ def test_a_printed_factor_scales_the_baseline() -> None:
     r = Beats("u", "a", ("b",), higher=False, factor=0.9).check(_pairs(a, b))
     assert r.label == "HELD" and "0.9 × b" in r.text
     assert Beats("u", "a", ("b",), higher=False, factor=0.6).check(_pairs(a, b)).label == "NOT HELD"
+
+
+def test_a_reading_of_the_subject_is_never_its_reference() -> None:
+    rows = [(s, p, i, "u", p * 10.0 + i) for s in ("alg", "alg-b", "alg+") for p in (1, 2)
+            for i in range(5)]  # fmt: skip
+    df = _df(rows)
+    series = {"alg-b": ("alg", {"reading": "b"})}
+    claim = Trend("u", "alg-b")
+    r = judge(claim, df, ("alg", "alg-b", "alg+"), series=series)
+    assert r.label == "HELD" and "none in this run" in r.reference

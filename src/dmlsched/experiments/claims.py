@@ -734,20 +734,35 @@ def _base(name: str) -> str:
     return name.removesuffix("+")
 
 
-def _references(claim: Claim, df: pd.DataFrame, schedulers: Sequence[str]) -> list[str]:
-    """The simple references of ``claim`` in this run (module docstring, "Vacuous")."""
+Series = Mapping[str, tuple[str, Mapping[str, Any]]]  # label → (registry name, parameters)
+
+
+def _family(label: str, series: Series) -> str:
+    """The scheduler a series runs, without ``+``: ``pd-ors-interior`` → ``pd-ors``."""
+    return _base(series[label][0] if label in series else label)
+
+
+def _references(
+    claim: Claim, df: pd.DataFrame, schedulers: Sequence[str], series: Series
+) -> list[str]:
+    """The simple references of ``claim`` in this run (module docstring, "Vacuous"):
+    never the subject's own family (its readings, its ``+`` variant, their ablations)."""
     declared = getattr(claim, "reference", ())
     present = _present(df, claim.metric)
     if declared:
         return [r for r in declared if r in present]
     if not claim.default_references():
         return []
-    base = _base(claim.subject)
+    family = _family(claim.subject, series)
     skip = claim.involved()
     return [
         s
         for s in schedulers
-        if s in present and s not in skip and s != "opt" and not s.startswith(base)
+        if s in present
+        and s not in skip
+        and s != "opt"
+        and _family(s, series) != family
+        and not s.startswith(family)
     ]
 
 
@@ -764,13 +779,15 @@ def judge(
     df: pd.DataFrame,
     schedulers: Sequence[str],
     frames: Mapping[str, pd.DataFrame] | None = None,
+    series: Series | None = None,
 ) -> ClaimResult:
     """``claim.check`` plus the reference check: HELD becomes VACUOUS when every
-    simple reference passes the claim too (module docstring)."""
+    simple reference passes the claim too (module docstring); ``series``: the
+    experiment's labels that are readings of a registered scheduler."""
     res = claim.check(df, frames)
     if not res.decided:
         return res
-    refs = _references(claim, df, schedulers)
+    refs = _references(claim, df, schedulers, series or {})
     if not refs:
         note = "simple reference: none in this run"
         declared = getattr(claim, "reference", ())
@@ -791,10 +808,12 @@ def check_both(
     df: pd.DataFrame,
     schedulers: tuple[str, ...] | list[str],
     frames: Mapping[str, pd.DataFrame] | None = None,
+    series: Series | None = None,
 ) -> tuple[ClaimResult, str | None, ClaimResult | None]:
     """(as-printed result, the ``+`` scheduler or None, its result or None), each judged."""
-    printed = judge(claim, df, schedulers, frames)
+    printed = judge(claim, df, schedulers, frames, series)
     plus = plus_of(claim.subject, schedulers)
     if plus is None:
         return printed, None, None
-    return printed, plus, judge(claim.for_scheduler(claim.subject, plus), df, schedulers, frames)
+    twin = claim.for_scheduler(claim.subject, plus)
+    return printed, plus, judge(twin, df, schedulers, frames, series)

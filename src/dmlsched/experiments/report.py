@@ -191,7 +191,7 @@ def render_report(
         lines += ["## Claims", "", VERDICT_RULES, ""]
         frames = _sibling_frames(out, exp)
         for c in exp.claims:
-            r, plus, rp = check_both(c, df, exp.schedulers, frames)
+            r, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series)
             lines.append(f"- {_verdict_md(r)} — {r.text}. {_details(r)}")
             if plus and rp is not None:
                 lines.append(f"  - `{plus}`: {_verdict_md(rp)} — {_details(rp)}")

@@ -158,7 +158,7 @@ def collect(
     for exp, df in results:
         for c in exp.claims:
             printed, plus, rp = check_both(
-                c, df if df is not None else empty, exp.schedulers, frames
+                c, df if df is not None else empty, exp.schedulers, frames, exp.series
             )
             rows.append(ClaimRow(exp, c, printed, plus, rp))
     return rows
