@@ -64,7 +64,7 @@ def _changed(module: str, real=provenance._source_digest):  # type: ignore[no-un
 
 
 def test_changing_a_scheduler_s_code_invalidates_its_cached_cells(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     cfg = RunConfig(seeds=2, workers=1)
     first = run_experiment(EXP, tmp_path, cfg)
@@ -78,7 +78,10 @@ def test_changing_a_scheduler_s_code_invalidates_its_cached_cells(
     run_experiment(EXP, tmp_path, cfg, lambda d, t: progress.append((d, t)), warnings.append)
     assert progress == [(4, 4)] and not warnings  # unchanged code: nothing recomputed
 
+    # a new process would read the edited source; this one forgets what it read
     monkeypatch.setattr(provenance, "_source_digest", _changed(FIFO))
+    provenance._code_digest.cache_clear()
+    request.addfinalizer(provenance._code_digest.cache_clear)  # nothing edited lingers
     progress.clear()
     out = run_experiment(EXP, tmp_path, cfg, lambda d, t: progress.append((d, t)), warnings.append)
     assert progress[0] == (2, 4) and progress[-1] == (4, 4)  # fifo's 2 cells ran again, drf's kept

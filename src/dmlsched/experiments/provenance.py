@@ -165,6 +165,11 @@ def _libraries() -> str:
 
 def code_digest(roots: Iterable[str]) -> str:
     """SHA-256 over the sources of :func:`module_closure` (``roots``) and :data:`LIBRARIES`."""
+    return _code_digest(tuple(sorted(set(roots))))
+
+
+@functools.lru_cache(maxsize=256)
+def _code_digest(roots: tuple[str, ...]) -> str:
     h = hashlib.sha256(_libraries().encode())
     for m in module_closure(roots):
         h.update(f"\n{m} {_source_digest(m)}".encode())
