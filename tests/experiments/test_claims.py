@@ -48,7 +48,7 @@ def test_the_interval_is_scipys_student_t_interval() -> None:
     assert math.isnan(mean_interval([math.inf, -math.inf]).mean)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.floats(-100, 100), min_size=2, max_size=12),
     st.lists(st.floats(-5, 5), min_size=2, max_size=12),
