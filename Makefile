@@ -13,6 +13,8 @@ stamp = $(VENV)/.installed-$(1)-$(shell cat pyproject.toml $(LOCKS)/$(1).lock | 
 count = $$(grep -c '^[a-zA-Z]' $(LOCKS)/$(1).lock)
 CORE := $(call stamp,core)
 SEEDS ?= 10
+SEED_BASE ?= 0
+HELD_OUT ?= 100
 
 .PHONY: install install-core $(EXTRAS:%=install-%) demo quickstart test test-deps test-slow \
 	bench bench-service lint reproduce-all clean
@@ -97,8 +99,11 @@ lint: install-dev
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
+# seeds SEED_BASE.. and the held-out seeds HELD_OUT.. side by side (HELD_OUT= : one set)
 reproduce-all: install-core
-	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
+	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --seed-base $(SEED_BASE) \
+	  $(if $(HELD_OUT),--held-out $(HELD_OUT)) --out results/reproduce-all \
+	  $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

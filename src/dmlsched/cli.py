@@ -32,6 +32,7 @@ from rich.console import Console
 from typer._click.exceptions import NoArgsIsHelpError  # typer vendors click (pinned)
 
 from dmlsched.cli_options import (
+    MAX_SEED_BASE,
     MAX_SEEDS,
     Jobs,
     Machines,
@@ -52,7 +53,7 @@ from dmlsched.experiments.catalogue import Experiment, all_experiments, get
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
-from dmlsched.experiments.reproduction import log_run, write_reproduction
+from dmlsched.experiments.reproduction import SeedSet, log_run, write_reproduction
 from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.extras import MissingExtra, extra_of, require
@@ -442,6 +443,21 @@ def reproduce(
     ] = None,
     wait: Wait = False,
     fmt: FormatOpt = None,
+    seed_base: Annotated[
+        int,
+        typer.Option(
+            parser=int_range(0, MAX_SEED_BASE),
+            help="First seed: the seeds are N, N+1, … (default 0).",
+        ),
+    ] = 0,
+    held_out: Annotated[
+        int | None,
+        typer.Option(
+            parser=int_range(0, MAX_SEED_BASE),
+            help="With --all: also run the held-out seeds N, N+1, … into OUT/held-out and "
+            "report both seed sets side by side.",
+        ),
+    ] = None,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue."""
     if list_:
@@ -455,9 +471,11 @@ def reproduce(
         raise InvalidInput("traces", str(traces), "an existing folder like ../shared/traces")
     traces = traces.resolve() if traces is not None else None
 
-    def config(e: Experiment) -> RunConfig:
+    def config(e: Experiment, first: int = seed_base) -> RunConfig:
         n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
-        return RunConfig(n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces)
+        return RunConfig(
+            n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces, seed_base=first
+        )
 
     if all_:
         if report is not None:
@@ -465,49 +483,77 @@ def reproduce(
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
-        started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
-        cells_before = _cells(base, chosen)
-        ran: dict[str, Path] = {}  # results of this command, for same_runs_as
-        ended = "stopped"
-        try:
-            for e in chosen:
-                reuse = ran.get(e.same_runs_as)
-                ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=reuse, fmt=fmt)
-            ended = "complete"
-        finally:  # a stopped run is logged too: its cells are kept and count
-            log_run(
-                base,
-                {
-                    "started_utc": started,
-                    "commit": commit,
-                    "wall_s": f"{time.monotonic() - start:.0f}",
-                    "cells_added": str(_cells(base, chosen) - cells_before),
-                    "ended": ended,
-                },
-            )
+        sets = [SeedSet(_seed_label(seed_base, seeds), base)]
+        if held_out is not None:
+            sets.append(SeedSet("held-out " + _seed_label(held_out, seeds), base / "held-out"))
+        for s, first in zip(sets, (seed_base, held_out), strict=False):
+            _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt)
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")
             + (f" --seeds {seeds}" if seeds else "")
+            + (f" --seed-base {seed_base}" if seed_base else "")
+            + (f" --held-out {held_out}" if held_out is not None else "")
             + (" --quick" if quick else ""),
             "commit": commit,
-            "seeds per cell": str(seeds) if seeds else "each experiment's default",
+            "seed sets": "; ".join(s.label for s in sets),
+            "provenance": "every cell's fingerprint (code and inputs, provenance.csv) is this "
+            "commit's: cells kept from earlier invocations are those whose fingerprint matched",
             "size": "quick" if quick else "full",
             "experiments": f"{len(chosen)} of {len(all_experiments())}",
             "wall time of this run": f"{time.monotonic() - start:.0f} s (cells already in "
-            "results.csv are not re-run)",
+            "results.csv with this code's fingerprint are not re-run)",
         }
-        path = write_reproduction(base, chosen, base / "reproduction.md", meta)
+        path = write_reproduction(sets, chosen, base / "reproduction.md", meta)
         if report is not None:
             shutil.copyfile(path, report)
         console.print(f"wrote {base} and {report or path}")
         return
+    if held_out is not None:
+        raise InvalidInput("held-out", held_out, "only with --all")
     if experiment is None:
         raise InvalidInput("experiment", None, "an ID, --list or --all")
     exp = get(experiment)
     out = out or Path("results") / exp.id
     _run(exp, out, config(exp), exp.id, fmt=fmt)
     console.print((out / "summary.md").read_text(), markup=False)
+
+
+def _with_first(config: Any, first: int, e: Experiment) -> RunConfig:
+    return config(e, first)
+
+
+def _seed_label(first: int, seeds: int | None) -> str:
+    if seeds is None:
+        return f"seeds from {first} (each experiment's default count)"
+    return f"seeds {first}–{first + seeds - 1}" if seeds > 1 else f"seed {first}"
+
+
+def _run_all(
+    chosen: list[Experiment], base: Path, config: Any, commit: str, fmt: str | None
+) -> None:
+    """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``."""
+    start = time.monotonic()
+    started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
+    cells_before = _cells(base, chosen)
+    ran: dict[str, Path] = {}  # results of this command, for same_runs_as
+    ended = "stopped"
+    try:
+        for e in chosen:
+            reuse = ran.get(e.same_runs_as)
+            ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=reuse, fmt=fmt)
+        ended = "complete"
+    finally:  # a stopped run is logged too: its cells are kept and count
+        log_run(
+            base,
+            {
+                "started_utc": started,
+                "commit": commit,
+                "wall_s": f"{time.monotonic() - start:.0f}",
+                "cells_added": str(_cells(base, chosen) - cells_before),
+                "ended": ended,
+            },
+        )
 
 
 def _cells(base: Path, chosen: list[Experiment]) -> int:

@@ -29,7 +29,8 @@ def test_every_catalogue_metric_and_parameter_reads_in_words_with_a_unit() -> No
     from dmlsched.experiments.metrics import _PARAMS
 
     for e in all_experiments():
-        assert e.param in _PARAMS and "_" not in param_label(e.param).replace("G_δ", "")
+        label = param_label(e.param).replace("G_δ", "").replace("c_i", "")
+        assert e.param in _PARAMS and "_" not in label
         for m in e.metrics:
             d = describe(m)
             names = ("P_i", "P_f", "A_online", "A_fractional", "A_round")  # the papers' symbols

@@ -25,7 +25,7 @@ deterministic in (scheduler, point, seed, quick).  It returns the metrics, or
 a :class:`~dmlsched.experiments.curves.CellResult` with curves beside them
 (``curves.csv``: utilization over time, the JCT distribution).
 
-Claims are checked on the per-point means over seeds (:mod:`.claims`).
+Claims are decided on paired statistics over seeds (:mod:`.claims`).
 
 ``paper`` holds the values the paper (or a peer simulator) *prints* for the
 figure — a number, or a range the text states — each with where it is
@@ -44,7 +44,15 @@ from dmlsched.experiments.claims import Claim
 from dmlsched.experiments.curves import CellResult
 from dmlsched.rng import make_rng, spawn
 
-__all__ = ["Experiment", "PaperValue", "all_experiments", "default_cell", "get", "register"]
+__all__ = [
+    "Experiment",
+    "PaperValue",
+    "all_experiments",
+    "default_cell",
+    "get",
+    "memo",
+    "register",
+]
 
 Point = float | int | str
 Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float] | CellResult]
@@ -154,6 +162,28 @@ def default_cell(
     sched = exp.make_scheduler(scheduler)
     _, sched_rng = spawn(make_rng(seed), 2)
     return simulate(exp.setting, workload, sched, sched_rng).metrics
+
+
+_MEMO: dict[tuple[str, str, str, int, bool], Any] = {}
+_MEMO_SIZE = 64
+
+
+def memo(
+    kind: str, exp: Experiment, point: Point, seed: int, quick: bool, make: Callable[[], Any]
+) -> Any:
+    """``make()`` once per (kind, experiment, point, seed, size) in this process.
+
+    For what every series of a cell divides by — a reference run (OASiS for a
+    gain), an optimum (a MILP for a ratio) — so a cell function computes it
+    once for all the series a worker process runs on that instance.  ``make``
+    must be deterministic in the key (as cells are).
+    """
+    key = (kind, exp.id, str(point), int(seed), bool(quick))
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = make()
+    return _MEMO[key]
 
 
 _CATALOGUE: dict[str, Experiment] = {}

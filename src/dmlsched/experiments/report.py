@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.claims import check_both
+from dmlsched.experiments.claims import VERDICT_RULES, ClaimResult, check_both
 from dmlsched.experiments.curves import read_curves
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.headline import headline
@@ -69,6 +69,31 @@ def _md_table(points: list, table: dict[str, list[str]], index_name: str) -> str
         for i, p in enumerate(points)
     ]
     return "\n".join([head, sep, *rows])
+
+
+def _verdict_md(r: ClaimResult) -> str:
+    """ "**HELD**", with "(only 3 seeds (< 5))" on a verdict decided on too few seeds."""
+    note = f" ({r.seeds_note})" if r.seeds_note else ""
+    return f"**{r.verdict}**{note}"
+
+
+def _details(r: ClaimResult) -> str:
+    parts = [r.evidence, r.value, f"Test: {r.test}" if r.test else "", r.reference]
+    return " ".join(p.rstrip(".") + "." for p in parts if p)
+
+
+def _sibling_frames(out: Path, exp: Experiment) -> dict[str, pd.DataFrame]:
+    """Results of the experiments ``exp``'s claims also read, from beside ``out``
+    (``reproduce --all`` writes each experiment into ``OUT/<ID>``)."""
+    from dmlsched.experiments.results import read_results
+
+    frames = {}
+    for c in exp.claims:
+        for other in c.needs:
+            path = out.parent / other / "results.csv"
+            if other not in frames and path.is_file():
+                frames[other] = read_results(path)
+    return frames
 
 
 def _experiment_for(config: dict) -> Experiment | None:
@@ -137,13 +162,15 @@ def render_report(
     # workload_* rows describe the workload, not a scheduler: they feed the diagnosis
     present = set(cols["metric"])
     metrics = [m for m in metrics if m in present and not m.startswith(WORKLOAD_PREFIX)]
-    seeds = len(set(cols["seed"]))
+    seed_set = sorted(set(cols["seed"]))
+    seeds = len(seed_set)
+    which = f" ({seed_set[0]}–{seed_set[-1]})" if seeds > 1 and seed_set[0] != 0 else ""
     lines = [f"# {title}", ""]
     if exp and exp.reproduces:
         lines += [f"Reproduces: {exp.reproduces}.", ""]
     lines += [
         f"Setting `{cols['setting'][0] if n else '?'}`, sweep over `{param}`, "
-        f"{seeds} seed(s){' (quick)' if config.get('quick') else ''}; "
+        f"{seeds} seed(s){which}{' (quick)' if config.get('quick') else ''}; "
         + (
             "one seed, so cells are single runs (no interval)."
             if seeds == 1
@@ -161,14 +188,13 @@ def render_report(
     if notes:
         lines += ["## Workload", "", *(f"- {n}" for n in notes), ""]
     if exp and exp.claims:
-        lines += ["## Claims", ""]
+        lines += ["## Claims", "", VERDICT_RULES, ""]
+        frames = _sibling_frames(out, exp)
         for c in exp.claims:
-            r, plus, rp = check_both(c, df, exp.schedulers)
-            value = f" {r.value}." if r.value else ""
-            lines.append(f"- **{r.verdict}** — {r.text}. {r.evidence}.{value}")
+            r, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series)
+            lines.append(f"- {_verdict_md(r)} — {r.text}. {_details(r)}")
             if plus and rp is not None:
-                value = f" {rp.value}." if rp.value else ""
-                lines.append(f"  - `{plus}`: **{rp.verdict}** — {rp.evidence}.{value}")
+                lines.append(f"  - `{plus}`: {_verdict_md(rp)} — {_details(rp)}")
         lines.append("")
     why = explain_completions(scan.rows)
     if why:

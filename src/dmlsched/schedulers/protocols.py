@@ -47,6 +47,7 @@ __all__ = [
     "IntervalScheduler",
     "Scheduler",
     "make_scheduler",
+    "on_make",
     "register",
     "registry",
     "scheduler_names",
@@ -177,6 +178,16 @@ def scheduler_names(setting: str | None = None) -> list[str]:
     return [n for (s, n) in registry(setting) if setting is None or s == setting]
 
 
+#: called with each class make_scheduler instantiates (dmlsched.experiments.provenance)
+_MADE_HOOKS: list[Callable[[type], None]] = []
+
+
+def on_make(hook: Callable[[type], None]) -> None:
+    """Call ``hook(cls)`` whenever :func:`make_scheduler` instantiates ``cls`` (once per hook)."""
+    if hook not in _MADE_HOOKS:
+        _MADE_HOOKS.append(hook)
+
+
 def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     """Instantiate a registered scheduler; unknown names are an InvalidInput."""
     if setting not in SETTINGS:
@@ -185,6 +196,9 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     if (setting, name) not in reg:
         raise InvalidInput("scheduler", name, " | ".join(scheduler_names(setting)) or "none yet")
     cls: Callable[..., Any] = reg[(setting, name)]
+    if _MADE_HOOKS:  # an experiment cell records which schedulers' code computed it
+        for hook in _MADE_HOOKS:
+            hook(reg[(setting, name)])
     try:
         return cls(**params)
     except TypeError as e:

@@ -4,8 +4,8 @@ Alg. 1: on each arrival, price every (slot, machine, resource) by Eq. (12)
 from the resources already reserved (ρ), find the schedule maximizing
 ``λ = u(t̃ − a) − cost`` (Alg. 2), admit iff λ > 0 and reserve its resources
 for every slot of the schedule.  The scheduler then returns, each slot, the
-current slot's part of every committed schedule, and releases the rest of a
-job's reservation when the engine reports it finished (it can finish early:
+current slot's part of every committed schedule, and (``release``) releases
+the rest of a job's reservation when the engine reports it finished (it can finish early:
 worker counts are rounded up and the last quantum may overshoot V; the
 engine credits exactly the γ-form rate the plan uses,
 :mod:`dmlsched.model.speed.pdors`).
@@ -218,10 +218,13 @@ class PrimalDualScheduler:
     L from the jobs seen so far; "oracle": from ``history``, e.g. the whole
     workload), ``history`` (jobs for the oracle estimate), ``max_repairs``,
     ``quanta_per_slot``, ``payoff_floor``, ``aligned_quanta``
-    (:func:`quanta_for`) and ``reroute``: when a cell on the DP's chosen path
+    (:func:`quanta_for`), ``reroute``: when a cell on the DP's chosen path
     cannot be realized (S failed roundings and nothing else), True re-plans
     around it (the cell costs ∞, as Alg. 3 over Alg. 4's results would) and
-    False rejects the job (the journal's Sec. V rule, "discard the job").
+    False rejects the job (the journal's Sec. V rule, "discard the job"), and
+    ``release``: True gives a job's reservations in the slots after it
+    finishes back to ρ (its later slots price as free again); False keeps
+    them, as Alg. 1 does — it reserves a schedule once and never revisits it.
     """
 
     name: ClassVar[str]
@@ -237,8 +240,10 @@ class PrimalDualScheduler:
         payoff_floor: float = 1e-9,
         aligned_quanta: bool = True,
         reroute: bool = True,
+        release: bool = True,
     ) -> None:
         self.quanta = quanta
+        self.release = release
         self.payoff_floor = payoff_floor
         self.aligned_quanta = aligned_quanta
         self.reroute = reroute
@@ -289,7 +294,9 @@ class PrimalDualScheduler:
     def decide(self, view: ClusterView) -> ClusterDecision:
         t = view.slot
         for j in [j for j in self.plans_ if j in view.finished]:
-            self._release(self.plans_.pop(j), t)
+            plan = self.plans_.pop(j)  # nothing more to place for it
+            if self.release:
+                self._release(plan, t)
         admit: list[int] = []
         reject: list[int] = []
         for j in view.pending:
