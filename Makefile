@@ -1,38 +1,71 @@
-# Every target creates .venv on first use and installs pinned dependencies into it.
+# Every target creates .venv on first use and installs what it needs into it, pinned:
+# requirements/core.lock is the engine, every scheduler, the experiments and the plots
+# (all `make demo` needs), and each extra of pyproject.toml has its own lock beside it —
+# testbed (PyTorch), service, ray, dev (pytest, ruff).  `make install` installs them all.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | cksum | cut -d' ' -f1)
+PIP := $(BIN)/python -m pip
+LOCKS := requirements
+EXTRAS := testbed service ray dev
+# a stamp per part, named after its lock (and pyproject.toml): a changed pin reinstalls it
+stamp = $(VENV)/.installed-$(1)-$(shell cat pyproject.toml $(LOCKS)/$(1).lock | cksum | cut -d' ' -f1)
+count = $$(grep -c '^[a-zA-Z]' $(LOCKS)/$(1).lock)
+CORE := $(call stamp,core)
 SEEDS ?= 10
+SEED_BASE ?= 0
+HELD_OUT ?= 100
 
-.PHONY: install demo quickstart test test-deps test-slow bench bench-service lint reproduce-all clean
+.PHONY: install install-core $(EXTRAS:%=install-%) demo quickstart test test-deps test-slow \
+	bench bench-service lint reproduce-all clean
 
-install: $(STAMP)
+install: install-core $(EXTRAS:%=install-%)
 
-$(STAMP): pyproject.toml requirements.lock
-	@test -x $(BIN)/python || { echo "make install: creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
-	@echo "make install: upgrading pip in $(VENV)"
-	@$(BIN)/python -m pip install --quiet --upgrade pip
-	@echo "make install: $$(grep -c . requirements.lock) pinned packages from requirements.lock:"
-	@tr '\n' ' ' < requirements.lock | fold -s -w 100 | sed 's/^/    /'; echo
-	@$(BIN)/python -m pip install --quiet -r requirements.lock
-	@echo "make install: dmlsched itself (editable, from src/)"
-	@$(BIN)/python -m pip install --quiet --no-deps -e .
-	@echo "make install: compiling dmlsched's bytecode (as pip does for a regular install)"
+install-core: $(CORE)
+
+$(CORE): pyproject.toml $(LOCKS)/core.lock
+	@test -x $(BIN)/python || { echo "make: creating $(VENV) with $(PYTHON)"; $(PYTHON) -m venv $(VENV); }
+	@echo "make install-core: $(call count,core) pinned packages from $(LOCKS)/core.lock into $(VENV)"
+	@echo "  (numpy, scipy, pandas, matplotlib, numba, HiGHS, cvxpy, typer, rich and what they"
+	@echo "  need; no PyTorch): about a minute from a local wheel cache, a few more to download"
+	@$(PIP) install --quiet --upgrade pip
+	@$(PIP) install --progress-bar on -r $(LOCKS)/core.lock
+	@echo "make install-core: dmlsched itself (editable, from src/)"
+	@$(PIP) install --quiet --no-deps -e .
 	@$(BIN)/python -m compileall -q src >/dev/null
-	@rm -f $(VENV)/.installed-*
+	@echo "make install-core: compiling the numba kernels into their on-disk cache (about a minute)"
+	@$(BIN)/python -m dmlsched.experiments.warm
+	@rm -f $(VENV)/.installed-core-*
 	@touch $@
-	@echo "make install: done ($(VENV)/bin/dmlsched)"
+	@echo "make install-core: done ($(BIN)/dmlsched)"
 
-demo: $(STAMP)
-	$(BIN)/dmlsched compare --setting cluster --schedulers pd-ors,pd-ors+,oasis,dorm,drf,fifo \
-	  --workload synthetic --jobs 60 --machines 20 --slots 20 --seeds 3 --out results/demo
+# one install-<extra> per extra: its lock, constrained by the core's pins
+define extra_rule
+install-$(1): $(call stamp,$(1))
+$(call stamp,$(1)): $(CORE) $(LOCKS)/$(1).lock
+	@echo "make install-$(1): $$$$(grep -c '^[a-zA-Z]' $(LOCKS)/$(1).lock) pinned packages from $(LOCKS)/$(1).lock: $(2)"
+	@$(PIP) install --progress-bar on -r $(LOCKS)/$(1).lock -c $(LOCKS)/core.lock
+	@rm -f $(VENV)/.installed-$(1)-*
+	@touch $$@
+endef
+$(eval $(call extra_rule,testbed,PyTorch (CPU build; about 900 MB on disk) and scikit-learn; 1-3 min))
+$(eval $(call extra_rule,service,FastAPI / uvicorn / httpx / psycopg for dmlsched serve; seconds))
+$(eval $(call extra_rule,ray,Ray for --ray; about a minute))
+$(eval $(call extra_rule,dev,pytest / hypothesis / ruff / selenium for make test and make lint; seconds))
 
-# the live service + 3 agents on emulated machines; submits 4 jobs, waits for real training
-quickstart: $(STAMP)
+# Eight schedulers on a communication-bound workload (the thesis's async jobs) that almost every
+# job could finish alone: who finishes them is the scheduler's doing, not the workload's.
+DEMO_SCHEDULERS := pd-ors+,pd-ors,srtf,tiresias,drf,oasis,dorm,fifo
+demo: install-core
+	$(BIN)/dmlsched compare --schedulers $(DEMO_SCHEDULERS) --workload synthetic --mode async \
+	  --jobs 60 --machines 10 --slots 20 --seeds 5 --plots --out results/demo
+
+# the live service + 3 agents on emulated machines; submits 4 jobs, waits for real training,
+# then keeps the service up (dashboard) until Ctrl-C
+quickstart: install-core install-service install-testbed
 	$(BIN)/python -m dmlsched.service.quickstart --jobs 4
 
-test: $(STAMP) test-deps
+test: install test-deps
 	$(BIN)/python -m pytest -n 2
 
 # Debian packages that the service's tests drive: headless Chromium for the dashboard,
@@ -48,22 +81,29 @@ test-deps:
 	    >/dev/null) || echo "test-deps: could not install" $$missing "- those tests skip"; \
 	else echo "test-deps:" $$missing "missing and not root - those tests skip"; fi
 
-test-slow: $(STAMP) test-deps
+test-slow: install test-deps
 	$(BIN)/python -m pytest -n 2 -m slow
 
-bench: $(STAMP)
+bench: install-core
 	$(BIN)/dmlsched bench --json
 
-# the service under load: 16 clients, 2,000 jobs, a SIGKILL half-way (JSON on stdout)
-bench-service: $(STAMP)
+# the service under load (JSON lines on stdout): 16 clients, 2,000 jobs, a SIGKILL half-way,
+# on SQLite and on a throwaway PostgreSQL (root); submit latency with and without 4
+# concurrent readers (4 alternating pairs of phases)
+bench-service: install-core install-service
 	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill
+	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill --postgres
+	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 300 --readers 4 --paired 4
 
-lint: $(STAMP)
+lint: install-dev
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
-reproduce-all: $(STAMP)
-	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
+# seeds SEED_BASE.. and the held-out seeds HELD_OUT.. side by side (HELD_OUT= : one set)
+reproduce-all: install-core
+	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --seed-base $(SEED_BASE) \
+	  $(if $(HELD_OUT),--held-out $(HELD_OUT)) --out results/reproduce-all \
+	  $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

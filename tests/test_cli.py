@@ -237,6 +237,28 @@ def test_reproduce_all_only_runs_the_matching_experiments(tmp_path: Path) -> Non
     assert "`cluster-baselines`" in text and "--only 'cluster-*'" in text
 
 
+def test_reproduce_all_reports_held_out_seeds_side_by_side(tmp_path: Path) -> None:
+    import pandas as pd
+
+    out = tmp_path / "all"
+    args = ["reproduce", "--all", "--only", "cluster-*", "--quick", "--seeds", "1"]
+    args += ["--seed-base", "10", "--held-out", "100", "--workers", "2", "--out", str(out)]
+    assert main(args) == 0
+    main_seeds = pd.read_csv(out / "cluster-baselines" / "results.csv")["seed"]
+    held = pd.read_csv(out / "held-out" / "cluster-baselines" / "results.csv")["seed"]
+    assert set(main_seeds) == {10} and set(held) == {100}
+    text = (out / "reproduction.md").read_text()
+    assert "as printed, seed 10 |" in text and "as printed, held-out seed 100 |" in text
+    counts = [ln for ln in text.splitlines() if ln.startswith("| as printed (")]
+    assert len(counts) == 2 and "| seed 10 |" in counts[0] and "| held-out seed 100 |" in counts[1]
+    assert "--seed-base 10 --held-out 100" in text
+
+
+def test_held_out_needs_all(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "cluster-baselines", "--held-out", "100"]) == 2
+    assert "held-out" in capsys.readouterr().err
+
+
 def test_reproduce_all_logs_every_run_also_a_stopped_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import functools
 import os
 import platform
 import shutil
@@ -26,10 +27,12 @@ from typing import Annotated, Any
 
 import numpy as np
 import typer
+import typer.core
 from rich.console import Console
-from rich.table import Table
+from typer._click.exceptions import NoArgsIsHelpError  # typer vendors click (pinned)
 
 from dmlsched.cli_options import (
+    MAX_SEED_BASE,
     MAX_SEEDS,
     Jobs,
     Machines,
@@ -50,9 +53,10 @@ from dmlsched.experiments.catalogue import Experiment, all_experiments, get
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
-from dmlsched.experiments.reproduction import log_run, write_reproduction
+from dmlsched.experiments.reproduction import SeedSet, log_run, write_reproduction
 from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
+from dmlsched.extras import MissingExtra, extra_of, require
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
 from dmlsched.service import cli as _service_cli
@@ -60,6 +64,15 @@ from dmlsched.testbed.cli import testbed_app
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 
 __all__ = ["app", "main"]
+
+
+def _flag_type(self: typer.core.TyperOption, ctx: Any) -> str | None:
+    """No ``<bool>`` type beside an on/off flag in ``--help`` (typer prints one)."""
+    return None if self.is_flag else _option_type(self, ctx)
+
+
+_option_type = typer.core.TyperOption.display_type_rich
+typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]  # see _flag_type
 
 app = typer.Typer(
     add_completion=False,
@@ -102,6 +115,26 @@ ProfilesOpt = Annotated[
     typer.Option(
         help="Peer measurements: Pollux profiles folder or Gavel's simulation_throughputs.json "
         "(default: ../shared/peers)."
+    ),
+]
+
+
+def _formats(text: str | None) -> str | None:
+    if text is None:
+        return None
+    from dmlsched.experiments.plots import VECTOR_FORMATS  # matplotlib: only when asked
+
+    if text not in VECTOR_FORMATS:
+        raise typer.BadParameter(f"{text!r} is not one of {' | '.join(VECTOR_FORMATS)}")
+    return text
+
+
+FormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        parser=_formats,
+        help="Also write every figure as pdf or svg (vector) beside its PNG.",
     ),
 ]
 GpuOpt = Annotated[
@@ -188,6 +221,7 @@ def _run(
     label: str,
     plots: bool = True,
     reuse: Path | None = None,
+    fmt: str | None = None,
 ) -> Path:
     """Run the sweep with progress on stderr (cells; inside a cell run in this
     process, its slots, jobs and ETA), then write summary.md (and the PNGs
@@ -197,6 +231,8 @@ def _run(
     from dmlsched.progress import Reporter
     from dmlsched.sim.engine import watching
 
+    if cfg.ray is not None:
+        require("ray", "--ray")
     notes = workload_notes(exp, cfg.quick, cfg.traces)  # bad input fails before OUT is made
     # one lock around the sweep and its report (the runner re-enters it)
     with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
@@ -205,7 +241,7 @@ def _run(
                 exp, out, cfg, on_progress=rep.cells, on_warning=_warn, notes=notes, reuse=reuse
             )
         try:
-            render_report(out, on_warning=_warn, plots=plots)
+            render_report(out, on_warning=_warn, plots=plots, formats=(fmt,) if fmt else ())
         except KeyboardInterrupt:
             raise Interrupted(
                 f"interrupted: every cell is kept in {path}; "
@@ -214,8 +250,25 @@ def _run(
     return path
 
 
+# the columns a reader looks at first, then the rest in results.csv's order
+_FIRST_METRICS = (
+    "completed_jobs",
+    "admitted_jobs",
+    "total_utility",
+    "mean_jct",
+    "total_jct",
+    "total_cost",
+    "mean_utilization",
+)
+
+
 def _print_table(results: Path, title: str) -> None:
-    """Metrics × schedulers, mean ± 95% CI (per-resource breakdowns: see summary.md)."""
+    """Schedulers × metrics, mean ± 95% CI, wrapped to the console's width
+    (:func:`dmlsched.terminal.wrapped_tables`; per-resource breakdowns: see summary.md),
+    then the headline and why few jobs completed, when that is the case."""
+    from dmlsched.experiments.headline import headline
+    from dmlsched.terminal import wrapped_tables
+
     rows = scan_results(results).rows  # rows, not a DataFrame: pandas is slow to import
     cols = columns(rows)
     metrics = [
@@ -223,21 +276,20 @@ def _print_table(results: Path, title: str) -> None:
         for m in dict.fromkeys(cols["metric"])
         if not m.startswith(("mean_utilization_", WORKLOAD_PREFIX))
     ]
+    metrics.sort(key=lambda m: _FIRST_METRICS.index(m) if m in _FIRST_METRICS else 99)
     scheds = list(dict.fromkeys(cols["scheduler"]))
-    cells = groups(cols, "metric", "scheduler")
-    table = Table(title=title)
-    table.add_column("metric", no_wrap=True)
-    for s in scheds:
-        table.add_column(s, justify="right", no_wrap=True)
-    for m in metrics:
-        row = []
-        for s in scheds:
-            vals = np.array(cells.get((m, s), []), float)
-            row.append(format_cell(cell_stats(vals, describe(m))))
-        table.add_row(m, *row)
-    console.print(table)
+    values = groups(cols, "metric", "scheduler")
+    cells = {
+        (s, m): format_cell(cell_stats(np.array(values.get((m, s), []), float), describe(m)))
+        for s in scheds
+        for m in metrics
+    }
+    for table in wrapped_tables(title, "scheduler", scheds, metrics, cells, console.width):
+        console.print(table)
+    for line in headline(rows):
+        console.print(line, markup=False)
     for line in explain_completions(rows):  # why few jobs completed, when that is the case
-        console.print(f"- {line}")
+        console.print(f"- {line}", markup=False)
 
 
 @app.command()
@@ -285,11 +337,16 @@ def compare(
     gpu: GpuOpt = None,
     wait: Wait = False,
     plots: Annotated[
-        bool, typer.Option(help="Also draw one PNG per metric (or later: dmlsched report OUT).")
+        bool,
+        typer.Option(
+            help="Also draw the figures: one per metric, jobs admitted and completed, the JCT "
+            "distribution, utilization over time (or later: dmlsched report OUT)."
+        ),
     ] = False,
+    fmt: FormatOpt = None,
 ) -> None:
-    """Compare schedulers on one workload over seeds; writes results.csv, summary.md
-    (and PNGs with --plots)."""
+    """Compare schedulers on one workload over seeds; writes results.csv, curves.csv,
+    summary.md (and figures with --plots)."""
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     names = _split(schedulers, "schedulers")
@@ -323,9 +380,7 @@ def compare(
         wait=wait,
         extra={
             "title": f"{setting}: {', '.join(names)} on {workload}",
-            "jobs": jobs,
-            "machines": machines,
-            "slots": slots,
+            **_sizes(first),
             "trace": str(trace) if trace else None,
             "skip_bad_rows": skip_bad_rows,
             "nodes": str(nodes) if nodes else None,
@@ -333,11 +388,28 @@ def compare(
             **peer,
         },
     )
-    results = _run(exp, out, cfg, f"compare {setting}", plots=plots)
+    results = _run(exp, out, cfg, f"compare {setting}", plots=plots or fmt is not None, fmt=fmt)
     over = "1 seed, no interval" if seeds == 1 else f"mean ± 95% CI over {seeds} seeds"
     _print_table(results, f"{setting} on {workload}: {over}")
-    drawn = "and plots" if plots else f"(plots: dmlsched report {out})"
+    drawn = "and figures" if plots or fmt else f"(figures: dmlsched report {out})"
     console.print(f"wrote {results}, {out / 'summary.md'} {drawn}")
+
+
+def _sizes(wl: Any) -> dict[str, Any]:
+    """The sizes of a built workload, for config.json: what was run, not the flags
+    (a flag left out is the workload's default, which the workload knows)."""
+    out: dict[str, Any] = {"jobs": len(wl.jobs)}
+    if hasattr(wl, "cluster"):
+        out["machines"] = int(wl.cluster.machines)
+    elif hasattr(wl, "system"):
+        out["machines"] = int(wl.system.servers)
+    elif hasattr(wl, "sites"):
+        out["machines"] = int(np.asarray(wl.sites.a).shape[0])
+    elif hasattr(wl, "capacity"):
+        out["capacity"] = [float(c) for c in wl.capacity]
+    if hasattr(wl, "horizon"):
+        out["slots"] = int(wl.horizon)
+    return out
 
 
 @app.command()
@@ -370,6 +442,22 @@ def reproduce(
         ),
     ] = None,
     wait: Wait = False,
+    fmt: FormatOpt = None,
+    seed_base: Annotated[
+        int,
+        typer.Option(
+            parser=int_range(0, MAX_SEED_BASE),
+            help="First seed: the seeds are N, N+1, … (default 0).",
+        ),
+    ] = 0,
+    held_out: Annotated[
+        int | None,
+        typer.Option(
+            parser=int_range(0, MAX_SEED_BASE),
+            help="With --all: also run the held-out seeds N, N+1, … into OUT/held-out and "
+            "report both seed sets side by side.",
+        ),
+    ] = None,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue."""
     if list_:
@@ -383,9 +471,11 @@ def reproduce(
         raise InvalidInput("traces", str(traces), "an existing folder like ../shared/traces")
     traces = traces.resolve() if traces is not None else None
 
-    def config(e: Experiment) -> RunConfig:
+    def config(e: Experiment, first: int = seed_base) -> RunConfig:
         n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
-        return RunConfig(n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces)
+        return RunConfig(
+            n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces, seed_base=first
+        )
 
     if all_:
         if report is not None:
@@ -393,48 +483,77 @@ def reproduce(
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
-        started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
-        cells_before = _cells(base, chosen)
-        ran: dict[str, Path] = {}  # results of this command, for same_runs_as
-        ended = "stopped"
-        try:
-            for e in chosen:
-                ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=ran.get(e.same_runs_as))
-            ended = "complete"
-        finally:  # a stopped run is logged too: its cells are kept and count
-            log_run(
-                base,
-                {
-                    "started_utc": started,
-                    "commit": commit,
-                    "wall_s": f"{time.monotonic() - start:.0f}",
-                    "cells_added": str(_cells(base, chosen) - cells_before),
-                    "ended": ended,
-                },
-            )
+        sets = [SeedSet(_seed_label(seed_base, seeds), base)]
+        if held_out is not None:
+            sets.append(SeedSet("held-out " + _seed_label(held_out, seeds), base / "held-out"))
+        for s, first in zip(sets, (seed_base, held_out), strict=False):
+            _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt)
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")
             + (f" --seeds {seeds}" if seeds else "")
+            + (f" --seed-base {seed_base}" if seed_base else "")
+            + (f" --held-out {held_out}" if held_out is not None else "")
             + (" --quick" if quick else ""),
             "commit": commit,
-            "seeds per cell": str(seeds) if seeds else "each experiment's default",
+            "seed sets": "; ".join(s.label for s in sets),
+            "provenance": "every cell's fingerprint (code and inputs, provenance.csv) is this "
+            "commit's: cells kept from earlier invocations are those whose fingerprint matched",
             "size": "quick" if quick else "full",
             "experiments": f"{len(chosen)} of {len(all_experiments())}",
             "wall time of this run": f"{time.monotonic() - start:.0f} s (cells already in "
-            "results.csv are not re-run)",
+            "results.csv with this code's fingerprint are not re-run)",
         }
-        path = write_reproduction(base, chosen, base / "reproduction.md", meta)
+        path = write_reproduction(sets, chosen, base / "reproduction.md", meta)
         if report is not None:
             shutil.copyfile(path, report)
         console.print(f"wrote {base} and {report or path}")
         return
+    if held_out is not None:
+        raise InvalidInput("held-out", held_out, "only with --all")
     if experiment is None:
         raise InvalidInput("experiment", None, "an ID, --list or --all")
     exp = get(experiment)
     out = out or Path("results") / exp.id
-    _run(exp, out, config(exp), exp.id)
+    _run(exp, out, config(exp), exp.id, fmt=fmt)
     console.print((out / "summary.md").read_text(), markup=False)
+
+
+def _with_first(config: Any, first: int, e: Experiment) -> RunConfig:
+    return config(e, first)
+
+
+def _seed_label(first: int, seeds: int | None) -> str:
+    if seeds is None:
+        return f"seeds from {first} (each experiment's default count)"
+    return f"seeds {first}–{first + seeds - 1}" if seeds > 1 else f"seed {first}"
+
+
+def _run_all(
+    chosen: list[Experiment], base: Path, config: Any, commit: str, fmt: str | None
+) -> None:
+    """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``."""
+    start = time.monotonic()
+    started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
+    cells_before = _cells(base, chosen)
+    ran: dict[str, Path] = {}  # results of this command, for same_runs_as
+    ended = "stopped"
+    try:
+        for e in chosen:
+            reuse = ran.get(e.same_runs_as)
+            ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=reuse, fmt=fmt)
+        ended = "complete"
+    finally:  # a stopped run is logged too: its cells are kept and count
+        log_run(
+            base,
+            {
+                "started_utc": started,
+                "commit": commit,
+                "wall_s": f"{time.monotonic() - start:.0f}",
+                "cells_added": str(_cells(base, chosen) - cells_before),
+                "ended": ended,
+            },
+        )
 
 
 def _cells(base: Path, chosen: list[Experiment]) -> int:
@@ -472,11 +591,14 @@ def _select(only: str | None) -> list[Experiment]:
 
 
 @app.command()
-def report(directory: Annotated[Path, typer.Argument(help="A folder with results.csv.")]) -> None:
-    """Re-render summary.md and the plots from results.csv alone."""
+def report(
+    directory: Annotated[Path, typer.Argument(help="A folder with results.csv.")],
+    fmt: FormatOpt = None,
+) -> None:
+    """Re-render summary.md and the figures from results.csv (and curves.csv) alone."""
     if not (directory / "results.csv").is_file():
         raise InvalidInput("directory", str(directory), "a folder holding a results.csv")
-    path = render_report(directory, on_warning=_warn)
+    path = render_report(directory, on_warning=_warn, formats=(fmt,) if fmt else ())
     console.print(f"wrote {path}")
 
 
@@ -575,22 +697,49 @@ def calibrate(
     console.print(f"wrote {path} and {out / 'calibration.png'}")
 
 
-@app.command()
+class _BenchCommand(typer.core.TyperCommand):
+    """``bench``: its ``--help`` lists the benchmarks (loaded only when help is asked)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from dmlsched.bench import OPT_IN, load
+
+        names = list(load())
+        default = ", ".join(n for n in names if n not in OPT_IN)
+        opt_in = ", ".join(n for n in names if n in OPT_IN)
+        for p in self.params:
+            if p.name == "only":
+                p.help = f"Comma-separated benchmarks: {default} (run by default)" + (
+                    f"; {opt_in} (only when named)." if opt_in else "."
+                )
+        super().format_help(ctx, formatter)
+
+
+@app.command(cls=_BenchCommand)
 def bench(
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     only: Annotated[str | None, typer.Option(help="Comma-separated benchmark names.")] = None,
 ) -> None:
-    """Timing figures (seconds, ms, rates) for the engine and schedulers."""
-    from dmlsched.bench import load, run_all
+    """Timing figures (seconds, ms, rates) for the engine and schedulers; progress on
+    stderr (which benchmark runs, how many are done)."""
+    from dmlsched.bench import OPT_IN, load, run_all
+    from dmlsched.progress import Reporter
 
     names = _split(only, "only") if only else None
     if names:
         unknown = [n for n in names if n not in load()]
         if unknown:
             raise InvalidInput("only", unknown[0], " | ".join(load()))
-    figures = run_all(names)
+    chosen = names or [n for n in load() if n not in OPT_IN]
+    figures: dict[str, Any] = {}
+    with Reporter("bench", unit="benchmarks") as rep:
+        for i, name in enumerate(chosen):
+            rep.doing(name)
+            rep.cells(i, len(chosen))
+            figures.update(run_all([name]))
+        rep.doing("")
+        rep.cells(len(chosen), len(chosen))
     # medians depend on the machine and its load: say which
-    figures["machine"] = (  # type: ignore[assignment]
+    figures["machine"] = (
         f"{os.cpu_count()} cores, {platform.platform()}, load {os.getloadavg()[0]:.2f}"
     )
     if json_:
@@ -625,6 +774,44 @@ def _os_error(e: OSError) -> str:
 # the live service's commands: serve, agent, k8s export (dmlsched.service.cli)
 _service_cli.mount(app)
 
+# the optional part (dmlsched.extras) each command needs, checked after parsing (so --help
+# works without it) and before any work
+NEEDS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("testbed", "run"): ("testbed",),
+    ("testbed", "calibrate"): ("testbed",),
+    ("serve",): ("service",),
+    ("agent",): ("service", "testbed"),
+    ("k8s", "export"): ("service",),
+}
+
+
+def _needing(fn: Any, extras: tuple[str, ...], what: str) -> Any:
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        for extra in extras:
+            require(extra, what)
+        return fn(*args, **kwargs)
+
+    return checked
+
+
+def _check_extras(tree: typer.Typer, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Wrap every command of :data:`NEEDS` in ``tree``; returns the paths found."""
+    found = set()
+    for info in tree.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "").replace("_", "-")
+        extras = NEEDS.get((*path, name))
+        if extras:
+            info.callback = _needing(info.callback, extras, " ".join((*path, name)))
+            found.add((*path, name))
+    for group in tree.registered_groups:
+        if group.typer_instance is not None and group.name:
+            found |= _check_extras(group.typer_instance, (*path, group.name))
+    return found
+
+
+EXTRAS_CHECKED = _check_extras(app)
+
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dmlsched`` console script: the exit status (module docstring)."""
@@ -633,6 +820,8 @@ def main(argv: list[str] | None = None) -> int:
         rc = app(args=argv, standalone_mode=False, prog_name="dmlsched")
     except typer.Exit as e:
         return int(e.exit_code or 0)
+    except NoArgsIsHelpError:  # a bare ``dmlsched`` (or group): the help is printed, no error
+        return 0
     except typer.TyperException as e:  # usage errors: bad flag, bad value, missing option
         print(f"dmlsched: {e.format_message()}".replace("\n", " "), file=sys.stderr)
         return 2
@@ -658,6 +847,15 @@ def main(argv: list[str] | None = None) -> int:
         if e.errno == errno.EPIPE:  # reader of our output went away (| head)
             return 1
         print(f"dmlsched: {_os_error(e)}", file=sys.stderr)
+        return 2
+    except MissingExtra as e:
+        print(f"dmlsched: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:  # an optional part imported later than its check
+        found = extra_of(e)
+        if found is None:
+            raise
+        print(f"dmlsched: {MissingExtra(*found, 'this command')}", file=sys.stderr)
         return 2
     except DmlschedError as e:
         print(f"dmlsched: {e}", file=sys.stderr)

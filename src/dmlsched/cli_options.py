@@ -24,6 +24,7 @@ from dmlsched.workloads.registry import MAX_SIZE
 __all__ = [
     "MAX_SEED",
     "MAX_SEEDS",
+    "MAX_SEED_BASE",
     "MAX_WORKERS",
     "Jobs",
     "Machines",
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 MAX_SEEDS = 10_000  # seeds 0..N-1 of a sweep
+MAX_SEED_BASE = 1_000_000_000  # the first seed of a sweep (--seed-base, --held-out)
 MAX_SEED = 2**63 - 1  # one run's seed (numpy's SeedSequence takes any int >= 0)
 MAX_WORKERS = 1024
 

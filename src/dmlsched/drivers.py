@@ -43,6 +43,10 @@ DRIVERS = ("simulate", "testbed", "service")
 
 SchedulerFactory = Callable[[], ClusterScheduler]
 
+# a tick record's fields that are not what happened: measured times, and the reasons given
+# for waiting jobs (they name the scheduler)
+_NOT_FINGERPRINTED = ("decide_ms", "at", "reasons")
+
 
 class DriverRun(NamedTuple):
     """What one driver made of a scheduler (module docstring)."""
@@ -163,7 +167,7 @@ def _service(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> Dr
                     refusal = str(rec["error"])
                     break
             ticks = [
-                {k: v for k, v in r.body.items() if k != "decide_ms"}
+                {k: v for k, v in r.body.items() if k not in _NOT_FINGERPRINTED}
                 for r in store.records()
                 if r.kind == "tick"
             ]

@@ -1,9 +1,18 @@
-"""Progress a person can watch: cells done, and inside a long run slots done, jobs
-admitted and completed, and an ETA.
+"""Progress a person can watch: units done (cells of a sweep, benchmarks), the run in
+this process (slots, jobs admitted and completed), elapsed time and an ETA.
 
 On a terminal, a live rich display on stderr; otherwise (a log file, a pipe,
-CI) one plain line on stderr at most every ``every`` seconds, plus one when a
-run or the command ends, so a redirected run is never silent for long.
+CI) one plain line on stderr every ``every`` seconds from a timer — also while
+nothing reports, e.g. when every cell runs in a worker process — and one when
+the command ends, so a redirected run is never silent for long.
+
+The ETA is the command's own completed work projected to the rest: none
+before the first unit has finished here ("ETA after the first cell"), then
+the time the finished units took each, times the units left, counted down
+until the next one finishes.  Units a previous run kept (a resumed sweep) took
+no time here and do not count as speed.  A single simulation gets no ETA: the
+engine jumps over idle slots and ends at the last job, not at the horizon, so
+its slot count says little about the time left.
 
 The engines report through a plain callback (:data:`Tick`), set for the runs
 of a command with :func:`dmlsched.sim.engine.watching`; this module only
@@ -13,6 +22,7 @@ draws.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import IO, Any
@@ -22,22 +32,17 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+from rich.text import Text
 
 __all__ = ["Reporter", "Tick"]
 
 #: engine callback: (slot reached, horizon, jobs admitted so far, jobs completed so far)
 Tick = Callable[[int, int, int, int], None]
-
-
-def _eta(elapsed: float, done: float, total: float) -> str:
-    if done <= 0 or total <= done:
-        return "ETA --" if total > done else "done"
-    left = elapsed / done * (total - done)
-    return f"ETA {_secs(left)}"
 
 
 def _secs(seconds: float) -> str:
@@ -49,12 +54,26 @@ def _secs(seconds: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-class Reporter:
-    """Cell progress of one command and slot progress of the run in this process.
+class _EtaColumn(ProgressColumn):
+    """The reporter's ETA beside its unit task (blank beside the run's)."""
 
-    ``live``: None = a live display when ``stream`` is a terminal.  Use as a
-    context manager; :meth:`cells` updates the cell count, :meth:`run`
-    returns the :data:`Tick` for one simulation.
+    def __init__(self, reporter: Reporter) -> None:
+        super().__init__()
+        self.reporter = reporter
+
+    def render(self, task: Task) -> Text:
+        if task.id != self.reporter._unit_task:
+            return Text("")
+        return Text(self.reporter.eta(short=True), style="progress.remaining")
+
+
+class Reporter:
+    """Units done by one command and slot progress of the run in this process.
+
+    ``live``: None = a live display when ``stream`` is a terminal.  ``unit`` names
+    what :meth:`cells` counts ("cells", "benchmarks").  Use as a context manager;
+    :meth:`cells` updates the count, :meth:`doing` says what is under way,
+    :meth:`run` returns the :data:`Tick` for one simulation.
     """
 
     def __init__(
@@ -65,6 +84,7 @@ class Reporter:
         live: bool | None = None,
         every: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        unit: str = "cells",
     ) -> None:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
@@ -72,31 +92,48 @@ class Reporter:
         self.live = console.is_terminal if live is None else live
         self.every = every
         self.clock = clock
+        self.unit = unit
         self._start = clock()
         self._last_line = -float("inf")
         self._dirty = False
+        self._lock = threading.RLock()  # the timer thread and the caller both print
         self._cells: tuple[int, int] | None = None
-        # cells already done when this command started (a resumed run): they took
-        # no time here, so the ETA counts only the cells computed since
+        # units already done when this command started (a resumed run): they took no
+        # time here, so the ETA counts only the units finished since
         self._cells_before: int | None = None
+        self._first_at: float | None = None  # when this command's count was first told
+        self._done_at: float | None = None  # when the last unit finished here
+        self._doing = ""
         self._run: dict[str, Any] | None = None
         self._progress: Progress | None = None
         if self.live:
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[extra]}"),
                 TimeElapsedColumn(),
-                TimeRemainingColumn(),
+                _EtaColumn(self),
                 console=console,
                 transient=False,
             )
-        self._cell_task: Any = None
+        self._unit_task: Any = None
         self._run_task: Any = None
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
 
     def __enter__(self) -> Reporter:
+        if not self.live and self.every > 0:
+            self._timer = threading.Thread(target=self._beat, name="progress", daemon=True)
+            self._timer.start()
         return self
+
+    def _beat(self) -> None:
+        """Timer thread: a line whenever ``every`` seconds passed without one."""
+        while not self._stop.wait(self.every / 4):
+            with self._lock:
+                if self.clock() - self._last_line >= self.every:
+                    self._line(force=True)
 
     def _started(self) -> Progress | None:
         """The live display, started at its first update: input errors found before
@@ -109,40 +146,77 @@ class Reporter:
         self.close()
 
     def close(self) -> None:
-        if self._progress is not None:
-            if self._progress.live.is_started:
-                self._progress.stop()
-            self._progress = None
-        elif self._dirty:  # the last state was not printed yet
-            self._line(force=True)
+        self._stop.set()
+        if self._timer is not None:
+            self._timer.join()
+            self._timer = None
+        with self._lock:
+            if self._progress is not None:
+                if self._progress.live.is_started:
+                    self._progress.stop()
+                self._progress = None
+            elif self._dirty:  # the last state was not printed yet
+                self._line(force=True)
 
-    # -- cells -------------------------------------------------------------
+    # -- units ---------------------------------------------------------------
     def cells(self, done: int, total: int) -> None:
-        """``done`` of ``total`` cells (scheduler × point × seed) finished."""
-        self._cells = (done, total)
-        if self._cells_before is None:
-            self._cells_before = done
-        if (prog := self._started()) is not None:
-            if self._cell_task is None:  # starts at ``done``: resumed cells are no speed
-                self._cell_task = prog.add_task(
-                    self.label, total=total, completed=done, extra="cells"
-                )
-            prog.update(self._cell_task, completed=done, total=total)
-        else:
-            self._line(force=done == total)
+        """``done`` of ``total`` units (a sweep's scheduler × point × seed) finished."""
+        with self._lock:
+            now = self.clock()
+            if self._cells_before is None:
+                self._cells_before, self._first_at = done, now
+            elif self._cells is not None and done > self._cells[0]:
+                self._done_at = now
+            self._cells = (done, total)
+            if (prog := self._started()) is not None:
+                if self._unit_task is None:  # starts at ``done``: resumed units are no speed
+                    self._unit_task = prog.add_task(
+                        self.label, total=total, completed=done, extra=self._extra()
+                    )
+                prog.update(self._unit_task, completed=done, total=total, extra=self._extra())
+            else:
+                self._line(force=done == total)
 
-    # -- one run -----------------------------------------------------------
+    def doing(self, text: str) -> None:
+        """What is under way now (e.g. the benchmark running), shown beside the count."""
+        with self._lock:
+            self._doing = text
+            if self._progress is not None and self._unit_task is not None:
+                self._progress.update(self._unit_task, extra=self._extra())
+
+    def _extra(self) -> str:
+        return self.unit + (f" · {self._doing}" if self._doing else "")
+
+    def eta(self, short: bool = False) -> str:
+        """ "ETA …" from the units finished by this command (module docstring); before the
+        first, "ETA after the first cell" (``short``: "ETA --", for the live display)."""
+        with self._lock:
+            if self._cells is None:
+                return ""
+            done, total = self._cells
+            if done >= total:
+                return "done"
+            here = done - (self._cells_before or 0)
+            if here <= 0 or self._done_at is None or self._first_at is None:
+                first = f"ETA after the first {self.unit.removesuffix('s')}"
+                return "ETA --" if short else first
+            each = (self._done_at - self._first_at) / here
+            end = self._done_at + each * (total - done)
+            return f"ETA {_secs(max(0.0, end - self.clock()))}"
+
+    # -- one run -------------------------------------------------------------
     def run(self, label: str) -> Tick:
         """The engine callback for the simulation ``label`` about to start here."""
-        state: dict[str, Any] = {"label": label, "start": self.clock(), "slot": 0, "T": 0}
-        state.update(admitted=0, completed=0)
-        self._run = state
-        if (prog := self._started()) is not None:
-            if self._run_task is not None:
-                prog.remove_task(self._run_task)
-            self._run_task = prog.add_task(label, total=None, extra="")
+        state: dict[str, Any] = {"label": label, "slot": 0, "T": 0, "admitted": 0, "completed": 0}
+        with self._lock:
+            self._run = state
+            if (prog := self._started()) is not None:
+                if self._run_task is not None:
+                    prog.remove_task(self._run_task)
+                self._run_task = prog.add_task(label, total=None, extra="")
 
         def tick(slot: int, horizon: int, admitted: int, completed: int) -> None:
+            # called every slot a run steps: no lock unless a line is due (see _line)
             state.update(slot=slot, T=horizon, admitted=admitted, completed=completed)
             if self._progress is not None:
                 self._progress.update(
@@ -156,27 +230,28 @@ class Reporter:
 
         return tick
 
-    # -- plain lines -------------------------------------------------------
+    # -- plain lines ---------------------------------------------------------
     def _line(self, force: bool = False) -> None:
         now = self.clock()
         if not force and now - self._last_line < self.every:
             self._dirty = True
             return
+        with self._lock:
+            self._print(now)
+
+    def _print(self, now: float) -> None:
         self._last_line = now
         self._dirty = False
         parts = [f"{self.label}:"]
         if self._cells is not None:
             done, total = self._cells
-            parts.append(f"{done}/{total} cells,")
+            doing = f" ({self._doing})" if self._doing and done < total else ""
+            parts.append(f"{done}/{total} {self.unit}{doing}, {self.eta()};")
         if self._run is not None and self._run["T"]:
             r = self._run
             parts.append(
                 f"{r['label']} slot {r['slot']}/{r['T']}, {r['admitted']} admitted, "
-                f"{r['completed']} completed, {_eta(now - r['start'], r['slot'], r['T'])};"
+                f"{r['completed']} completed;"
             )
-        elif self._cells is not None:
-            done, total = self._cells
-            before = self._cells_before or 0
-            parts.append(_eta(now - self._start, done - before, total - before) + ";")
         parts.append(f"{_secs(now - self._start)} elapsed")
         print(" ".join(parts), file=self.stream, flush=True)

@@ -24,17 +24,21 @@ def test_all_seven_figures_are_registered_in_the_edge_cloud_setting() -> None:
 
 
 @pytest.mark.parametrize("exp_id", ["aonline-fig12", "aonline-fig13"])
-def test_competitive_ratio_cell_falls_with_epsilon_over_a_bound_below_speed_one_jct(
+def test_competitive_ratio_cell_divides_by_a_bound_below_speed_one_jct(
     exp_id,
 ) -> None:
     from dmlsched.experiments.defs.aonline import _simulate
 
     exp = get(exp_id)
+    # SRTF's total JCT falls with speed; A_online's need not on the contended instances
+    # (measured: at fig12's 5 jobs seed 0, 1.213 at ε = 0.1 and 1.225 at ε = 0.2)
+    srtf = exp.run_cell("srtf", exp.quick_points[0], 0, True)
+    ratios = [srtf[f"competitive_ratio_eps{e:g}"] for e in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    assert ratios == sorted(ratios, reverse=True)
     m = exp.run_cell("a-online", exp.quick_points[0], 0, True)
     ratios = [m[f"competitive_ratio_eps{e:g}"] for e in (0.1, 0.2, 0.3, 0.4, 0.5)]
-    assert all(r > 0 for r in ratios)
-    assert ratios == sorted(ratios, reverse=True) and m["competitive_ratio"] == ratios[0]
-    assert m["lp_bound"] > m["lp_relaxation"] > 0
+    assert all(r > 0 for r in ratios) and m["competitive_ratio"] == ratios[0]
+    assert m["lp_bound"] == srtf["lp_bound"] > m["lp_relaxation"] > 0
     # with (1 + ε) speed the ratio may dip below 1; at speed 1 no schedule beats the bound
     wl = exp.build(exp.quick_points[0], 0, True)
     assert _simulate(wl, "a-online", 0)["total_jct"] >= m["lp_bound"] - 1e-6

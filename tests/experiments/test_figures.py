@@ -29,7 +29,8 @@ def test_every_catalogue_metric_and_parameter_reads_in_words_with_a_unit() -> No
     from dmlsched.experiments.metrics import _PARAMS
 
     for e in all_experiments():
-        assert e.param in _PARAMS and "_" not in param_label(e.param).replace("G_δ", "")
+        label = param_label(e.param).replace("G_δ", "").replace("c_i", "")
+        assert e.param in _PARAMS and "_" not in label
         for m in e.metrics:
             d = describe(m)
             names = ("P_i", "P_f", "A_online", "A_fractional", "A_round")  # the papers' symbols
@@ -59,16 +60,103 @@ def test_an_undefined_mean_is_marked() -> None:
     assert text.startswith("undefined")
 
 
-def test_a_single_point_becomes_a_table_not_one_group_of_bars(
+def _drawn(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The figures plots saves, kept open for inspection."""
+    figs: list = []
+    real = plots._save
+
+    def keep(fig, path, formats):  # type: ignore[no-untyped-def]
+        figs.append(fig)
+        fig.savefig(path)
+        return path
+
+    monkeypatch.setattr(plots, "_save", keep)
+    assert real is not None
+    return figs
+
+
+def test_a_single_point_is_horizontal_bars_with_intervals_not_a_picture_of_a_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calls = []
-    real = plots._table
-    monkeypatch.setattr(plots, "_table", lambda *a: (calls.append(a), real(*a)))
+    figs = _drawn(monkeypatch)
     df = frame("total_cost", {("mlbroker", "3dc"): [1.0, 2.0], ("local", "3dc"): [3.0, 3.5]})
     paper = (PaperValue("total_cost", "mlbroker", ("3dc",), 1070.1, "Table 4"),)
     out = plots.plot_metric(df, "total_cost", "setup", "t", tmp_path / "a.png", "bar", paper=paper)
-    assert out is not None and out.stat().st_size > 0 and len(calls) == 1
+    assert out is not None and out.stat().st_size > 0
+    ax = figs[0].axes[0]
+    assert not ax.tables  # a chart, not a table
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["mlbroker", "local"]
+    bars = [p for p in ax.patches if p.get_width() > 0]
+    assert len(bars) == 2 and all(b.get_height() < 1 for b in bars)  # horizontal bars
+    assert ax.get_title().startswith("Total cost")
+    texts = {t.get_text() for t in ax.texts}
+    assert "3.25 ± 3.18" in texts  # the value at the bar's end
+    # the paper's 1,070 stays in view: the axis reaches it
+    assert ax.get_xlim()[1] >= 1070.1
+
+
+def test_sweep_error_bars_are_dodged_so_they_never_overlap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figs = _drawn(monkeypatch)
+    cells = {(s, p): [1.0, 2.0, 3.0] for s in ("a", "b", "c") for p in ("20", "60", "100")}
+    df = frame("total_utility", cells)
+    plots.plot_metric(df, "total_utility", "jobs", "t", tmp_path / "x.png")
+    ax = figs[0].axes[0]
+    xs = sorted({round(float(x), 6) for line in ax.lines for x in line.get_xdata()})
+    assert len(xs) == 9  # 3 schedulers × 3 points, each at its own x
+    near_20 = [x for x in xs if x < 40]
+    assert len(near_20) == 3 and max(near_20) - min(near_20) < 40 * 0.5  # beside, not apart
+
+
+def test_an_outlying_interval_is_cut_and_noted_instead_of_squeezing_the_curves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pdors-fig7: one interval reaching 2,980 pressed every curve into the bottom 20%."""
+    figs = _drawn(monkeypatch)
+    cells = {("a", p): [100.0, 110.0, 120.0] for p in ("20", "60", "100")}
+    cells |= {("b", p): [90.0, 95.0, 100.0] for p in ("20", "60")}
+    cells[("b", "100")] = [0.0, 10.0, 400.0]  # one wild seed: interval to ~690
+    df = frame("total_utility", cells)
+    plots.plot_metric(df, "total_utility", "jobs", "", tmp_path / "y.png")
+    ax = figs[0].axes[0]
+    low, high = ax.get_ylim()
+    assert low == 0.0 and high < 200  # the axis follows the means, not the wild interval
+    notes = [t.get_text() for t in ax.texts if "reaches" in t.get_text()]
+    assert notes and "b at 100 reaches" in notes[0]
+
+
+def test_each_figure_is_titled_with_its_own_metric_not_the_experiments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    figs = _drawn(monkeypatch)
+    cells = {(s, p): [1.0, 2.0] for s in ("a", "b") for p in ("20", "60")}
+    plots.plot_metric(
+        frame("completed_jobs", cells),
+        "completed_jobs",
+        "jobs",
+        "total utility vs number of jobs",
+        tmp_path / "completed_jobs.png",
+        figure="PD-ORS TNSE 2022 Fig. 7",
+    )
+    title = figs[0].axes[0].get_title()
+    assert title.startswith("Completed jobs vs jobs I")
+    assert "utility" not in title and "PD-ORS TNSE 2022 Fig. 7" in title
+
+
+def test_vector_figures_are_written_beside_the_png_with_the_same_bytes_each_time(
+    tmp_path: Path,
+) -> None:
+    cells = {(s, p): [1.0, 2.0] for s in ("a", "b") for p in ("20", "60")}
+    df = frame("total_utility", cells)
+    sizes = []
+    for run in ("1", "2"):
+        d = tmp_path / run
+        d.mkdir()
+        plots.plot_metric(df, "total_utility", "jobs", "", d / "u.png", formats=("pdf", "svg"))
+        assert {p.name for p in d.iterdir()} == {"u.png", "u.pdf", "u.svg"}
+        sizes.append({p.name: p.read_bytes() for p in d.iterdir()})
+    assert sizes[0] == sizes[1]
 
 
 def test_a_sweep_draws_paper_values_and_marks_undefined_means(tmp_path: Path) -> None:

@@ -36,9 +36,27 @@ def test_fig10_cell_ratio_comes_from_the_milp_alone() -> None:
             assert m["competitive_ratio"] == pytest.approx(m["opt_utility"] / m["total_utility"])
 
 
-def test_fig10_has_cells_with_opt_and_alg_zero_and_they_are_excluded() -> None:
-    exp = get("pdors-fig10")
-    m = exp.run_cell("pd-ors", 6, 0, True)  # no job of this instance can finish in T = 10
+def test_fig10_instances_have_a_job_that_finishes_alone_so_opt_is_positive() -> None:
+    from dmlsched.experiments.defs.pdors import build_fig10, finishes_alone
+
+    for point in (2, 6, 10):
+        for seed in range(6):
+            wl = build_fig10(point, seed, False)
+            assert any(finishes_alone(j, wl.cluster.capacity, wl.horizon) for j in wl.jobs)
+    m = get("pdors-fig10").run_cell("pd-ors", 6, 0, True)
+    assert m["opt_utility"] > 0.0 and m["excluded"] == 0.0
+
+
+def test_fig10_cells_with_opt_and_alg_zero_are_excluded() -> None:
+    import dataclasses
+
+    from dmlsched.experiments.defs.pdors import _sync
+
+    # the paper's ranges without the OPT > 0 draw: no job of this instance finishes in T
+    exp = dataclasses.replace(
+        get("pdors-fig10"), id="fig10-unconditioned", build=lambda p, s, q: _sync(6, 10, 10, 0)
+    )
+    m = exp.run_cell("pd-ors", 6, 0, True)
     assert m["opt_utility"] == 0.0 and m["excluded"] == 1.0
     assert math.isnan(m["competitive_ratio"])
 

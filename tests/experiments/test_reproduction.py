@@ -72,12 +72,14 @@ def test_excluded_cells_are_counted_never_read_as_one() -> None:
             ("pd-ors", "2", 1, "competitive_ratio", nan),
             ("pd-ors", "4", 0, "competitive_ratio", 1.5),
             ("pd-ors", "4", 1, "competitive_ratio", nan),
+            ("pd-ors", "4", 2, "competitive_ratio", 1.5),
         ]
     )
     r = Bound("competitive_ratio", "pd-ors", "<=", 1.4).check(df)
-    assert r.held is False  # 1.5 at point 4; point 2 (all excluded) drops out
-    assert r.excluded == 3 and r.cells == 4
-    assert "3 of 4 cells excluded" in r.evidence
+    assert r.held is False  # 1.5 twice at point 4; point 2 (all excluded) drops out
+    assert r.excluded == 3 and r.cells == 5
+    assert "3 of 5 cells excluded" in r.evidence
+    assert r.seeds == 2 and r.seeds_note == "2 seeds < 5"
     only_excluded = _df([("pd-ors", "2", 0, "competitive_ratio", nan)])
     r2 = Bound("competitive_ratio", "pd-ors", "<=", 1.4).check(only_excluded)
     assert r2.held is None and "every point excluded" in r2.evidence
@@ -86,9 +88,13 @@ def test_excluded_cells_are_counted_never_read_as_one() -> None:
 def test_plus_verdicts_and_reasons_in_the_report() -> None:
     df = _df(
         [
-            ("pd-ors", "1", 0, "total_utility", 1.0),
-            ("pd-ors+", "1", 0, "total_utility", 9.0),
-            ("drf", "1", 0, "total_utility", 5.0),
+            row
+            for seed, noise in enumerate((0.0, 0.1, -0.1))
+            for row in (
+                ("pd-ors", "1", seed, "total_utility", 1.0 + noise),
+                ("pd-ors+", "1", seed, "total_utility", 9.0 + noise),
+                ("drf", "1", seed, "total_utility", 5.0 - noise),
+            )
         ]
     )
     exp = Experiment(
@@ -120,8 +126,9 @@ def test_plus_verdicts_and_reasons_in_the_report() -> None:
     line = next(ln for ln in text.splitlines() if "PD-ORS beats DRF" in ln)
     assert "**NOT HELD**" in line and "`pd-ors+`: **HELD**" in line
     assert "roundings fail (shown by `ablation-pdors-figX`)" in line and "Fig. X" in line
-    assert "| as printed (2) | 0 | 1 | 1 | 0 |" in text
-    assert "| `+` variant (2) | 1 | 0 | 1 | 0 |" in text
+    assert "| as printed (2) | — | 0 | 1 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "| `+` variant (2) | — | 1 | 0 | 0 | 0 | 0 | 1 | 0 |" in text
+    assert "3 seeds < 5" in line
 
 
 def test_the_committed_report_covers_the_catalogue() -> None:
@@ -130,6 +137,11 @@ def test_the_committed_report_covers_the_catalogue() -> None:
     if not DOCS.exists():
         pytest.skip("docs/reproduction.md not generated yet (make reproduce-all on main)")
     text = DOCS.read_text()
+    if "| claims | seeds |" not in text:  # the counts table of paired verdicts, per seed set
+        pytest.skip(
+            "docs/reproduction.md predates verdicts on paired statistics and held-out seeds: "
+            "regenerate it with `make reproduce-all` (then this test checks it)"
+        )
     # every experiment `reproduce --all` runs: the opt-in ones (the testbed's, which need
     # root and PyTorch) are run by `make testbed`; the report says how many it ran (48 of 53)
     for exp in (e for e in all_experiments() if not e.opt_in):
@@ -139,3 +151,23 @@ def test_the_committed_report_covers_the_catalogue() -> None:
     # every NOT HELD has its reason, and the runs that computed the cells are listed
     assert "no reason recorded" not in text
     assert "Runs that computed these results" in text
+
+
+def test_every_claim_names_schedulers_its_experiment_runs() -> None:
+    """So no claim is NOT RUN by construction, and every declared reference is run."""
+    from dmlsched.experiments.catalogue import get
+    from dmlsched.experiments.claims import Across, Beats, Trend
+
+    for exp in all_experiments():
+        runs = set(exp.schedulers)
+        for c in exp.claims:
+            names = {c.subject, *getattr(c, "reference", ())}
+            if isinstance(c, Beats):
+                names |= set(c.losers)
+            if isinstance(c, Trend) and c.versus:
+                names.add(c.versus)
+            assert names <= runs, (exp.id, c.subject, names - runs)
+            if isinstance(c, Across) and c.other:
+                other = get(c.other)
+                assert other.points == exp.points and other.quick_points == exp.quick_points
+                assert c.subject in other.schedulers

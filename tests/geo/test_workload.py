@@ -24,10 +24,23 @@ def test_synthetic_jobs_follow_the_section_6_1_ranges() -> None:
     assert np.all((s.d[~np.eye(15, dtype=bool)] >= 0.01) & (s.d[~np.eye(15, dtype=bool)] <= 0.02))
     for j in wl.jobs:
         assert 16 <= j.capacity <= 66 and 4.32 <= j.exchange_gb <= 82.8
-        assert 0.05 <= j.deploy_cost <= 0.1 and 1 <= j.duration <= 8
+        # c_i = [0.05, 0.1] USD per GB of the job's data per slot (500 GB here)
+        assert 0.05 * 500 <= j.deploy_cost <= 0.1 * 500 and 1 <= j.duration <= 8
         assert np.all((j.data.sum(axis=1) >= 400 - 1e-9) & (j.data.sum(axis=1) <= 600 + 1e-9))
         assert 1 <= int((j.data.sum(axis=0) > 0).sum()) <= 3
         assert j.worker_demand[0] in (0, 1, 2, 3, 4) and j.ps_demand[0] == 0
+
+
+def test_the_deployment_cost_readings_share_every_other_draw() -> None:
+    per_gb = synthetic_geo(10, 5, 8, make_rng(3), data_gb=300.0)
+    flat = synthetic_geo(10, 5, 8, make_rng(3), data_gb=300.0, deploy="per-deployment")
+    model = synthetic_geo(10, 5, 8, make_rng(3), data_gb=300.0, deploy="per-gb-model")
+    for a, b, c in zip(per_gb.jobs, flat.jobs, model.jobs, strict=True):
+        assert a.deploy_cost == pytest.approx(300.0 * b.deploy_cost)
+        assert c.deploy_cost == pytest.approx(b.deploy_cost * b.exchange_gb / 144.0)
+        assert np.array_equal(a.data, b.data) and a.capacity == b.capacity
+    with pytest.raises(InvalidInput, match="deploy"):
+        synthetic_geo(2, 3, 4, make_rng(0), deploy="per-byte")
 
 
 def test_tiny_synthetic_workload_builds() -> None:

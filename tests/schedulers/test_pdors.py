@@ -216,9 +216,9 @@ def test_pdors_schedules_a_job_that_needs_the_whole_cluster_in_every_slot() -> N
     """pdors-fig10 jobs=6 seed 7: OPT finishes job 0 with 163 of the 163.6 workers
     that fit in every slot; quanta of V/Q lost it to rounding down, then every
     randomized rounding and the greedy fill failed (the MILP fallback finds it)."""
-    from dmlsched.experiments.defs.pdors import build_fig10
+    from dmlsched.experiments.defs.pdors import _sync
 
-    wl = build_fig10(6, 7, False)
-    res, sched, _ = _run("pd-ors+", wl, seed=7, quanta_per_slot=32, spread=False)
+    wl = _sync(6, 10, 10, 7)  # the paper's ranges, as pdors-fig10 drew them before OPT > 0
+    res, sched, _ = _run("pd-ors+", wl, seed=7, quanta_per_slot=32, vertex="fill")
     assert res.metrics["total_utility"] == pytest.approx(40.80843404854521, rel=1e-9)
     assert sched.stats["rounding_failures"] > 0  # the rounding alone does not find it

@@ -4,8 +4,9 @@ Each compiled kernel of issue 16's last speed-up does in one call what a chain o
 NumPy steps (still in the library, and the reference here) did: the machine
 classes (:func:`group_machines` vs :func:`machine_classes` on the key matrix),
 the DP in place (:func:`min_plus_rows` vs :func:`min_plus`), the rounding
-(:func:`round_first` vs :func:`scaled_round` with the trim and the acceptance
-test) and the disaggregation (:func:`fill_pair` vs :func:`fill_classes`).  The
+(:func:`cheapest_round`, which tests each distinct draw once, vs every one of
+the S draws trimmed and tested) and the disaggregation (:func:`fill_pair` vs
+:func:`fill_classes`).  The
 slot state's prices are recomputed only on the machines a reservation touched;
 hypothesis checks that they equal prices recomputed from scratch after any
 sequence of reservations and releases.  The machine classes are likewise
@@ -28,7 +29,6 @@ from dmlsched.schedulers._shared.kernels import (
     min_plus,
     min_plus_rows,
     regroup,
-    round_first,
     rounding_ok,
     trim_workers,
 )
@@ -36,7 +36,7 @@ from dmlsched.schedulers._shared.machine_classes import fill_classes, machine_cl
 from dmlsched.schedulers._shared.pricing import prices
 from dmlsched.schedulers._shared.primal_dual import JobPlan
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.solvers.rounding import scaled_round
+from dmlsched.solvers.rounding import cheapest_round
 
 _TOL = 1e-9
 _SEEDS = st.integers(0, 2**32 - 1)
@@ -136,33 +136,46 @@ def test_min_plus_rows_in_place_equals_min_plus(seed: int) -> None:
 
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(seed=_SEEDS, sync=st.booleans())
-def test_round_first_equals_scaled_round_with_trim_and_acceptance(seed: int, sync: bool) -> None:
+def test_cheapest_round_is_the_cheapest_of_every_draw_trimmed_and_tested(
+    seed: int, sync: bool
+) -> None:
     rng = make_rng(seed)
     n, R = int(rng.integers(1, 8)), int(rng.integers(1, 4))
     x_bar = np.concatenate([rng.uniform(0, 6, n), rng.uniform(0, 3, n)])
     x_bar[rng.random(2 * n) < 0.2] = 0.0
-    cost = rng.uniform(0.1, 2, 2 * n)
+    cost = np.round(rng.uniform(0.1, 2, 2 * n), 1)  # a few equal costs: ties happen
     a, b = rng.uniform(0.5, 2, R), rng.uniform(0.5, 2, R)
     ub_tol = rng.uniform(2, 12, (n, R))
     m = float(np.floor(x_bar[:n].sum()))
     gain, wmax = float(rng.uniform(0.5, 1.5)), float(rng.integers(1, 30))
     rules = (wmax, sync, float(rng.uniform(1, 4)), 1.0, 2.0, float(rng.uniform(2, 20)), _TOL)
-    attempts = int(rng.integers(1, 50))
+    attempts = int(rng.integers(1, 80))
+    order = np.argsort(-cost[:n], kind="stable")
 
-    def trim(cand: np.ndarray, c: np.ndarray) -> np.ndarray:
-        return trim_workers(cand, np.argsort(-c[: cand.shape[1] // 2], kind="stable"), wmax)
-
-    want = scaled_round(
-        x_bar, gain, make_rng(seed + 1), cost=cost, attempts=attempts, repair=trim,
-        extra=lambda cand: rounding_ok(cand, m, a, b, ub_tol, *rules),
+    got = cheapest_round(
+        x_bar, gain, make_rng(seed + 1), cost=cost, attempts=attempts,
+        repair=lambda cand: trim_workers(cand, order, wmax),
+        accept=lambda cand: rounding_ok(cand, m, a, b, ub_tol, *rules),
     )  # fmt: skip
-    draws = make_rng(seed + 1).random((attempts, 2 * n))
-    hit, cand = round_first(x_bar, gain, draws, cost, m, a, b, ub_tol, *rules)
-    if want.x is None:
-        assert hit == -1
-    else:
-        assert hit + 1 == want.attempts
-        np.testing.assert_array_equal(cand.astype(np.int64), want.x)
+    # the reference: every draw, in order, trimmed and tested
+    xs = gain * x_bar
+    lo = np.floor(xs + _TOL)
+    frac = np.clip(xs - lo, 0.0, 1.0)
+    frac[frac < _TOL] = 0.0
+    var = np.flatnonzero(frac > 0)
+    up = make_rng(seed + 1).random((attempts, var.size)) < frac[var]
+    every = np.repeat(lo[None, :], attempts, axis=0)
+    every[:, var] += up
+    every = trim_workers(every, order, wmax)
+    ok = np.flatnonzero(rounding_ok(every, m, a, b, ub_tol, *rules))
+    if ok.size == 0:
+        assert got.x is None and got.attempts == attempts
+        return
+    costs = every[ok] @ cost
+    want = every[ok[int(np.argmin(costs))]]
+    np.testing.assert_array_equal(got.x, want.astype(np.int64))
+    assert got.cost == float(np.dot(cost, want.astype(np.int64)))
+    assert got.attempts == int(ok[0]) + 1
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)

@@ -84,7 +84,7 @@ def test_as_printed_a_vertex_at_fractional_capacity_cannot_be_rounded() -> None:
     assert summary["failed_box_infeasible"] == 1.0 and summary["failed_integer_feasible"] == 1.0
     assert summary["failed_draws_packing"] > 0 and summary["failed_spread_ok"] == 1.0
     assert printed["admitted_jobs"] == 0  # discarded after S failed roundings
-    for fix in ({"spread": True}, {"milp_fallback": True}):
+    for fix in ({"vertex": "interior"}, {"milp_fallback": True}):
         m, _ = _run(wl, **fix)
         assert m["completed_jobs"] == 1, fix
     # the packing margin alone does not: with a worker less per machine the margin LP

@@ -9,39 +9,48 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dmlsched.service.app import MAX_BODY, Service, create_app
-from tests.service.helpers import CAPACITY, job_request, make_core
+from tests.service.helpers import ADMIN, CAPACITY, bearer, job_request, make_core, tokens
 
-TOKEN = "s3cret"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
+AUTH = bearer(ADMIN)
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
+    """An admin's client (its requests carry the admin's token unless they say otherwise)."""
     core = make_core(tmp_path / "s.db", "fifo")
-    with TestClient(create_app(Service(core, token=TOKEN))) as c:
+    with TestClient(create_app(Service(core, tokens=tokens(tmp_path))), headers=AUTH) as c:
         for i in range(2):
             assert (
-                c.post(
-                    "/v1/machines", json={"name": f"m{i}", "capacity": CAPACITY}, headers=AUTH
-                ).status_code
+                c.post("/v1/machines", json={"name": f"m{i}", "capacity": CAPACITY}).status_code
                 == 201
             )
         yield c
 
 
-def test_mutating_endpoints_need_the_bearer_token(client: TestClient) -> None:
+def test_every_endpoint_but_healthz_needs_a_known_token(client: TestClient) -> None:
+    anon = TestClient(client.app)
     for method, url, body in [
         ("post", "/v1/jobs", job_request()),
+        ("get", "/v1/jobs", None),
+        ("get", "/v1/jobs/0", None),
+        ("get", "/v1/machines", None),
+        ("get", "/v1/allocation", None),
+        ("get", "/v1/events", None),
+        ("get", "/v1/state", None),
+        ("get", "/metrics", None),
         ("post", "/v1/machines", {"name": "x", "capacity": CAPACITY}),
         ("post", "/v1/tick", None),
         ("delete", "/v1/jobs/0", None),
         ("post", "/v1/agents/m0/heartbeat", None),
+        ("post", "/v1/agents/m0/progress", {"job": 0, "incarnation": 0, "work": 1.0}),
     ]:
         kw = {"json": body} if body is not None else {}
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
-            r = client.request(method, url, headers=headers, **kw)
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": ADMIN}):
+            r = anon.request(method, url, headers=headers, **kw)
             assert r.status_code == 401, (method, url, headers)
-    assert client.get("/v1/jobs").status_code == 200  # reading is open
+            assert r.headers["www-authenticate"] == "Bearer"
+    assert anon.get("/healthz").status_code == 200
+    assert anon.get("/").status_code == 200  # the dashboard's page: it asks for a token
 
 
 @pytest.mark.parametrize(
@@ -154,7 +163,7 @@ def test_metrics_healthz_and_openapi(client: TestClient) -> None:
 
 
 def test_the_wall_clock_refuses_manual_ticks(tmp_path: Path) -> None:
-    core = make_core(tmp_path / "w.db", "fifo")
+    core = make_core(tmp_path / "w.db", "fifo")  # no tokens: --insecure-local
     with TestClient(create_app(Service(core, slot_seconds=0.05))) as c:
         import time
 

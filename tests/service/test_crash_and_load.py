@@ -8,7 +8,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dmlsched.service.loadtest import ServiceProcess, check_jobs, main, run_load
+from dmlsched.service.loadtest import (
+    ServiceProcess,
+    check_jobs,
+    load_identities,
+    main,
+    run_load,
+)
 from tests.service.helpers import CAPACITY, job_request
 
 
@@ -22,10 +28,12 @@ def _machines(svc: ServiceProcess, n: int = 3) -> None:
 
 
 def _load_with_kill(tmp_path: Path, clients: int, jobs: int) -> dict:
+    users = load_identities(clients)
     svc = ServiceProcess(
         ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"],
         tmp_path,
         token="tok",
+        identities=users,
     )
     svc.start()
     try:
@@ -38,7 +46,15 @@ def _load_with_kill(tmp_path: Path, clients: int, jobs: int) -> dict:
                 svc.kill()
                 svc.start()
 
-        res = run_load(svc, clients, jobs, on_acked=on_acked, tick_every=0.1, deadline=240)
+        res = run_load(
+            svc,
+            clients,
+            jobs,
+            on_acked=on_acked,
+            tick_every=0.1,
+            deadline=240,
+            tokens=[u[0] for u in users],
+        )
         out = {**res.summary(), **check_jobs(svc, res)}
         out["healthz"] = httpx.get(svc.url + "/healthz").json()
         out["killed"] = killed.is_set()
@@ -73,37 +89,54 @@ def test_a_restarted_service_keeps_jobs_slots_and_decisions(tmp_path: Path) -> N
             httpx.post(
                 svc.url + "/v1/jobs", json=job_request(epochs=20 + i), headers=svc.headers()
             ).raise_for_status()
-        httpx.post(svc.url + "/v1/tick", params={"n": 3}, headers=svc.headers())
-        before = httpx.get(svc.url + "/v1/jobs").json()
-        alloc = httpx.get(svc.url + "/v1/allocation").json()
+        h = svc.headers()
+        httpx.post(svc.url + "/v1/tick", params={"n": 3}, headers=h)
+        before = httpx.get(svc.url + "/v1/jobs", headers=h).json()
+        alloc = httpx.get(svc.url + "/v1/allocation", headers=h).json()
         svc.kill()
         svc.start()
-        assert httpx.get(svc.url + "/v1/jobs").json() == before
-        assert httpx.get(svc.url + "/v1/allocation").json() == alloc
-        assert "dmlsched_replay_mismatches 0.0" in httpx.get(svc.url + "/metrics").text
+        assert httpx.get(svc.url + "/v1/jobs", headers=h).json() == before
+        assert httpx.get(svc.url + "/v1/allocation", headers=h).json() == alloc
+        assert "dmlsched_replay_mismatches 0.0" in httpx.get(svc.url + "/metrics", headers=h).text
     finally:
         svc.stop()
 
 
-def test_serve_refuses_bad_flags_with_one_line(tmp_path: Path) -> None:
+def test_serve_refuses_bad_flags_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     from dmlsched.cli import main as cli
+    from dmlsched.service.loadtest import write_secret
 
+    serve = ["serve", "--scheduler", "fifo", "--manual-clock", "--db", str(tmp_path / "s.db")]
+    auth = write_secret(tmp_path / "auth.csv", "t0k3n,ops,admin\n")
     assert cli(["serve", "--scheduler", "nope", "--manual-clock"]) == 2
-    assert cli(["serve", "--scheduler", "fifo"]) == 2  # neither clock
-    assert cli(["serve", "--scheduler", "fifo", "--slot-seconds", "-1"]) == 2
-    assert (
-        cli(
-            [
-                "serve",
-                "--scheduler",
-                "fifo",
-                "--manual-clock",
-                "--token-file",
-                str(tmp_path / "none"),
-            ]
-        )
-        == 2
-    )
+    assert cli(["serve", "--scheduler", "fifo", "--insecure-local"]) == 2  # neither clock
+    assert cli(["serve", "--scheduler", "fifo", "--slot-seconds", "-1", "--insecure-local"]) == 2
+    for extra, field in [
+        ([], "token-auth-file=None"),  # no identities and no --insecure-local
+        (["--token-auth-file", str(tmp_path / "none")], "token-auth-file"),
+        (["--insecure-local", "--host", "0.0.0.0"], "host='0.0.0.0'"),
+        (["--insecure-local", "--token-auth-file", str(auth)], "insecure-local"),
+    ]:
+        capsys.readouterr()
+        assert cli(serve + extra) == 2, extra
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and field in err, err
+    auth.chmod(0o644)  # readable by everyone: a leaked password file
+    assert cli([*serve, "--token-auth-file", str(auth)]) == 2
+    assert "chmod 600" in capsys.readouterr().err
+    auth.chmod(0o600)
+    for bad, field in [
+        ("t0k3n,ops,root\n", "role='root'"),
+        ("t0k3n,ops,agent\n", "machine=None"),
+        ("t0k3n,ops,user,m0\n", "machine='m0'"),
+        ("t0k3n,ops,admin\nt0k3n,dev,user\n", "line 2"),
+        ("t0k3n\n", "fields=1"),
+    ]:
+        write_secret(auth, bad)
+        assert cli([*serve, "--token-auth-file", str(auth)]) == 2, bad
+        assert field in capsys.readouterr().err, bad
 
 
 def test_ctrl_c_stops_the_service_gracefully_with_status_130(tmp_path: Path) -> None:

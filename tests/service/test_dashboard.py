@@ -75,11 +75,11 @@ def test_the_dashboard_shows_machines_jobs_and_the_allocation(
             ).raise_for_status()
         httpx.post(svc.url + "/v1/tick", params={"n": 2}, headers=h).raise_for_status()
         httpx.post(svc.url + "/v1/jobs", json=job_request(name="late"), headers=h)
-        expected = {j["id"]: j["state"] for j in httpx.get(svc.url + "/v1/jobs").json()}
-        alloc = httpx.get(svc.url + "/v1/allocation").json()["jobs"]
+        expected = {j["id"]: j["state"] for j in httpx.get(svc.url + "/v1/jobs", headers=h).json()}
+        alloc = httpx.get(svc.url + "/v1/allocation", headers=h).json()["jobs"]
 
         drv = browser
-        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        drv.get(svc.url + "/#token=tok")  # type: ignore[attr-defined]
         WebDriverWait(drv, 20).until(
             lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "2"
         )
@@ -100,3 +100,87 @@ def test_the_dashboard_shows_machines_jobs_and_the_allocation(
             assert sorted(filter(None, cell.text.split(","))) == want
         assert "slot 2" in drv.find_element(By.ID, "status").text  # type: ignore[attr-defined]
         drv.save_screenshot(str(tmp_path / "dashboard.png"))  # type: ignore[attr-defined]
+
+
+def test_a_user_sees_reasons_and_times_and_cancels_her_own_job(
+    tmp_path: Path, browser: object
+) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock",
+         "--param", "min_workers=1", "--param", "max_workers=1"],
+        tmp_path,
+        token="tok",
+        identities=(("alice-tok", "alice", "user"), ("bob-tok", "bob", "user")),
+    )  # fmt: skip
+    with svc:
+        h = svc.headers()
+        capacity = [8, 64, 256, 400]
+        httpx.post(
+            svc.url + "/v1/machines", json={"name": "m0", "capacity": capacity}, headers=h
+        ).raise_for_status()
+        alice, bob = svc.headers("alice-tok"), svc.headers("bob-tok")
+        big = job_request(name="big", epochs=400, worker_demand=[8, 2, 4, 5])
+        for body, who in [
+            (job_request(name="small", epochs=400, worker_demand=[1, 2, 4, 5]), alice),
+            (big, alice),
+            (job_request(name="bobs"), bob),
+        ]:
+            httpx.post(svc.url + "/v1/jobs", json=body, headers=who).raise_for_status()
+        httpx.post(svc.url + "/v1/tick", headers=h).raise_for_status()
+
+        drv = browser
+        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        WebDriverWait(drv, 20).until(lambda d: d.find_element(By.ID, "login").is_displayed())
+        drv.find_element(By.ID, "token").send_keys("alice-tok")  # type: ignore[attr-defined]
+        drv.find_element(By.CSS_SELECTOR, "#login button").click()  # type: ignore[attr-defined]
+        WebDriverWait(drv, 20).until(
+            lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "1"
+        )
+        assert "alice (user)" in drv.find_element(By.ID, "who").text  # type: ignore[attr-defined]
+
+        def jobs(d: object) -> dict[int, dict[str, object]]:
+            """What the jobs table shows (read at once: the page redraws every 2 s)."""
+            out = {}
+            for r in d.find_elements(By.CSS_SELECTOR, "#jobs tbody tr"):  # type: ignore[attr-defined]
+                reason = r.find_element(By.CSS_SELECTOR, "td.reason")
+                out[int(r.get_attribute("data-job"))] = {
+                    "code": reason.get_attribute("data-code"),
+                    "reason": reason.text,
+                    "times": [c.text for c in r.find_elements(By.CSS_SELECTOR, "td.time")],
+                    "ran": r.find_element(By.CSS_SELECTOR, "td.ran").text,
+                    "cancel": len(r.find_elements(By.CSS_SELECTOR, "button.cancel")),
+                }
+            return out
+
+        seen = WebDriverWait(drv, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+            jobs
+        )
+        assert set(seen) == {0, 1}  # Bob's job is not Alice's to see
+        assert seen[1]["code"] == "insufficient"
+        assert "need 8, free 7" in seen[1]["reason"] and "(fifo)" in seen[1]["reason"]
+        times = seen[0]["times"]
+        assert times[0] and times[1] and not times[2]  # submitted, started, not ended
+        assert str(seen[0]["ran"]).endswith("s") and seen[1]["cancel"] == 1
+        drv.execute_script(  # type: ignore[attr-defined]
+            "document.querySelector(\"#jobs button.cancel[data-job='1']\").click()"
+        )
+        WebDriverWait(drv, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: "cancelled by alice" in jobs(d)[1]["reason"] and not jobs(d)[1]["cancel"]
+        )
+        drv.save_screenshot(str(tmp_path / "dashboard-alice.png"))  # type: ignore[attr-defined]
+    # the service is stopped: the log it left says who cancelled
+    from dmlsched.service.core import Core, ServiceConfig
+    from dmlsched.service.store import open_store
+
+    core = Core(
+        ServiceConfig("fifo", params={"min_workers": 1, "max_workers": 1}),
+        open_store(str(tmp_path / "s.db")),
+    ).open()
+    assert [(r.kind, r.body.get("by")) for r in core.store.records() if r.kind == "cancel"] == [
+        ("cancel", "alice")
+    ]
+    core.store.close()

@@ -35,9 +35,11 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
         qs.start()
         ids = [qs.submit(job_body(i, epochs=2)) for i in range(6)]
         jobs = qs.wait(ids, timeout=420)
-        events = httpx.get(qs.service.url + "/v1/events", params={"limit": 10_000}).json()
-        final = httpx.get(qs.service.url + "/v1/allocation").json()
-        metrics = httpx.get(qs.service.url + "/metrics").text
+        h = qs.service.headers()  # the admin's
+        events = httpx.get(qs.service.url + "/v1/events", params={"limit": 10_000}, headers=h)
+        events = events.json()
+        final = httpx.get(qs.service.url + "/v1/allocation", headers=h).json()
+        metrics = httpx.get(qs.service.url + "/metrics", headers=h).text
     finally:
         qs.stop()
     for a in qs.agents:
@@ -48,6 +50,8 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
         assert j["loss"] < np.log(10)  # trained: below a uniform guess's cross-entropy
     assert final["jobs"] == {}  # nothing placed once everything completed
     assert 'dmlsched_jobs{state="completed"} 6.0' in metrics
+    # honest agents' reports are believed: none beyond what a placement can do
+    assert 'dmlsched_reports_refused_total{reason="over-bound"} 0.0' in metrics
 
     # every slot's decision against the engine's checks, on the jobs as submitted
     names: list[str] = []
@@ -100,19 +104,67 @@ def test_a_killed_agents_jobs_are_rescheduled_and_still_complete(tmp_path: Path)
     try:
         qs.start()
         ids = [qs.submit(job_body(i, epochs=12)) for i in range(3)]
+        h = qs.service.headers()
         deadline = time.monotonic() + 120
         victim = None
         while victim is None and time.monotonic() < deadline:
-            alloc = httpx.get(qs.service.url + "/v1/allocation").json()["jobs"]
+            alloc = httpx.get(qs.service.url + "/v1/allocation", headers=h).json()["jobs"]
             used = sorted({m for per in alloc.values() for m in per})
             victim = used[-1] if used else None
             time.sleep(0.3)
         assert victim is not None
         os.kill(qs.agents[qs.machines.index(victim)].pid, signal.SIGKILL)  # a crash
         jobs = qs.wait(ids, timeout=600)
-        machines = {m["name"]: m["up"] for m in httpx.get(qs.service.url + "/v1/machines").json()}
+        listed = httpx.get(qs.service.url + "/v1/machines", headers=h).json()
+        machines = {m["name"]: m["up"] for m in listed}
     finally:
         qs.stop()
     assert machines[victim] is False
     assert [j["state"] for j in jobs] == ["completed"] * 3
     assert sum(j["requeued"] for j in jobs) >= 1
+
+
+@pytest.mark.slow
+def test_a_hung_agent_is_fenced_and_rejoins_without_its_stale_processes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    qs = QuickStart(tmp_path, slot_seconds=1.0, agent_timeout=4.0)
+    try:
+        qs.start()
+        ids = [qs.submit(job_body(i, epochs=12)) for i in range(3)]
+        h = qs.service.headers()
+        deadline = time.monotonic() + 120
+        victim = None
+        while victim is None and time.monotonic() < deadline:
+            alloc = httpx.get(qs.service.url + "/v1/allocation", headers=h).json()["jobs"]
+            used = sorted({m for per in alloc.values() for m in per})
+            victim = used[-1] if used else None
+            time.sleep(0.3)
+        assert victim is not None
+        agent = qs.agents[qs.machines.index(victim)]
+        os.kill(agent.pid, signal.SIGSTOP)  # the agent hangs; its processes train on
+        try:
+            while time.monotonic() < deadline + 60:
+                ms = httpx.get(qs.service.url + "/v1/machines", headers=h).json()
+                if not next(m for m in ms if m["name"] == victim)["up"]:
+                    break
+                time.sleep(0.3)
+            else:
+                raise AssertionError(f"{victim} never declared down")
+            time.sleep(3.0)  # the stale incarnation keeps training meanwhile
+        finally:
+            os.kill(agent.pid, signal.SIGCONT)
+        jobs = qs.wait(ids, timeout=600)
+        ms = httpx.get(qs.service.url + "/v1/machines", headers=h).json()
+        metrics = httpx.get(qs.service.url + "/metrics", headers=h).text
+    finally:
+        qs.stop()
+    assert [j["state"] for j in jobs] == ["completed"] * 3
+    assert next(m for m in ms if m["name"] == victim)["up"]  # it joined again
+    assert sum(j["requeued"] for j in jobs) >= 1
+    # nothing the hung machine measured after it was fenced was credited
+    assert 'dmlsched_reports_refused_total{reason="over-bound"} 0.0' in metrics
+    for j in jobs:
+        assert j["done"] <= j["work"] * 1.5  # no inflated credit

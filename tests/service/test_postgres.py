@@ -1,19 +1,15 @@
 """The log on a real PostgreSQL server: a throwaway cluster in a temp folder.
 
 Needs Debian's ``postgresql`` (``make test-deps`` installs it as root) and root to run
-the server as the ``postgres`` user; skipped with a reason otherwise.  The cluster
-listens on a Unix socket only and is stopped and deleted afterwards.
+the server as the ``postgres`` user; skipped with a reason otherwise
+(:mod:`dmlsched.service.pgserver`).  The cluster listens on a Unix socket only and is
+stopped and deleted afterwards.
 """
 
 from __future__ import annotations
 
-import glob
-import os
-import pwd
-import shutil
-import subprocess
-import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,70 +17,23 @@ import httpx
 import pytest
 
 from dmlsched.errors import InvalidInput
-from dmlsched.service.loadtest import ServiceProcess
+from dmlsched.service.loadtest import ServiceProcess, check_jobs, load_identities, run_load
+from dmlsched.service.pgserver import ThrowawayPostgres, why_not
 from dmlsched.service.store import Record, open_store
 from tests.service.helpers import CAPACITY, add_machines, job_request, submit
 
-
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
-
-
-def _why_not() -> str | None:
-    if _pg_bin() is None:
-        return "needs Debian's postgresql (make test-deps, as root)"
-    if os.geteuid() != 0:
-        return "needs root to run a throwaway PostgreSQL as the postgres user"
-    try:
-        pwd.getpwnam("postgres")
-    except KeyError:
-        return "needs the postgres user (Debian's postgresql package makes it)"
-    if shutil.which("runuser") is None:
-        return "needs runuser (util-linux)"
-    return None
-
-
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
+pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 
 @pytest.fixture(scope="module")
-def pg_url() -> Iterator[str]:
-    binary = _pg_bin()
-    assert binary is not None
-    root = Path(tempfile.mkdtemp(prefix="dmlsched-pg-", dir="/tmp"))
-    pw = pwd.getpwnam("postgres")
-    os.chown(root, pw.pw_uid, pw.pw_gid)
-    data = root / "data"
+def pg() -> Iterator[ThrowawayPostgres]:
+    with ThrowawayPostgres() as server:
+        yield server
 
-    def as_pg(*cmd: str) -> None:
-        subprocess.run(
-            ["runuser", "-u", "postgres", "--", *cmd],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            timeout=120,
-        )
 
-    try:
-        as_pg(str(binary / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres")
-        opts = f"-k {root} -c listen_addresses='' -p 5433 -c fsync=on"
-        as_pg(
-            str(binary / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            opts,
-            "-w",
-            "-l",
-            str(root / "log"),
-            "start",
-        )
-        yield f"postgresql://postgres@/postgres?host={root}&port=5433"
-    finally:
-        if (data / "postmaster.pid").exists():
-            as_pg(str(binary / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(root, ignore_errors=True)
+@pytest.fixture(scope="module")
+def pg_url(pg: ThrowawayPostgres) -> str:
+    return pg.url
 
 
 @pytest.fixture
@@ -162,8 +111,73 @@ def test_serve_on_postgres_survives_sigkill(db: str, tmp_path: Path) -> None:
         httpx.post(svc.url + "/v1/tick", headers=h)
         svc.kill()
         svc.start()
-        listed = httpx.get(svc.url + "/v1/jobs").json()
+        listed = httpx.get(svc.url + "/v1/jobs", headers=h).json()
         assert [j["id"] for j in listed] == ids
         assert httpx.get(svc.url + "/healthz").json()["slot"] == 1
     finally:
+        svc.stop()
+
+
+def test_postgres_restarted_under_load_loses_nothing_and_the_service_recovers(
+    db: str, pg: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    users = load_identities(8)
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", db, "--manual-clock"], tmp_path, "tok", users
+    )
+    svc.start()
+    restarted = threading.Event()
+    try:
+        for i in range(2):
+            httpx.post(
+                svc.url + "/v1/machines",
+                json={"name": f"m{i}", "capacity": CAPACITY},
+                headers=svc.headers(),
+            ).raise_for_status()
+
+        def on_acked(n: int) -> None:
+            if n >= 100 and not restarted.is_set():
+                restarted.set()
+                pg.stop("fast")  # every session ends: the service's connection breaks
+                time.sleep(1.0)
+                pg.start()
+
+        res = run_load(
+            svc, 8, 300, on_acked=on_acked, tick_every=0.1, deadline=240,
+            tokens=[u[0] for u in users],
+        )  # fmt: skip
+        out = {**res.summary(), **check_jobs(svc, res)}
+        health = httpx.get(svc.url + "/healthz")
+    finally:
+        svc.stop()
+    assert restarted.is_set()
+    assert out["errors"] == 0, out["first_errors"]
+    assert out["acknowledged"] == 300
+    assert out["missing"] == out["duplicated"] == out["wrong_id"] == 0
+    assert health.status_code == 200  # recovered on its own: nobody restarted it
+    print("postgres restarted under load:", out)
+
+
+def test_postgres_gone_for_longer_than_the_retry_budget_stops_the_service_non_zero(
+    db: str, pg: ThrowawayPostgres, tmp_path: Path
+) -> None:
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", db, "--manual-clock", "--db-retry-seconds", "2"],
+        tmp_path,
+        "tok",
+    )
+    svc.start()
+    try:
+        pg.stop("fast")
+        t0 = time.monotonic()
+        r = httpx.post(svc.url + "/v1/jobs", json=job_request(), headers=svc.headers(), timeout=30)
+        assert r.status_code == 503
+        assert svc.proc is not None
+        rc = svc.proc.wait(timeout=30)
+        err = svc.proc.stderr.read().decode() if svc.proc.stderr else ""
+        assert rc == 1 and time.monotonic() - t0 < 20
+        assert "unreachable for 2 s" in err and "Traceback" not in err, err
+    finally:
+        if not (Path(pg.data) / "postmaster.pid").exists():
+            pg.start()
         svc.stop()

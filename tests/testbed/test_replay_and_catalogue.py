@@ -1,19 +1,21 @@
-"""Replay of recorded decisions (with a data move), the opt-in catalogue entries, --speed PATH."""
+"""The geo closed loop on real processes (with a data move), the opt-in catalogue entries,
+--speed PATH."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from typing import Any, ClassVar
 
 import numpy as np
 
 from dmlsched.experiments.catalogue import all_experiments
-from dmlsched.model.cluster import Placement
-from dmlsched.testbed.replay import Move, ReplaySlot, record, replay
+from dmlsched.model.geo import GeoDecision, GeoJob, GeoPlacement, GeoWorkload
+from dmlsched.testbed.edge_geo import Move, run_geo
 from dmlsched.testbed.runtime import Testbed, TrainSpec
 from dmlsched.testbed.state import live_resources
-from dmlsched.testbed.workload import testbed_edge_workload as edge_workload
+from tests.geo.test_engine import sites
 
 
 def test_testbed_experiments_are_opt_in_and_registered():
@@ -36,33 +38,47 @@ def test_reproduce_all_leaves_testbed_experiments_out_unless_named():
     assert [e.id for e in _select("testbed-pdors")] == ["testbed-pdors"]
 
 
-def test_record_keeps_every_decision_the_engine_accepted():
-    wl = edge_workload(
-        2, np.random.default_rng(0), slot_seconds=10, edge_step_s=0.1, cloud_step_s=0.03
+class MoveThenStay:
+    """Slot 0: DC 0's data to one worker on DC 1 (the PS on DC 0); then train where it is."""
+
+    name: ClassVar[str] = "move-then-stay"
+    setting: ClassVar[str] = "geo"
+
+    def reset(self, sites: Any, horizon: int, rng: Any) -> None:
+        pass
+
+    def decide(self, view: Any) -> GeoDecision:
+        D = np.asarray(view.data[0])
+        q = np.zeros((2, 2))
+        q[:, 1] = D
+        return GeoDecision({0: GeoPlacement((0, 1), 0 if view.slot == 0 else 1, q)})
+
+
+def test_the_geo_loop_runs_placements_and_moves_data_on_real_processes(tmp_path):
+    job = GeoJob(
+        id=0,
+        arrival=0,
+        data=[[4.0, 0.0], [0.0, 4.0]],
+        capacity=20.0,
+        worker_demand=(1.0,),
+        ps_demand=(0.5,),
+        exchange_gb=2.0,
+        deploy_cost=0.3,
     )
-    res, decisions = record("edge-cloud", wl, "srtf", 0)
-    assert res.metrics["completed_jobs"] == 2
-    assert decisions and all(hasattr(d, "run") for d in decisions)
-    dispatched = {j for d in decisions for j in d.dispatch}
-    assert dispatched == {0, 1}
-
-
-def test_replay_runs_placements_and_moves_data(tmp_path):
-    slots = [
-        ReplaySlot({0: Placement((0, 1), (1, 0), (0, 1))}, (Move(0, 0, 1, 200_000),)),
-        ReplaySlot({0: Placement((0,), (1,), (1,))}),
-    ]
+    wl = GeoWorkload(sites(), (job,), horizon=2)
     with Testbed(2, tmp_path / "run", ext_mbit=20, state_dir=tmp_path / "st") as tb:
         run_id = tb.run_id
-        run = replay(tb, {0: TrainSpec(job=0, target=1e12, hidden=64)}, {0: 0}, slots, 1.5)
+        specs = {0: TrainSpec(job=0, target=1e12, hidden=64)}
+        run = run_geo(wl, MoveThenStay(), tb, specs, 1.5)
     assert run.slots_run == 2
-    [(slot, job, src, dst, got)] = run.moved
-    assert (slot, job, src, dst) == (0, 0, 0, 1)
+    [(slot, move, got)] = run.moved
+    assert (slot, move) == (0, Move(0, 0, 1, 200_000))
     assert 200_000 <= got < 201_000  # the payload and its frame headers
     assert run.status[0].work > 0
-    assert run.moves_of_jobs[0] == 1  # machines (0, 1) → (0,)
+    assert run.moves_of_jobs[0] == 1  # machines (0, 1) → (1,)
     secs = run.proc_seconds[(0, 0)]
-    assert secs[0][0] > 0 and secs[1][1] > 0  # a worker on 0, the PS on 1
+    assert secs[1][0] > 0 and secs[0][1] > 0  # a worker on 1, the PS on 0
+    assert 0 < run.work[(0, 0)] <= 4.0  # GB trained, at most what was moved there
     assert live_resources(run_id) == []
 
 

@@ -12,7 +12,8 @@ import pytest
 from dmlsched.errors import InvalidReport
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.cluster import MEASURED_SLACK, simulate_cluster
+from dmlsched.sim.cluster import simulate_cluster
+from dmlsched.sim.drive import MEASURED_SLACK
 from dmlsched.testbed.fake import FakeClock, FakeExecutor, FakeTestbed
 from dmlsched.testbed.run import run_cluster
 from dmlsched.testbed.workload import TestbedWorkload

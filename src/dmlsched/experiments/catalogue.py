@@ -21,9 +21,11 @@ with different readings (``"esw-knapsack": ("esw", {"admission":
 Experiments whose metrics need more
 than one run (ratios to an optimum, gains over a baseline) pass their own
 ``cell`` function; it must be a module-level function (picklable) and
-deterministic in (scheduler, point, seed, quick).
+deterministic in (scheduler, point, seed, quick).  It returns the metrics, or
+a :class:`~dmlsched.experiments.curves.CellResult` with curves beside them
+(``curves.csv``: utilization over time, the JCT distribution).
 
-Claims are checked on the per-point means over seeds (:mod:`.claims`).
+Claims are decided on paired statistics over seeds (:mod:`.claims`).
 
 ``paper`` holds the values the paper (or a peer simulator) *prints* for the
 figure — a number, or a range the text states — each with where it is
@@ -39,12 +41,21 @@ from typing import Any
 
 from dmlsched.errors import InvalidInput
 from dmlsched.experiments.claims import Claim
+from dmlsched.experiments.curves import CellResult
 from dmlsched.rng import make_rng, spawn
 
-__all__ = ["Experiment", "PaperValue", "all_experiments", "default_cell", "get", "register"]
+__all__ = [
+    "Experiment",
+    "PaperValue",
+    "all_experiments",
+    "default_cell",
+    "get",
+    "memo",
+    "register",
+]
 
 Point = float | int | str
-Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float]]
+Cell = Callable[["Experiment", str, Point, int, bool], dict[str, float] | CellResult]
 
 
 @dataclass(frozen=True)
@@ -110,8 +121,14 @@ class Experiment:
     same_runs_as: str = ""
 
     def run_cell(self, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
+        """The cell's metrics (its curves, if its function gives any, are left out)."""
+        return self.run_cell_curves(scheduler, point, seed, quick).metrics
+
+    def run_cell_curves(self, scheduler: str, point: Point, seed: int, quick: bool) -> CellResult:
+        """The cell's metrics and curves (none unless its function gives them)."""
         fn = self.cell or default_cell
-        return fn(self, scheduler, point, seed, quick)
+        out = fn(self, scheduler, point, seed, quick)
+        return out if isinstance(out, CellResult) else CellResult(out)
 
     def sweep(self, quick: bool) -> tuple[Point, ...]:
         return self.quick_points if quick else self.points
@@ -145,6 +162,28 @@ def default_cell(
     sched = exp.make_scheduler(scheduler)
     _, sched_rng = spawn(make_rng(seed), 2)
     return simulate(exp.setting, workload, sched, sched_rng).metrics
+
+
+_MEMO: dict[tuple[str, str, str, int, bool], Any] = {}
+_MEMO_SIZE = 64
+
+
+def memo(
+    kind: str, exp: Experiment, point: Point, seed: int, quick: bool, make: Callable[[], Any]
+) -> Any:
+    """``make()`` once per (kind, experiment, point, seed, size) in this process.
+
+    For what every series of a cell divides by — a reference run (OASiS for a
+    gain), an optimum (a MILP for a ratio) — so a cell function computes it
+    once for all the series a worker process runs on that instance.  ``make``
+    must be deterministic in the key (as cells are).
+    """
+    key = (kind, exp.id, str(point), int(seed), bool(quick))
+    if key not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = make()
+    return _MEMO[key]
 
 
 _CATALOGUE: dict[str, Experiment] = {}

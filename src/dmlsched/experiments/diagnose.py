@@ -1,16 +1,25 @@
 """Why a scheduler completes few jobs: what the workload allows, in numbers and words.
 
-``dmlsched compare`` runs its cells through :func:`diagnosed_cell`, which adds
-to a ``cluster`` cell's metrics three properties of the workload itself (the
-same for every scheduler, prefixed ``workload_``):
+``dmlsched compare`` runs its cells through :func:`diagnosed_cell`, which
+returns the run's curves (utilization over time, the JCT distribution:
+:func:`~dmlsched.experiments.curves.run_curves`) and adds to a ``cluster``
+cell's metrics three properties of the workload itself (the same for every
+scheduler, prefixed ``workload_``):
 
 * ``workload_jobs`` — jobs in the workload; ``workload_horizon`` — T;
 * ``workload_finishable_alone`` — jobs that could complete before the horizon
-  T even *alone on the empty cluster* with their fastest gang: over worker
-  counts W (the requested gang if the job has one, else 1, 2, 3, 4, 6, 8,
-  12, … up to F, Eq. (4)) with ⌈W/γ⌉ PSs placed on the fewest machines, the
-  highest rate under the workload's speed model; the job can finish iff
-  E·K ÷ that rate ≤ T − a (completion slot ≤ T − 1);
+  T even *alone on the empty cluster* with their fastest gang; the job can
+  finish iff E·K ÷ that rate ≤ T − a (completion slot ≤ T − 1).  Under the
+  Eq. (1) speed model the rate is an upper bound, from a relaxation of the
+  placement: for every worker count W ≤ F (sync, Eq. (4)) or ≤ K (async,
+  (3.2)) with its fewest PSs ⌈W/γ⌉ (Eq. (2)) whose demand fits in the
+  cluster's total capacity, the workers that fit on the largest machine
+  beside all the PSs run at the internal rate b^(i) — all W of them must
+  for a sync job (Fact 1), any of them for an async one ((3.1)) — and the
+  rest at b^(e); the PS bandwidth (3.4) and the packing of tasks into
+  machines are left out, so no placement is faster.  Under a measured speed
+  model (peer workloads) it is the fastest of the gangs 1, 2, 3, 4, 6, 8,
+  12, … placed on the fewest machines — an estimate;
 * ``workload_alone_median_slots`` — the median over jobs of E·K ÷ that rate;
 * ``workload_alone_median_workers`` — the median over jobs of that gang's W.
 
@@ -29,9 +38,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, Point
+from dmlsched.experiments.curves import CellResult, run_curves
 from dmlsched.experiments.results import Row, columns, groups
 from dmlsched.model.cluster import ClusterJob, ClusterWorkload
-from dmlsched.model.speed.pdors import job_rate
+from dmlsched.model.speed.pdors import job_rate, worker_rate
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers._shared.placement import bundle, place_packed
 
@@ -55,6 +65,43 @@ def _candidates(job: ClusterJob) -> list[int]:
 
 def alone_rate(job: ClusterJob, workload: ClusterWorkload) -> tuple[float, int]:
     """(highest rate, its worker count) alone on the empty cluster (module docstring)."""
+    if workload.speed is not None:
+        return _packed_rate(job, workload)
+    cap = np.asarray(workload.cluster.capacity, dtype=float)
+    largest, total = cap.max(axis=0), cap.sum(axis=0)
+    wd = np.asarray(job.worker_demand, dtype=float)
+    pd = np.asarray(job.ps_demand, dtype=float)
+    r_int, r_ext = worker_rate(job, True), worker_rate(job, False)
+    best, best_w = 0.0, 0
+    for w in range(1, job.max_workers + 1):
+        s = job.min_ps(w)
+        if np.any(w * wd + s * pd > total + _EPS):
+            break  # more workers fit even less
+        inside = _fits(largest - s * pd, wd, w)
+        if job.mode == "sync":  # Fact 1: internal only with every task on one machine
+            rate = w * (r_int if inside >= w else r_ext)
+        else:  # (3.1): each worker beside the job's only PS machine is internal
+            rate = inside * r_int + (w - inside) * r_ext
+        if rate > best:
+            best, best_w = rate, w
+    return best, best_w
+
+
+_EPS = 1e-9
+
+
+def _fits(free: np.ndarray, demand: np.ndarray, most: int) -> int:
+    """How many tasks of ``demand`` fit in ``free`` (at most ``most``)."""
+    if np.any(free < -_EPS):
+        return 0
+    need = demand > 0
+    if not need.any():
+        return most
+    return int(min(most, np.floor((free[need] + _EPS) / demand[need]).min()))
+
+
+def _packed_rate(job: ClusterJob, workload: ClusterWorkload) -> tuple[float, int]:
+    """The fastest of a few gangs placed on the fewest machines (a measured speed model)."""
     rate_of = workload.speed.rate if workload.speed is not None else job_rate
     free = np.array(workload.cluster.capacity, dtype=float)
     best, best_w = 0.0, 0
@@ -88,23 +135,26 @@ def workload_diagnosis(workload: ClusterWorkload) -> dict[str, float]:
 
 def diagnosed_cell(
     exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
-) -> dict[str, float]:
-    """:func:`~dmlsched.experiments.catalogue.default_cell` plus the workload's diagnosis."""
+) -> CellResult:
+    """:func:`~dmlsched.experiments.catalogue.default_cell` plus the workload's diagnosis,
+    with the run's curves."""
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.sim.engine import simulate
 
     workload = exp.build(point, seed, quick)
     sched = make_scheduler(exp.setting, scheduler, **dict(exp.scheduler_params.get(scheduler, {})))
     _, sched_rng = spawn(make_rng(seed), 2)
-    metrics = dict(simulate(exp.setting, workload, sched, sched_rng).metrics)
+    result = simulate(exp.setting, workload, sched, sched_rng, record_events=False)
+    metrics = dict(result.metrics)
     if isinstance(workload, ClusterWorkload):
         metrics.update(workload_diagnosis(workload))
-    return metrics
+    return CellResult(metrics, run_curves(result.series))
 
 
 def explain_completions(results: Iterable[Row] | pd.DataFrame, share: float = 0.5) -> list[str]:
     """Sentences on why schedulers completed fewer than ``share`` of the jobs that
-    could finish alone (or of all jobs, when few could).
+    could finish alone: first, when fewer than ``share`` of all jobs could, that
+    the workload bounds every scheduler; then one per such scheduler.
 
     ``results``: rows of results.csv or their DataFrame.  Empty when the
     results lack the diagnosis or every scheduler did well.
@@ -132,14 +182,16 @@ def explain_completions(results: Iterable[Row] | pd.DataFrame, share: float = 0.
     T = _mean("workload_horizon")
     seeds = len(set(cols["seed"]))
     avg = f" (mean over {seeds} seeds)" if seeds > 1 else ""
-    out = [
-        f"Alone on the empty cluster with its fastest gang, only {ok:.3g} of the "
-        f"{jobs:.3g} jobs{avg} could finish within the horizon"
-        + (f" of {T:.3g} slots" if math.isfinite(T) else "")
-        + " — the "
-        f"median job needs {med:.3g} slots even then: no scheduler can complete more, so "
-        "completions here are bounded by the workload, not only by the scheduler."
-    ]
+    out = []
+    if ok < share * jobs:  # few could finish at all: the workload bounds every scheduler
+        out.append(
+            f"Alone on the empty cluster with its fastest gang, only {ok:.3g} of the "
+            f"{jobs:.3g} jobs{avg} could finish within the horizon"
+            + (f" of {T:.3g} slots" if math.isfinite(T) else "")
+            + " — the "
+            f"median job needs {med:.3g} slots even then: no scheduler can complete more, so "
+            "completions here are bounded by the workload, not only by the scheduler."
+        )
     for s in low:
         adm = _mean("admitted_jobs", s)
         done = _mean("completed_jobs", s)

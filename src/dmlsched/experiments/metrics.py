@@ -47,7 +47,10 @@ class Metric:
 _SHARE = dict(unit="fraction of capacity", low=0.0, high=1.0)
 _METRICS: dict[str, Metric] = {
     "total_utility": Metric("Total utility", "sum of job utilities", 0.0),
-    "median_training_time": Metric("Median training time", "slots", 0.0),
+    "median_training_time": Metric("Median training time, unfinished = T − a", "slots", 0.0),
+    "median_training_time_t": Metric("Median training time, unfinished = T", "slots", 0.0),
+    "completion_rate": Metric("Jobs finished within T", "fraction of jobs", 0.0, 1.0),
+    "single_machine_share": Metric("Allocations on one machine", "fraction of job-slots", 0.0, 1.0),
     "mean_training_time": Metric("Mean training time", "slots", 0.0),
     "completed_jobs": Metric("Completed jobs", "jobs", 0.0),
     "admitted_jobs": Metric("Admitted jobs", "jobs", 0.0),
@@ -100,6 +103,7 @@ _METRICS: dict[str, Metric] = {
     "cloud_chunk_share": Metric("Chunks trained in the cloud", "fraction", 0.0, 1.0),
     "fractional_ratio": Metric("A_online's objective ÷ LP relaxation", "ratio", 0.0),
     "afrac_ratio": Metric("A_fractional ÷ P_f optimum", "ratio", 0.0),
+    "deploy_share": Metric("Deployment's share of the total cost", "fraction", 0.0, 1.0),
     "opt_total_cost": Metric("Optimum's total cost", "USD", 0.0),
     "total_cost": Metric("Total cost", "USD", 0.0),
     "cost_transfer": Metric("Data transfer cost", "USD", 0.0),
@@ -120,9 +124,11 @@ _METRICS: dict[str, Metric] = {
     "wall_seconds": Metric("Wall time of the run", "s", 0.0),
     "comm_seconds": Metric("Workers' communication time", "s", 0.0),
     "jct_error": Metric("|Simulated − real| ÷ real total JCT", "fraction", 0.0),
-    "overrun_slots": Metric("Slots run beyond the engine's schedule", "slots", 0.0),
+    "slots_run": Metric("Slots the testbed ran", "slots", 0.0),
     "total_cost_error": Metric("|Simulated − real| ÷ real total cost", "fraction", 0.0),
     "moved_bytes": Metric("Data moved between zones", "bytes", 0.0),
+    "model_total_cost": Metric("Total cost simulated at the model's speeds", "USD", 0.0),
+    "unprocessed_gb": Metric("Data left untrained when jobs ended", "GB", 0.0),
 }
 _PARAMS = {
     "machines": "Machines H",
@@ -140,6 +146,7 @@ _PARAMS = {
     "workload": "Workload",
     "setup": "Setup",
     "prices": "Prices",
+    "deploy": "Reading of the deployment cost c_i",
     "emulation": "Machine emulation (local | netns)",
     "zones": "Zones (emulated data centers)",
 }

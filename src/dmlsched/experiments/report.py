@@ -9,15 +9,17 @@ recorded in ``config.json`` are listed under "Workload".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.claims import check_both
+from dmlsched.experiments.claims import VERDICT_RULES, ClaimResult, check_both
+from dmlsched.experiments.curves import read_curves
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
+from dmlsched.experiments.headline import headline
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
 from dmlsched.experiments.results import Columns, Row, columns, frame, groups, scan_results
 
@@ -69,6 +71,31 @@ def _md_table(points: list, table: dict[str, list[str]], index_name: str) -> str
     return "\n".join([head, sep, *rows])
 
 
+def _verdict_md(r: ClaimResult) -> str:
+    """ "**HELD**", with "(only 3 seeds (< 5))" on a verdict decided on too few seeds."""
+    note = f" ({r.seeds_note})" if r.seeds_note else ""
+    return f"**{r.verdict}**{note}"
+
+
+def _details(r: ClaimResult) -> str:
+    parts = [r.evidence, r.value, f"Test: {r.test}" if r.test else "", r.reference]
+    return " ".join(p.rstrip(".") + "." for p in parts if p)
+
+
+def _sibling_frames(out: Path, exp: Experiment) -> dict[str, pd.DataFrame]:
+    """Results of the experiments ``exp``'s claims also read, from beside ``out``
+    (``reproduce --all`` writes each experiment into ``OUT/<ID>``)."""
+    from dmlsched.experiments.results import read_results
+
+    frames = {}
+    for c in exp.claims:
+        for other in c.needs:
+            path = out.parent / other / "results.csv"
+            if other not in frames and path.is_file():
+                frames[other] = read_results(path)
+    return frames
+
+
 def _experiment_for(config: dict) -> Experiment | None:
     try:
         return get(config["experiment"])
@@ -94,18 +121,25 @@ def _completeness(config: dict, cells: int, cut: object) -> list[str]:
 
 
 def render_report(
-    out: Path, on_warning: Callable[[str], None] | None = None, plots: bool = True
+    out: Path,
+    on_warning: Callable[[str], None] | None = None,
+    plots: bool = True,
+    formats: Sequence[str] = (),
 ) -> Path:
     """Write ``out/summary.md`` and (``plots``) ``out/<metric>.png``; returns the summary path.
 
     ``on_warning`` hears what is missing from the results (see the module
     docstring).  Without ``plots`` matplotlib is never imported, and PNGs
-    left from an earlier report are not linked.
+    left from an earlier report are not linked.  ``formats`` ("pdf", "svg"):
+    every figure also as a vector file beside its PNG.  Where the runs left
+    curves (``curves.csv``) and job counts, the summary's "Figures" section
+    adds the jobs admitted and completed, the JCT distribution and
+    utilization over time.
     """
     from dmlsched.experiments.runner import read_config
 
     if plots:  # deferred: matplotlib is slow to import
-        from dmlsched.experiments.plots import plot_metric
+        from dmlsched.experiments.plots import plot_metric, scheduler_colors
 
     scan = scan_results(out / "results.csv")
     cols = columns(scan.rows)
@@ -128,13 +162,15 @@ def render_report(
     # workload_* rows describe the workload, not a scheduler: they feed the diagnosis
     present = set(cols["metric"])
     metrics = [m for m in metrics if m in present and not m.startswith(WORKLOAD_PREFIX)]
-    seeds = len(set(cols["seed"]))
+    seed_set = sorted(set(cols["seed"]))
+    seeds = len(seed_set)
+    which = f" ({seed_set[0]}–{seed_set[-1]})" if seeds > 1 and seed_set[0] != 0 else ""
     lines = [f"# {title}", ""]
     if exp and exp.reproduces:
         lines += [f"Reproduces: {exp.reproduces}.", ""]
     lines += [
         f"Setting `{cols['setting'][0] if n else '?'}`, sweep over `{param}`, "
-        f"{seeds} seed(s){' (quick)' if config.get('quick') else ''}; "
+        f"{seeds} seed(s){which}{' (quick)' if config.get('quick') else ''}; "
         + (
             "one seed, so cells are single runs (no interval)."
             if seeds == 1
@@ -144,24 +180,37 @@ def render_report(
     ]
     if missing:
         lines += [f"**{m[0].upper() + m[1:]}.**" for m in missing] + [""]
+    plain = headline(scan.rows)
+    if plain:
+        lines += ["## In plain words", "", *(f"- {h}" for h in plain), ""]
     extra = config.get("extra") or {}
     notes = config.get("notes") or extra.get("notes")  # older config.json: notes in extra
     if notes:
         lines += ["## Workload", "", *(f"- {n}" for n in notes), ""]
     if exp and exp.claims:
-        lines += ["## Claims", ""]
+        lines += ["## Claims", "", VERDICT_RULES, ""]
+        frames = _sibling_frames(out, exp)
         for c in exp.claims:
-            r, plus, rp = check_both(c, df, exp.schedulers)
-            value = f" {r.value}." if r.value else ""
-            lines.append(f"- **{r.verdict}** — {r.text}. {r.evidence}.{value}")
+            r, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series)
+            lines.append(f"- {_verdict_md(r)} — {r.text}. {_details(r)}")
             if plus and rp is not None:
-                value = f" {rp.value}." if rp.value else ""
-                lines.append(f"  - `{plus}`: **{rp.verdict}** — {rp.evidence}.{value}")
+                lines.append(f"  - `{plus}`: {_verdict_md(rp)} — {_details(rp)}")
         lines.append("")
     why = explain_completions(scan.rows)
     if why:
-        lines += ["## Why so few jobs complete", "", *(f"- {w}" for w in why), ""]
+        lines += [
+            "## Why few jobs complete under some schedulers",
+            "",
+            *(f"- {w}" for w in why),
+            "",
+        ]
     paper = exp.paper if exp else ()
+    colors = scheduler_colors(list(dict.fromkeys(cols["scheduler"]))) if plots else {}
+    if plots:
+        cells = {(r[2], r[4], r[5]) for r in scan.rows}
+        figures = _figures(out, df, read_curves(out / "curves.csv", cells), formats, colors)
+        if figures:
+            lines += ["## Figures", "", *(f"![{f.stem}]({f.name})" for f in figures), ""]
     for m in metrics:
         points, table = _cells(cols, m)
         png = plots and plot_metric(
@@ -173,6 +222,8 @@ def render_report(
             kind=exp.plot if exp else "bar",
             figure=exp.reproduces if exp else "",
             paper=paper,
+            formats=formats,
+            colors=colors,
         )
         lines += [f"## {describe(m).axis} — `{m}`", "", _md_table(points, table, param), ""]
         printed = [p for p in paper if p.metric == m]
@@ -188,3 +239,20 @@ def render_report(
     path = out / "summary.md"
     path.write_text("\n".join(lines))
     return path
+
+
+def _figures(
+    out: Path, df: pd.DataFrame, curves: dict, formats: Sequence[str], colors: dict[str, str]
+) -> list[Path]:
+    """The figures beyond one per metric, for a single-point comparison (``compare``):
+    jobs admitted and completed, the JCT distribution, utilization over time."""
+    from dmlsched.experiments.plots import plot_jct_cdf, plot_jobs, plot_utilization
+
+    if df is None or df["value"].nunique() != 1:
+        return []
+    drawn = [
+        plot_jobs(df, out / "jobs.png", formats=formats, colors=colors),
+        plot_jct_cdf(curves, out / "jct_cdf.png", formats=formats, colors=colors),
+        plot_utilization(curves, out / "utilization.png", formats=formats, colors=colors),
+    ]
+    return [p for p in drawn if p is not None]

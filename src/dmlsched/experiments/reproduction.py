@@ -1,23 +1,31 @@
 """The reproduction report: every claim of every paper, as printed and ``+``.
 
 ``dmlsched reproduce --all`` (``make reproduce-all``) runs the catalogue into
-``OUT/<ID>/results.csv`` and then writes ``OUT/reproduction.md`` (and
-``docs/reproduction.md`` with ``--report``) from those results alone:
+``OUT/<ID>/results.csv`` — and, with ``--held-out N``, the same catalogue on
+the held-out seeds N, N+1, … into ``OUT/held-out/<ID>`` — and then writes
+``OUT/reproduction.md`` (and ``docs/reproduction.md`` with ``--report``) from
+those results alone:
 
-* a header: commit, seeds, size, wall time, and the counts of claims held /
-  not held / reported, for the as-printed schedulers and their ``+`` variants;
-* the runs that computed the cells: a resumable ``--all`` run may take several
-  invocations, possibly at several commits, and each one (also one stopped by
-  Ctrl-C) appends a row to ``OUT/runs.csv`` (:func:`log_run`: start, commit,
-  wall seconds, cells added, how it ended); the report lists them and their
-  total wall time;
+* a header: the command, commit, seeds, size, wall time; how verdicts are
+  reached (:data:`~dmlsched.experiments.claims.VERDICT_RULES`); the counts of
+  claims per label (HELD / NOT HELD / TIE / UNDECIDED / VACUOUS / REPORTED /
+  NOT RUN) for the as-printed schedulers and their ``+`` variants, for each
+  seed set;
+* the runs that computed the cells, per seed set: a resumable ``--all`` run
+  may take several invocations, and each one (also one stopped by Ctrl-C)
+  appends a row to ``runs.csv`` (:func:`log_run`: start, commit, wall seconds,
+  cells added, how it ended); the report lists them and their total wall
+  time.  Cells kept from an earlier invocation carry the same fingerprint as
+  the current code's (``provenance.csv``; a resume recomputes the others), so
+  every number is what the report's commit computes;
 * per paper, one row per claim: the paper's statement and number
   (``claim.paper``, else the experiment's ``reproduces``), the as-printed
-  verdict with the deciding point's mean ± 95% interval, the ``+`` variant's
-  verdict (same claim with ``X`` replaced by ``X+``, when the experiment runs
-  ``X+``), and for a NOT HELD the claim's ``reason`` and the experiment that
-  shows it (``shown_by``, else the claim's own experiment) — or, visibly,
-  "no reason recorded";
+  verdict per seed set with the deciding comparison, the ``+`` variant's
+  (same claim with ``X`` replaced by ``X+``, when the experiment runs
+  ``X+``), how the simple references fared (VACUOUS: they pass it too), and
+  for a NOT HELD the claim's ``reason`` and the experiment that shows it
+  (``shown_by``, else the claim's own experiment) — or, visibly, "no reason
+  recorded";
 * cells whose metric is undefined (NaN, e.g. OPT = ALG = 0) are counted as
   excluded in the verdict, never as a number.
 
@@ -28,19 +36,29 @@ claims, as NOT RUN, so the report always covers the whole catalogue.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where a frame is made: pandas is slow to import
     import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment
-from dmlsched.experiments.claims import Claim, ClaimResult, check_both
+from dmlsched.experiments.claims import LABELS, VERDICT_RULES, Claim, ClaimResult, check_both
 from dmlsched.experiments.results import read_results
 
-__all__ = ["RUNS", "ClaimRow", "collect", "log_run", "read_runs", "render", "write_reproduction"]
+__all__ = [
+    "RUNS",
+    "ClaimRow",
+    "SeedSet",
+    "collect",
+    "log_run",
+    "read_runs",
+    "render",
+    "render_sets",
+    "write_reproduction",
+]
 
 #: id prefix → section title (anything else goes under "Other experiments")
 PAPERS: tuple[tuple[str, str], ...] = (
@@ -112,20 +130,36 @@ class ClaimRow:
     plus_result: ClaimResult | None
 
 
+@dataclass(frozen=True)
+class SeedSet:
+    """One column of verdicts: a label ("seeds 0–9") and the folder of its results."""
+
+    label: str
+    base: Path
+
+
 def _section(exp_id: str) -> str:
     head = exp_id.split("-", 1)[0]
     return next((title for key, title in PAPERS if key == head), _OTHER)
 
 
-def collect(results: Iterable[tuple[Experiment, pd.DataFrame | None]]) -> list[ClaimRow]:
-    """One row per claim; ``None`` results make NOT RUN rows."""
+def collect(
+    results: Iterable[tuple[Experiment, pd.DataFrame | None]],
+) -> list[ClaimRow]:
+    """One row per claim, each judged (:func:`~dmlsched.experiments.claims.judge`);
+    ``None`` results make NOT RUN rows.  Claims reading another experiment's
+    results (:class:`~dmlsched.experiments.claims.Across`) find them among ``results``."""
     import pandas as pd
 
+    results = list(results)
+    frames = {exp.id: df for exp, df in results if df is not None}
     rows = []
-    empty = pd.DataFrame(columns=["metric", "scheduler", "value", "metric_value"])
+    empty = pd.DataFrame(columns=["metric", "scheduler", "value", "seed", "metric_value"])
     for exp, df in results:
         for c in exp.claims:
-            printed, plus, rp = check_both(c, df if df is not None else empty, exp.schedulers)
+            printed, plus, rp = check_both(
+                c, df if df is not None else empty, exp.schedulers, frames, exp.series
+            )
             rows.append(ClaimRow(exp, c, printed, plus, rp))
     return rows
 
@@ -138,6 +172,8 @@ def _verdict(r: ClaimResult | None) -> str:
     if r is None:
         return "— (no + entry)"
     body = f"**{r.verdict}**"
+    if r.seeds_note:
+        body += f" ({r.seeds_note})"
     if r.value:
         body += f" {r.value}"
     if r.excluded:
@@ -146,10 +182,108 @@ def _verdict(r: ClaimResult | None) -> str:
 
 
 def _counts(results: list[ClaimResult]) -> dict[str, int]:
-    out = {"HELD": 0, "NOT HELD": 0, "REPORTED": 0, "NOT RUN": 0}
+    out = dict.fromkeys(LABELS, 0)
     for r in results:
         out[r.verdict] += 1
     return out
+
+
+def _counts_table(sets: Sequence[tuple[str, list[ClaimRow]]]) -> list[str]:
+    lines = [
+        "| claims | seeds | " + " | ".join(lb.lower() for lb in LABELS) + " |",
+        "|---|---|" + "---|" * len(LABELS),
+    ]
+    for which in ("printed", "plus"):
+        for label, rows in sets:
+            if which == "printed":
+                results = [r.printed for r in rows]
+                name = f"as printed ({len(results)})"
+            else:
+                results = [r.plus_result for r in rows if r.plus_result is not None]
+                name = f"`+` variant ({len(results)})"
+            c = _counts(results)
+            cells = [name, label or "—", *(str(c[lb]) for lb in LABELS)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _not_held(r: ClaimResult | None) -> bool:
+    return r is not None and r.held is False
+
+
+def render_sets(
+    sets: Sequence[tuple[str, list[ClaimRow]]],
+    meta: Mapping[str, str] | None = None,
+    runs: Sequence[tuple[str, Iterable[Mapping[str, str]]]] = (),
+) -> str:
+    """The Markdown report over one or more seed sets side by side (module docstring).
+
+    ``sets``: (label, rows) per seed set, the rows of every set in the same
+    claim order; ``runs``: (label, rows of runs.csv) per set.
+    """
+    meta = dict(meta or {})
+    lines = ["# Reproduction report", ""]
+    lines += [
+        "Every claim of every paper in the experiment catalogue, checked on the "
+        "algorithm **as printed** (`pd-ors`, `smd`, `a-online`, `mlbroker`) and on "
+        "our improved **`+` variant** (`pd-ors+`, …) where the experiment runs one"
+        + (", on each seed set side by side" if len(sets) > 1 else "")
+        + ". The value shown is the deciding comparison (its means ± half-width of the "
+        "95% Student-t interval, and the interval of the paired difference). Cells whose "
+        "metric is undefined (e.g. OPT = ALG = 0) are excluded and counted, never read "
+        "as a number.",
+        "",
+        VERDICT_RULES,
+        "",
+    ]
+    if meta:
+        lines += [f"- {k}: {v}" for k, v in meta.items()] + [""]
+    for label, rs in runs:
+        rs = list(rs)
+        if rs:
+            if label:
+                lines += [f"### {label}", ""]
+            lines += _runs_table(rs)
+    lines += _counts_table(sets)
+    order = [title for _, title in PAPERS] + [_OTHER]
+    first = sets[0][1]
+    labels = [lb for lb, _ in sets]
+    many = len(sets) > 1
+    head = ["experiment", "claim (paper)"]
+    head += [f"as printed, {lb}" for lb in labels] if many else ["as printed"]
+    head += [f"`+` variant, {lb}" for lb in labels] if many else ["`+` variant"]
+    head += ["simple reference" + (f" ({labels[0]})" if many else ""), "why not held"]
+    for title in order:
+        idx = [i for i, r in enumerate(first) if _section(r.experiment.id) == title]
+        if not idx:
+            continue
+        lines += [f"## {title}", ""]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for i in idx:
+            r = first[i]
+            c, exp = r.claim, r.experiment
+            paper = c.paper or exp.reproduces or "—"
+            claim = f"{r.printed.text} (paper: {paper})"
+            row = [f"`{exp.id}`", claim]
+            row += [_verdict(rows[i].printed) for _, rows in sets]
+            for _, rows in sets:
+                pr = rows[i]
+                v = _verdict(pr.plus_result)
+                if pr.plus and pr.plus_result is not None:
+                    v = f"`{pr.plus}`: " + v
+                row.append(v)
+            row.append(r.printed.reference or "—")
+            failed = any(
+                _not_held(rows[i].printed) or _not_held(rows[i].plus_result) for _, rows in sets
+            )
+            why = ""
+            if failed:
+                where = c.shown_by or exp.id
+                why = (c.reason or "**no reason recorded**") + f" (shown by `{where}`)"
+            row.append(why)
+            lines.append("| " + " | ".join(_cell(x) for x in row) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def render(
@@ -157,77 +291,30 @@ def render(
     meta: Mapping[str, str] | None = None,
     runs: Iterable[Mapping[str, str]] = (),
 ) -> str:
-    """The Markdown report (see module docstring)."""
-    meta = dict(meta or {})
-    lines = ["# Reproduction report", ""]
-    lines += [
-        "Every claim of every paper in the experiment catalogue, checked on the "
-        "algorithm **as printed** (`pd-ors`, `smd`, `a-online`, `mlbroker`) and on "
-        "our improved **`+` variant** (`pd-ors+`, …) where the experiment runs one. "
-        "Verdicts are on per-point means over seeds; the value shown is the deciding "
-        "point's mean ± half-width of the 95% Student-t interval. Cells whose metric is "
-        "undefined (e.g. OPT = ALG = 0) are excluded and counted, never read as a number.",
-        "",
-    ]
-    if meta:
-        lines += [f"- {k}: {v}" for k, v in meta.items()] + [""]
-    if runs:
-        lines += _runs_table(list(runs))
-    printed = _counts([r.printed for r in rows])
-    plus = _counts([r.plus_result for r in rows if r.plus_result is not None])
-    n_plus = sum(1 for r in rows if r.plus_result is not None)
-    lines += [
-        "| claims | held | not held | reported | not run |",
-        "|---|---|---|---|---|",
-        f"| as printed ({len(rows)}) | {printed['HELD']} | {printed['NOT HELD']} | "
-        f"{printed['REPORTED']} | {printed['NOT RUN']} |",
-        f"| `+` variant ({n_plus}) | {plus['HELD']} | {plus['NOT HELD']} | "
-        f"{plus['REPORTED']} | {plus['NOT RUN']} |",
-        "",
-    ]
-    order = [title for _, title in PAPERS] + [_OTHER]
-    by: dict[str, list[ClaimRow]] = {t: [] for t in order}
-    for r in rows:
-        by[_section(r.experiment.id)].append(r)
-    for title in order:
-        if not by[title]:
-            continue
-        lines += [f"## {title}", ""]
-        lines += [
-            "| experiment | claim (paper) | as printed | `+` variant | why not held |",
-            "|---|---|---|---|---|",
-        ]
-        for r in by[title]:
-            c, exp = r.claim, r.experiment
-            paper = c.paper or exp.reproduces or "—"
-            claim = f"{r.printed.text} (paper: {paper})"
-            plus_v = _verdict(r.plus_result)
-            if r.plus and r.plus_result is not None:
-                plus_v = f"`{r.plus}`: " + plus_v
-            failed = r.printed.held is False or (
-                r.plus_result is not None and r.plus_result.held is False
-            )
-            why = ""
-            if failed:
-                where = c.shown_by or exp.id
-                why = (c.reason or "**no reason recorded**") + f" (shown by `{where}`)"
-            cells = [f"`{exp.id}`", claim, _verdict(r.printed), plus_v, why]
-            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
+    """The report of one seed set (:func:`render_sets`)."""
+    return render_sets([("", rows)], meta, [("", runs)])
+
+
+def _results(base: Path, experiments: Iterable[Experiment]) -> list[tuple[Experiment, Any]]:
+    out: list[tuple[Experiment, Any]] = []
+    for exp in experiments:
+        path = base / exp.id / "results.csv"
+        out.append((exp, read_results(path) if path.exists() else None))
+    return out
 
 
 def write_reproduction(
-    base: Path,
+    base: Path | Sequence[SeedSet],
     experiments: Iterable[Experiment],
     out: Path,
     meta: Mapping[str, str] | None = None,
 ) -> Path:
-    """Render the report from ``base/<ID>/results.csv`` of each experiment into ``out``."""
-    results: list[tuple[Experiment, pd.DataFrame | None]] = []
-    for exp in experiments:
-        path = base / exp.id / "results.csv"
-        results.append((exp, read_results(path) if path.exists() else None))
+    """Render the report from ``<base>/<ID>/results.csv`` of each experiment into ``out``;
+    ``base`` is one folder or several :class:`SeedSet` s (columns side by side)."""
+    experiments = list(experiments)
+    sets = [SeedSet("", base)] if isinstance(base, Path) else list(base)
+    rows = [(s.label, collect(_results(s.base, experiments))) for s in sets]
+    runs = [(s.label, read_runs(s.base)) for s in sets]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(collect(results), meta, read_runs(base)))
+    out.write_text(render_sets(rows, meta, runs))
     return out

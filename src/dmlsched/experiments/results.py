@@ -33,19 +33,25 @@ from dmlsched.errors import InvalidInput
 
 __all__ = [
     "COLUMNS",
+    "PROVENANCE",
     "CellKey",
+    "Provenance",
     "Row",
     "Scan",
+    "append_provenance",
     "append_rows",
     "cell_rows",
     "columns",
     "done_cells",
+    "drop_cells",
     "frame",
     "groups",
+    "read_provenance",
     "read_results",
     "repair",
     "scan_results",
     "sort_results",
+    "write_provenance",
 ]
 
 COLUMNS = ("experiment", "setting", "scheduler", "param", "value", "seed", "metric", "metric_value")
@@ -288,4 +294,80 @@ def sort_results(path: Path, point_order: list[str], scheduler_order: list[str])
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)
         w.writerows(rows)
+    os.replace(tmp, path)
+
+
+#: beside results.csv: the fingerprint of the code and inputs behind each cell
+PROVENANCE = "provenance.csv"
+_PROV_COLUMNS = ("scheduler", "value", "seed", "fingerprint", "made")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What computed one cell: its fingerprint and the scheduler modules it made
+    (:mod:`dmlsched.experiments.provenance`)."""
+
+    fingerprint: str
+    made: tuple[str, ...]
+
+
+def append_provenance(path: Path, key: CellKey, prov: Provenance) -> None:
+    """Append one cell's provenance row (one write; the last row of a cell wins)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if not path.exists() or path.stat().st_size == 0:
+        w.writerow(_PROV_COLUMNS)
+    w.writerow([key.scheduler, key.value, key.seed, prov.fingerprint, " ".join(prov.made)])
+    with path.open("ab", buffering=0) as f:
+        f.write(buf.getvalue().encode())
+        os.fsync(f.fileno())
+
+
+def read_provenance(path: Path) -> dict[CellKey, Provenance]:
+    """Cell → its last recorded provenance; a torn or malformed row is left out (that
+    cell then has none and is recomputed)."""
+    if not path.is_file():
+        return {}
+    out: dict[CellKey, Provenance] = {}
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if not text.endswith("\n"):
+        lines = lines[:-1]  # a cut last row
+    for fields in csv.reader(lines[1:]):
+        if len(fields) != len(_PROV_COLUMNS):
+            continue
+        try:
+            key = CellKey(fields[0], fields[1], int(fields[2]))
+        except ValueError:
+            continue
+        out[key] = Provenance(fields[3], tuple(fields[4].split()))
+    return out
+
+
+def drop_cells(results: Path, keys: set[CellKey]) -> int:
+    """Remove the rows of ``keys`` from ``results`` (atomic); returns cells dropped."""
+    if not keys or not results.exists():
+        return 0
+    with results.open(newline="") as f:
+        rows = list(csv.reader(f))
+    head, body = rows[:1], rows[1:]
+    keep = [r for r in body if CellKey(r[2], r[4], int(r[5])) not in keys]
+    dropped = {CellKey(r[2], r[4], int(r[5])) for r in body} & keys
+    tmp = results.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerows(head + keep)
+    os.replace(tmp, results)
+    return len(dropped)
+
+
+def write_provenance(path: Path, cells: Mapping[CellKey, Provenance]) -> None:
+    """Rewrite ``path`` with ``cells`` in canonical order (atomic)."""
+    tmp = path.with_suffix(".csv.tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(_PROV_COLUMNS)
+        for key in sorted(cells):
+            p = cells[key]
+            w.writerow([key.scheduler, key.value, key.seed, p.fingerprint, " ".join(p.made)])
     os.replace(tmp, path)

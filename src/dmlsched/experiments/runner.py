@@ -1,13 +1,30 @@
 """Run an experiment's (scheduler, point, seed) cells: in-process, on a local
 process pool, or on a Ray cluster; resumable.
 
-Every finished cell is appended to ``results.csv`` at once; rerunning the same
-command computes only the cells not yet in the file, then sorts it, so an
-interrupted run resumed gives the same file as an uninterrupted one.
+Every finished cell is appended to ``results.csv`` at once (and its curves, if
+its cell function gives any, to ``curves.csv`` just before:
+:mod:`dmlsched.experiments.curves`); rerunning the same command computes only
+the cells not yet in the file, then sorts it, so an interrupted run resumed
+gives the same file as an uninterrupted one.
+
 ``config.json`` beside the results records what was run and the notes of the
 first cell's workload (where its data came from, and any fallback it took);
 a rerun with a different configuration into the same folder is refused
 (InvalidInput).
+
+``config.json`` beside the results records what was run and the notes of the
+first cell's workload (where its data came from, and any fallback it took);
+a rerun with a different configuration into the same folder is refused
+(InvalidInput).
+
+Provenance: ``provenance.csv`` beside the results records each cell's
+fingerprint (:mod:`dmlsched.experiments.provenance`: the code and inputs that
+computed it, with the schedulers the cell made).  A resume recomputes every
+cell whose fingerprint no longer matches — or that has none — instead of
+mixing cells of different code in one file.
+
+Seeds: ``RunConfig.seeds`` seeds from ``RunConfig.seed_base`` (0: seeds 0..n−1;
+100: the held-out seeds 100..100+n−1); the seed is each cell's only randomness.
 
 Safety (issue 14):
 
@@ -40,16 +57,23 @@ from typing import Any
 
 from dmlsched.errors import Interrupted, InvalidInput
 from dmlsched.experiments.catalogue import Experiment, Point
+from dmlsched.experiments.curves import CellResult, append_curves, prune_curves, sort_curves
 from dmlsched.experiments.lock import hold
 from dmlsched.experiments.pool import kill_workers, sigint_blocked, worker_pool
 from dmlsched.experiments.results import (
+    PROVENANCE,
     CellKey,
+    Provenance,
+    append_provenance,
     append_rows,
     cell_rows,
     done_cells,
+    drop_cells,
+    read_provenance,
     repair,
     scan_results,
     sort_results,
+    write_provenance,
 )
 
 __all__ = ["RunConfig", "run_experiment"]
@@ -64,28 +88,47 @@ class RunConfig:
     extra: dict[str, Any] | None = None  # recorded in config.json (e.g. compare's flags)
     wait: bool = False  # another run holds the folder: wait for it instead of refusing
     traces: Path | None = None  # trace root replacing ../shared/traces for every cell
+    seed_base: int = 0  # the first seed: seeds seed_base .. seed_base + seeds − 1
+
+    @property
+    def seed_list(self) -> range:
+        return range(self.seed_base, self.seed_base + self.seeds)
+
+
+@dataclass(frozen=True)
+class _Done:
+    """A finished cell: its metrics (and curves) and the modules of the schedulers it made."""
+
+    key: CellKey
+    result: CellResult
+    made: tuple[str, ...]
 
 
 def _cell(
     exp: Experiment, key: CellKey, point: Point, quick: bool, traces: Path | None = None
-) -> tuple[CellKey, dict[str, float]]:
+) -> _Done:
+    from dmlsched.experiments.provenance import recording
     from dmlsched.workloads.traces import trace_root
 
-    with trace_root(traces):
-        return key, exp.run_cell(key.scheduler, point, key.seed, quick)
+    with trace_root(traces), recording() as made:
+        result = exp.run_cell_curves(key.scheduler, point, key.seed, quick)
+    return _Done(key, result, tuple(sorted(made)))
 
 
 def workload_notes(exp: Experiment, quick: bool, traces: Path | None = None) -> list[str]:
-    """Notes of the first point's workload at seed 0 (what came from where, fallbacks).
+    """Notes of the first point's workload at seed 0 (what came from where, fallbacks),
+    its paths relative to the checkout (:func:`dmlsched.portable.portable_paths`).
 
     Built once before the sweep, so a workload that cannot be built (a missing
     or malformed trace) fails the run before any cell starts.
     """
+    from dmlsched.portable import portable_paths
     from dmlsched.workloads.traces import trace_root
 
     with trace_root(traces):
         wl = exp.build(exp.sweep(quick)[0], 0, quick)
-    return [str(n) for n in getattr(wl, "notes", ())]
+    # recorded in config.json and summary.md: no path of this machine (dmlsched.portable)
+    return [portable_paths(str(n)) for n in getattr(wl, "notes", ())]
 
 
 def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str, Any]:
@@ -102,6 +145,8 @@ def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str,
     }
     if cfg.traces is not None:
         blob["traces"] = str(cfg.traces)
+    if cfg.seed_base:  # absent for seeds from 0, as in folders written before it existed
+        blob["seed_base"] = cfg.seed_base
     return blob
 
 
@@ -129,9 +174,15 @@ def _legacy(old: dict[str, Any], blob: dict[str, Any]) -> dict[str, Any]:
     """``blob`` as a config.json written before notes were recorded would hold it.
 
     Such a folder (no top-level ``notes``; compare kept them in ``extra``) still
-    resumes: everything but the notes must match.
+    resumes: everything but the notes must match.  So does one whose notes
+    held absolute paths, now recorded relative to the checkout.
     """
     if "notes" in old:
+        from dmlsched.portable import portable_paths
+
+        was = old["notes"]
+        if isinstance(was, list) and [portable_paths(str(n)) for n in was] == blob["notes"]:
+            return {**blob, "notes": was}
         return blob
     extra = {k: v for k, v in (blob.get("extra") or {}).items() if k != "notes"}
     old_extra = old.get("extra") or {}
@@ -160,7 +211,7 @@ def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[
     cells = []
     for point in exp.sweep(cfg.quick):
         for sched in exp.schedulers:
-            for seed in range(cfg.seeds):
+            for seed in cfg.seed_list:
                 key = CellKey(sched, str(point), seed)
                 if key not in done:
                     cells.append((key, point))
@@ -169,25 +220,53 @@ def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[
 
 def _copied(
     reuse: Path, cells: list[tuple[CellKey, Point]]
-) -> tuple[list[tuple[CellKey, dict[str, float]]], list[tuple[CellKey, Point]]]:
+) -> tuple[list[_Done], list[tuple[CellKey, Point]]]:
     """(cells found in ``reuse`` with their metrics, the cells still to compute)."""
     have: dict[CellKey, dict[str, float]] = {}
     for r in scan_results(reuse).rows:
         have.setdefault(CellKey(r[2], r[4], r[5]), {})[r[6]] = r[7]
-    return [(k, have[k]) for k, _ in cells if k in have], [c for c in cells if c[0] not in have]
+    prov = read_provenance(reuse.parent / PROVENANCE)
+    found = [
+        _Done(k, CellResult(have[k]), prov[k].made if k in prov else ())
+        for k, _ in cells
+        if k in have
+    ]
+    return found, [c for c in cells if c[0] not in have]
 
 
-def _then(
-    first: list[tuple[CellKey, dict[str, float]]],
-    rest: Iterator[tuple[CellKey, dict[str, float]]],
-) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _stale(
+    exp: Experiment, out: Path, cfg: RunConfig, done: set[CellKey]
+) -> tuple[set[CellKey], dict[CellKey, Provenance]]:
+    """(finished cells whose recorded fingerprint is missing or no longer matches, the
+    provenance of the others)."""
+    from dmlsched.experiments.provenance import cell_fingerprint
+
+    points = {str(p): p for p in exp.sweep(cfg.quick)}
+    recorded = read_provenance(out / PROVENANCE)
+    stale: set[CellKey] = set()
+    fresh: dict[CellKey, Provenance] = {}
+    for key in done:
+        prov = recorded.get(key)
+        point = points.get(key.value)
+        if prov is None or point is None:
+            stale.add(key)
+            continue
+        now = cell_fingerprint(
+            exp, key.scheduler, point, key.seed, cfg.quick, cfg.traces, prov.made
+        )
+        if now == prov.fingerprint:
+            fresh[key] = prov
+        else:
+            stale.add(key)
+    return stale, fresh
+
+
+def _then(first: list[_Done], rest: Iterator[_Done]) -> Iterator[_Done]:
     yield from first
     yield from rest  # closing this closes ``rest`` (its pool) too
 
 
-def _local(
-    exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) -> Iterator[_Done]:
     workers = cfg.workers or os.cpu_count() or 1
     if workers <= 1 or len(cells) <= 1:
         for key, point in cells:
@@ -219,9 +298,7 @@ def _local(
             pool.shutdown(wait=True, cancel_futures=not failed)
 
 
-def _ray(
-    exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig
-) -> Iterator[tuple[CellKey, dict[str, float]]]:
+def _ray(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) -> Iterator[_Done]:
     import ray
 
     if not ray.is_initialized():
@@ -266,10 +343,13 @@ def run_experiment(
     (``"WARNING: ..."``, see :func:`dmlsched.workloads.registry.warning_notes`).
     ``notes``: :func:`workload_notes` if the caller has them already.
     """
+    from dmlsched.experiments.provenance import cell_fingerprint
     from dmlsched.workloads.registry import warning_notes
 
     if int(cfg.seeds) != cfg.seeds or cfg.seeds < 1:
         raise InvalidInput("seeds", cfg.seeds, "an integer >= 1")
+    if int(cfg.seed_base) != cfg.seed_base or cfg.seed_base < 0:
+        raise InvalidInput("seed-base", cfg.seed_base, "an integer >= 0")
     if cfg.workers is not None and cfg.workers < 1:
         raise InvalidInput("workers", cfg.workers, ">= 1")
     if notes is None:
@@ -280,20 +360,43 @@ def run_experiment(
     with hold(out, wait=cfg.wait, on_wait=on_warning and _waiting(on_warning)):
         _check_config(out, _config_blob(exp, cfg, notes))
         results = out / "results.csv"
+        curves = out / "curves.csv"
         repair(results)
-        cells = _pending(exp, cfg, done_cells(results))
+        stale, fresh = _stale(exp, out, cfg, done_cells(results))
+        if stale:
+            drop_cells(results, stale)
+            if on_warning:
+                on_warning(
+                    f"{out}: {len(stale)} cell(s) were computed by other code or inputs "
+                    "(or record none): computing them again"
+                )
+        write_provenance(out / PROVENANCE, fresh)
+        done_now = done_cells(results)
+        prune_curves(curves, {(k.scheduler, k.value, k.seed) for k in done_now})
+        cells = _pending(exp, cfg, done_now)
         total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
         done = total - len(cells)
         if on_progress:
             on_progress(done, total)
-        copied: list[tuple[CellKey, dict[str, float]]] = []
+        copied: list[_Done] = []
         if reuse is not None and cells:
             copied, cells = _copied(reuse, cells)
+        points = {key: point for key, point in cells}
+        points.update({c.key: _point_of(exp, cfg, c.key) for c in copied})
         stream = _then(copied, _ray(exp, cells, cfg) if cfg.ray else _local(exp, cells, cfg))
         try:
             with contextlib.closing(stream):  # a Ctrl-C between cells still stops the pool
-                for key, metrics in stream:
-                    append_rows(results, cell_rows(exp.id, exp.setting, key, exp.param, metrics))
+                for cell in stream:
+                    key, result = cell.key, cell.result
+                    if result.curves:  # first: a cell in results.csv always has its curves
+                        append_curves(curves, exp.id, exp.setting, key, exp.param, result.curves)
+                    rows = cell_rows(exp.id, exp.setting, key, exp.param, result.metrics)
+                    append_rows(results, rows)
+                    fp = cell_fingerprint(
+                        exp, key.scheduler, points[key], key.seed, cfg.quick, cfg.traces, cell.made
+                    )
+                    fresh[key] = Provenance(fp, cell.made)
+                    append_provenance(out / PROVENANCE, key, fresh[key])
                     done += 1
                     if on_progress:
                         on_progress(done, total)
@@ -303,8 +406,16 @@ def run_experiment(
                 f"interrupted: {kept} of {total} cells kept in {results}; "
                 f"rerun the same command to compute the other {total - kept}"
             ) from None
-        sort_results(results, [str(p) for p in exp.sweep(cfg.quick)], list(exp.schedulers))
+        order = [str(p) for p in exp.sweep(cfg.quick)], list(exp.schedulers)
+        sort_results(results, *order)
+        sort_curves(curves, *order)
+        have = done_cells(results)
+        write_provenance(out / PROVENANCE, {k: v for k, v in fresh.items() if k in have})
     return results
+
+
+def _point_of(exp: Experiment, cfg: RunConfig, key: CellKey) -> Point:
+    return next(p for p in exp.sweep(cfg.quick) if str(p) == key.value)
 
 
 def _waiting(say: Callable[[str], None]) -> Callable[[str], None]:

@@ -25,7 +25,7 @@ it, never the other way round.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -35,16 +35,19 @@ from dmlsched.model.cluster import Cluster, ClusterDecision
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
 from dmlsched.model.geo import GeoDecision, GeoSites
 from dmlsched.model.interval import IntervalDecision
+from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView, EdgeCloudView, GeoView, IntervalView
 
 __all__ = [
     "SETTINGS",
     "ClusterScheduler",
     "EdgeCloudScheduler",
+    "Explains",
     "GeoScheduler",
     "IntervalScheduler",
     "Scheduler",
     "make_scheduler",
+    "on_make",
     "register",
     "registry",
     "scheduler_names",
@@ -67,11 +70,29 @@ class ClusterScheduler(Scheduler, Protocol):
     pending jobs and this slot's placement per job.  Schedulers that plan ahead
     (PD-ORS commits a whole schedule at admission) keep their plan and return
     the current slot's part; they must drop jobs the view reports as finished.
+
+    **Reasons (optional, backward-compatible).**  A scheduler may also define
+    ``explain(view, jobs) -> Mapping[int, Reason]`` (:class:`Explains`).  It is
+    called right after ``decide(view)``, with the same view, for ``jobs`` —
+    the pending and active jobs the decision placed nowhere, and the ones it
+    rejected — and returns a :class:`~dmlsched.model.reasons.Reason` (a code
+    of :data:`~dmlsched.model.reasons.CODES` and one line with the numbers,
+    e.g. ``insufficient gpu on every machine: need 8, largest free 7``) for
+    each job it can explain; a job it leaves out is "unexplained".  It must
+    not change what later decisions are: the service calls it every slot,
+    ``simulate`` never.  Every registered ``cluster`` scheduler explains.
     """
 
     def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None: ...
 
     def decide(self, view: ClusterView) -> ClusterDecision: ...
+
+
+@runtime_checkable
+class Explains(Protocol):
+    """A scheduler that says why jobs are not running (see :class:`ClusterScheduler`)."""
+
+    def explain(self, view: ClusterView, jobs: Sequence[int]) -> Mapping[int, Reason]: ...
 
 
 @runtime_checkable
@@ -157,6 +178,16 @@ def scheduler_names(setting: str | None = None) -> list[str]:
     return [n for (s, n) in registry(setting) if setting is None or s == setting]
 
 
+#: called with each class make_scheduler instantiates (dmlsched.experiments.provenance)
+_MADE_HOOKS: list[Callable[[type], None]] = []
+
+
+def on_make(hook: Callable[[type], None]) -> None:
+    """Call ``hook(cls)`` whenever :func:`make_scheduler` instantiates ``cls`` (once per hook)."""
+    if hook not in _MADE_HOOKS:
+        _MADE_HOOKS.append(hook)
+
+
 def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     """Instantiate a registered scheduler; unknown names are an InvalidInput."""
     if setting not in SETTINGS:
@@ -165,6 +196,9 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     if (setting, name) not in reg:
         raise InvalidInput("scheduler", name, " | ".join(scheduler_names(setting)) or "none yet")
     cls: Callable[..., Any] = reg[(setting, name)]
+    if _MADE_HOOKS:  # an experiment cell records which schedulers' code computed it
+        for hook in _MADE_HOOKS:
+            hook(reg[(setting, name)])
     try:
         return cls(**params)
     except TypeError as e:

@@ -1,32 +1,41 @@
 """``dmlsched agent``: one per machine; runs its part of the service's allocation for real.
 
-Loop (every ``poll`` seconds):
+It acts with its own identity (``--token-file``: an ``agent`` of this machine
+in the service's auth file) and only for its machine.  Loop (every ``poll``
+seconds), never blocking on another machine or a slow process:
 
 1. ``POST /v1/agents/<machine>/heartbeat`` — proves the machine alive (a
    separate thread also beats every ``poll`` seconds, so a long stop or
    checkpoint wait never looks like a dead machine) and returns its part of
-   the current slot's allocation: per job, the workers
-   and PSs on this machine, the job's whole placement (machine names →
-   [workers, PSs]), the machine indices and the job's *incarnation* (the
-   slot its current placement began);
-2. stops what is no longer wanted — a job gone from the allocation or in a
+   the current slot's allocation: per job, the workers and PSs on this
+   machine, the job's whole placement (machine names → [workers, PSs]), the
+   machine indices, the job's *incarnation* (the slot its current placement
+   began: a generation number) and whether to wait for the previous
+   incarnation's checkpoint;
+2. if the service says the machine is down (its heartbeats stopped for the
+   agent timeout — a hung or cut-off machine), every incarnation here is
+   *fenced*: the agent SIGKILLs its processes before it joins again;
+3. stops what is no longer wanted — a job gone from the allocation or in a
    new incarnation (moved, resized, preempted): its PSs here get SIGTERM
-   (they finish the step and checkpoint, as in the testbed's executor) and
-   its processes here are awaited;
-3. starts what is new, through the testbed's own runtime
+   (they finish the step and checkpoint, as in the testbed's executor), and
+   what still runs ``_STOP_TIMEOUT_S`` later gets SIGKILL — checked on later
+   steps, never waited for;
+4. starts what is new, through the testbed's own runtime
    (:class:`dmlsched.testbed.runtime.Testbed` — this machine's agent process
    that forks PSs and workers — and :class:`~dmlsched.testbed.training.TaskConfig`):
    the job's PSs and workers are numbered over the whole placement in the
    service's machine order, so processes started by different agents form
    one job; PSs resume from the newest complete checkpoint of an earlier
-   incarnation (all agents of a ``local`` emulation share one ``--workdir``);
-4. the agent holding PS 0 reports the job's absolute work counter and loss
-   (``POST …/progress``); the service credits what is new of it at the end
-   of the slot (``--progress measured``).
+   incarnation (all agents of a ``local`` emulation share one ``--workdir``),
+   once the previous incarnation's PSs wrote their final one (up to
+   ``_RESUME_WAIT_S``; at once if the service says it is fenced);
+5. the agent holding PS 0 reports the job's absolute work counter, the
+   counter it resumed from, and the loss (``POST …/progress``) whenever the
+   counter moved; the service credits what is new of it at the end of the
+   slot (``--progress measured``) and refuses (409) what it cannot believe.
 
-Registration (``POST /v1/machines`` with ``agent: true``) happens at start and
-whenever the service says the machine is down or unknown (after a timeout,
-or a service restarted on an empty log).
+Joining (``POST /v1/machines`` with ``agent: true``) happens at start and
+whenever the service says the machine is down or unknown.
 
 Emulation: ``local`` only — every process on this host.  The testbed's
 token buckets belong to one run of the testbed's controller; processes of
@@ -54,8 +63,9 @@ from dmlsched.errors import InvalidInput
 
 __all__ = ["MachineAgent", "run_agent"]
 
-_STOP_TIMEOUT_S = 20.0
-_RESUME_WAIT_S = 20.0
+_STOP_TIMEOUT_S = 20.0  # a stopping incarnation's processes get SIGKILL after this
+_RESUME_WAIT_S = 20.0  # the most a new incarnation waits for its predecessor's checkpoint
+_FENCE_WAIT_S = 5.0  # SIGKILLed processes are gone within this (the kernel reaps them)
 
 
 def _alive(pid: int) -> bool:
@@ -87,7 +97,9 @@ class _Local:
     inc_dir: Path
     ps: dict[int, int] = field(default_factory=dict)  # PS index -> pid
     workers: dict[int, int] = field(default_factory=dict)
-    reports: int = 0
+    resumed: float = 0.0  # the work counter of the checkpoint it started from
+    sent: float = -1.0  # the last counter the service took (or refused for good)
+    stop_by: float = 0.0  # while stopping: when its processes get SIGKILL
 
     @property
     def has_ps0(self) -> bool:
@@ -95,6 +107,18 @@ class _Local:
 
     def pids(self) -> list[int]:
         return [*self.ps.values(), *self.workers.values()]
+
+
+def _predecessor_final(job_dir: Path, inc: int) -> bool:
+    """Whether the incarnation before ``inc`` has none, or every PS of it wrote its final
+    status (its checkpoint is complete)."""
+    prev = [int(d.name[4:]) for d in job_dir.glob("inc-*") if d.name[4:].isdigit()]
+    prev = [n for n in prev if n < inc]
+    if not prev:
+        return True
+    last = job_dir / f"inc-{max(prev)}"
+    n_ps = len(list(last.glob("ps-*.addr")))
+    return all(_json(last / f"ps-{k}.json").get("final") for k in range(n_ps))
 
 
 def _latest_checkpoint(job_dir: Path, before: int) -> str:
@@ -119,29 +143,40 @@ def _latest_checkpoint(job_dir: Path, before: int) -> str:
 
 
 class MachineAgent:
-    """The agent's state: its testbed machine and the incarnations it runs."""
+    """The agent's state: its testbed machine and the incarnations it runs.
+
+    One :meth:`step` never waits on anything but its own HTTP calls: a stop
+    (SIGTERM, then SIGKILL at a deadline) and a start that waits for the
+    previous incarnation's checkpoint are carried over to later steps, so a
+    hung process — or a hung agent elsewhere — delays only its own job.
+    """
 
     def __init__(
         self,
         http: httpx.Client,
         machine: str,
-        capacity: tuple[float, ...],
+        capacity: tuple[float, ...] | None,
         testbed: Any,
         workdir: Path,
+        clock: Any = time.monotonic,
     ) -> None:
         self.http = http
         self.machine = machine
         self.capacity = capacity
         self.tb = testbed
         self.workdir = workdir
+        self.clock = clock
         self.running: dict[int, _Local] = {}
+        self.stopping: list[_Local] = []  # SIGTERMed, not yet gone
+        self.waiting: dict[tuple[int, int], float] = {}  # (job, inc) -> when first asked
         self.ended: set[tuple[int, int]] = set()
 
     def register(self) -> None:
-        self.http.post(
-            "/v1/machines",
-            json={"name": self.machine, "capacity": list(self.capacity), "agent": True},
-        ).raise_for_status()
+        """Join this machine (an admin declared it), offering ``capacity`` or the declared."""
+        body: dict[str, Any] = {"name": self.machine, "agent": True}
+        if self.capacity is not None:
+            body["capacity"] = list(self.capacity)
+        self.http.post("/v1/machines", json=body).raise_for_status()
 
     def step(self) -> dict[str, Any]:
         r = self.http.post(f"/v1/agents/{self.machine}/heartbeat")
@@ -151,18 +186,21 @@ class MachineAgent:
         r.raise_for_status()
         a = r.json()
         if not a["up"]:
+            # declared down (we were gone too long): every incarnation here is fenced —
+            # the service ignores its work and has placed it elsewhere.  Kill it before
+            # joining again, so no stale process trains (or checkpoints) beside its successor
+            self.fence()
             self.register()
+            return a
         want = {t["job"]: t for t in a["tasks"]}
-        stopping = [
-            loc
-            for j, loc in self.running.items()
-            if j not in want or want[j]["incarnation"] != loc.inc
-        ]
-        self._stop(stopping)
+        for j, loc in list(self.running.items()):
+            if j not in want or want[j]["incarnation"] != loc.inc:
+                self._begin_stop(loc)
         for t in want.values():
             key = (t["job"], t["incarnation"])
-            if t["job"] not in self.running and key not in self.ended:
+            if t["job"] not in self.running and key not in self.ended and self._may_start(t):
                 self._start(t, a["machines"])
+        self._reap()
         for loc in list(self.running.values()):
             self._report(loc)
             if not any(_alive(p) for p in loc.pids()):
@@ -171,6 +209,22 @@ class MachineAgent:
                 self.ended.add((loc.job, loc.inc))
                 del self.running[loc.job]
         return a
+
+    def _may_start(self, t: dict[str, Any]) -> bool:
+        """Whether a new incarnation starts now: at once if it resumes from nothing or its
+        predecessor is fenced (a machine of it is down: no final checkpoint will come),
+        else once the predecessor's PSs wrote their final checkpoint — or after
+        ``_RESUME_WAIT_S`` (then from the newest complete one)."""
+        job, inc = int(t["job"]), int(t["incarnation"])
+        if not t.get("checkpoint_wait", True):
+            return True
+        since = self.waiting.setdefault((job, inc), self.clock())
+        if self.clock() - since >= _RESUME_WAIT_S or _predecessor_final(
+            self.workdir / f"job-{job}", inc
+        ):
+            self.waiting.pop((job, inc), None)
+            return True
+        return False
 
     def _start(self, t: dict[str, Any], index: dict[str, int]) -> None:
         from dmlsched.testbed.training import TaskConfig
@@ -186,7 +240,7 @@ class MachineAgent:
         job_dir = self.workdir / f"job-{job}"
         inc_dir = job_dir / f"inc-{inc}"
         inc_dir.mkdir(parents=True, exist_ok=True)
-        resume = self._resume(job_dir, inc) if me in ps_m else ""
+        resume = _latest_checkpoint(job_dir, inc) if me in ps_m else ""
         base = self.tb.task_base()
         common = dict(
             job_dir=str(job_dir),
@@ -205,7 +259,8 @@ class MachineAgent:
             buckets="",  # see the module docstring
             bind=base["bind"],
         )
-        loc = _Local(job, inc, inc_dir)
+        resumed = float(_json(Path(resume) / "shard-0.json").get("work", 0.0)) if resume else 0.0
+        loc = _Local(job, inc, inc_dir, resumed=resumed)
         for k, m in enumerate(ps_m):
             if m == me:
                 loc.ps[k] = self.tb.spawn(0, TaskConfig(role="ps", index=k, **common))  # type: ignore[arg-type]
@@ -214,68 +269,82 @@ class MachineAgent:
                 loc.workers[k] = self.tb.spawn(0, TaskConfig(role="worker", index=k, **common))  # type: ignore[arg-type]
         self.running[job] = loc
 
-    def _resume(self, job_dir: Path, inc: int) -> str:
-        """Wait (bounded) for the previous incarnation's PSs to checkpoint, then pick it."""
-        prev = sorted(
-            (int(d.name[4:]) for d in job_dir.glob("inc-*") if d.name[4:].isdigit()),
-        )
-        prev = [n for n in prev if n < inc]
-        if not prev:
-            return ""
-        last = job_dir / f"inc-{prev[-1]}"
-        deadline = time.monotonic() + _RESUME_WAIT_S
-        while time.monotonic() < deadline:
-            n_ps = len(list(last.glob("ps-*.addr")))
-            done = sum(1 for k in range(n_ps) if _json(last / f"ps-{k}.json").get("final"))
-            if n_ps and done == n_ps:
-                break
-            time.sleep(0.1)
-        return _latest_checkpoint(job_dir, inc)
+    def _begin_stop(self, loc: _Local) -> None:
+        """SIGTERM the incarnation's PSs here (they finish the step and checkpoint); its
+        workers end with their PSs.  :meth:`_reap` finishes the stop."""
+        for pid in loc.ps.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        loc.stop_by = self.clock() + _STOP_TIMEOUT_S
+        self.running.pop(loc.job, None)
+        self.stopping.append(loc)
 
-    def _stop(self, locs: list[_Local]) -> None:
-        for loc in locs:
-            for pid in loc.ps.values():
+    def _reap(self) -> None:
+        """Stops that are over: gone, or past their deadline (then SIGKILL — workers whose
+        PS lives elsewhere, stuck processes)."""
+        left = []
+        for loc in self.stopping:
+            alive = [p for p in loc.pids() if _alive(p)]
+            if alive and self.clock() < loc.stop_by:
+                left.append(loc)
+                continue
+            for p in alive:
                 with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_TIMEOUT_S
+                    os.kill(p, signal.SIGKILL)
+            self._report(loc)  # its last counter (refused if the service moved on: kept in
+            # the checkpoint, the next incarnation reports it)
+        self.stopping = left
+
+    def fence(self) -> None:
+        """SIGKILL every process this agent started and wait (briefly) until they are gone."""
+        locs = [*self.running.values(), *self.stopping]
         for loc in locs:
-            while any(_alive(p) for p in loc.pids()) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            for p in loc.pids():  # workers whose PS lives elsewhere, or stuck processes
-                if _alive(p):
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(p, signal.SIGKILL)
-            self._report(loc)
-            self.running.pop(loc.job, None)
+            for p in loc.pids():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p, signal.SIGKILL)
+        deadline = self.clock() + _FENCE_WAIT_S
+        while any(_alive(p) for loc in locs for p in loc.pids()) and self.clock() < deadline:
+            time.sleep(0.02)
+        self.ended |= {(loc.job, loc.inc) for loc in locs}
+        self.running, self.stopping, self.waiting = {}, [], {}
 
     def _report(self, loc: _Local) -> None:
+        """PS 0's agent reports the job's work counter when it moved (a monotonic counter;
+        the service refuses replays, other machines' and stale incarnations' reports)."""
         if not loc.has_ps0:
             return
         st = _json(loc.inc_dir / "ps-0.json")
-        if "work" not in st:
+        if "work" not in st or float(st["work"]) <= loc.sent:
             return
         loss = st["loss_sum"] / st["loss_n"] if st.get("loss_n") else None
-        loc.reports += 1
         body = {
             "job": loc.job,
+            "incarnation": loc.inc,
             "work": float(st["work"]),
             "loss": loss,
-            "report": f"{loc.job}-{loc.inc}-{loc.reports}",
+            "resumed": loc.resumed,
         }
         try:
-            self.http.post(f"/v1/agents/{self.machine}/progress", json=body).raise_for_status()
+            r = self.http.post(f"/v1/agents/{self.machine}/progress", json=body)
         except httpx.HTTPError:
-            loc.reports -= 1  # the absolute counter is sent again next time
+            return  # the service is restarting: the counter is sent again next time
+        if r.status_code in (200, 409):  # 409: refused for good (e.g. a stale incarnation)
+            loc.sent = float(st["work"])
 
     def close(self) -> None:
-        self._stop(list(self.running.values()))
+        for loc in list(self.running.values()):
+            self._begin_stop(loc)
+        while self.stopping:
+            self._reap()
+            if self.stopping:
+                time.sleep(0.05)
 
 
 def run_agent(
     *,
     server: str,
     machine: str,
-    capacity: tuple[float, ...],
+    capacity: tuple[float, ...] | None,
     token: str | None,
     workdir: Path,
     poll: float,

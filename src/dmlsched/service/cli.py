@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 from pathlib import Path
@@ -15,12 +16,20 @@ __all__ = ["mount"]
 
 
 def _read_token(path: Path | None) -> str | None:
+    """A client's own bearer token: one token in a file only its owner can read."""
     if path is None:
         return None
     try:
+        mode = path.stat().st_mode
         token = path.read_text().strip()
     except OSError as e:
         raise InvalidInput("token-file", str(path), f"a readable file ({e.strerror})") from None
+    if mode & 0o077:
+        raise InvalidInput(
+            "token-file",
+            str(path),
+            f"a file only its owner can read (chmod 600), not {mode & 0o777:04o}",
+        )
     if not token or len(token.split()) != 1:
         raise InvalidInput("token-file", str(path), "a file holding one token")
     return token
@@ -39,9 +48,26 @@ def serve(
     manual_clock: Annotated[
         bool, typer.Option("--manual-clock", help="Slots advance only on POST /v1/tick.")
     ] = False,
-    token_file: Annotated[
-        Path | None, typer.Option(help="Bearer token required by mutating endpoints.")
+    token_auth_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Identities: a CSV token,name,role[,machine] (role admin|user|agent), mode 600."
+        ),
     ] = None,
+    insecure_local: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-local",
+            help="No identities: every request is an admin; listens on 127.0.0.1 only.",
+        ),
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(help="A Host header to accept (repeatable); default: this host's names."),
+    ] = None,
+    rate_limit: Annotated[
+        float, typer.Option(help="Requests per second per identity (bursts of 2 s); 0: none.")
+    ] = 50.0,
     seed: Annotated[int, typer.Option()] = 0,
     window: Annotated[int, typer.Option(help="Slots per scheduler epoch (its horizon).")] = 100,
     progress: Annotated[
@@ -54,14 +80,19 @@ def serve(
         list[str] | None,
         typer.Option(help="Scheduler parameter KEY=VALUE (VALUE as JSON), repeatable."),
     ] = None,
+    db_retry_seconds: Annotated[
+        float,
+        typer.Option(help="PostgreSQL: reconnect this long after losing it, then exit 1."),
+    ] = 30.0,
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
 
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.service.app import Service, create_app
+    from dmlsched.service.auth import read_token_auth_file
     from dmlsched.service.core import Core, ServiceConfig
-    from dmlsched.service.store import open_store
+    from dmlsched.service.store import StoreUnavailable, open_store
 
     if manual_clock == (slot_seconds is not None):
         raise InvalidInput("slot-seconds", slot_seconds, "a length > 0 or --manual-clock (one)")
@@ -71,17 +102,52 @@ def serve(
         raise InvalidInput("port", port, "0..65535")
     params = _params(param or [])
     make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
-    token = _read_token(token_file)
+    if insecure_local:
+        if token_auth_file is not None:
+            raise InvalidInput("insecure-local", True, "either --insecure-local or an auth file")
+        if host not in _LOOPBACK:
+            raise InvalidInput("host", host, "127.0.0.1 with --insecure-local (no identities)")
+        tokens = None
+    elif token_auth_file is None:
+        raise InvalidInput(
+            "token-auth-file",
+            None,
+            "a file of identities (token,name,role[,machine]), or --insecure-local",
+        )
+    else:
+        tokens = read_token_auth_file(token_auth_file)
+    if not rate_limit >= 0:
+        raise InvalidInput("rate-limit", rate_limit, ">= 0 (0: no limit)")
+    hosts = list(allowed_host) if allowed_host else _default_hosts(host)
     config = ServiceConfig(
         scheduler=scheduler, seed=seed, window=window, progress=progress, params=params
     )
-    store = open_store(db)
+    if not db_retry_seconds >= 0:
+        raise InvalidInput("db-retry-seconds", db_retry_seconds, ">= 0")
+    store = open_store(db, retry_seconds=db_retry_seconds)
     core = Core(config, store, agent_timeout=agent_timeout).open()
-    service = Service(core, token=token, slot_seconds=slot_seconds)
-    app = create_app(service)
+    fatal: list[str] = []
+
+    def on_fatal(why: str) -> None:  # the store is gone: stop, exit non-zero (below)
+        fatal.append(why)
+        server.should_exit = True
+
+    service = Service(
+        core,
+        tokens=tokens,
+        rate_limit=rate_limit or None,
+        slot_seconds=slot_seconds,
+        on_fatal=on_fatal,
+    )
+    app = create_app(service, allowed_hosts=hosts)
+    who = (
+        "--insecure-local: NO authentication, every local process is an admin"
+        if tokens is None
+        else f"{len(tokens)} identities from {token_auth_file}"
+    )
     typer.echo(
         f"dmlsched serve: {scheduler} on http://{host}:{port}/ (slot {core.slot}, "
-        f"log seq {core.seq}, {store.url if '://' not in store.url else 'postgresql'})",
+        f"log seq {core.seq}, {store.url if '://' not in store.url else 'postgresql'}); {who}",
         err=True,
     )
 
@@ -96,9 +162,11 @@ def serve(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     )
     try:
-        server.run()  # until SIGINT/SIGTERM, then a graceful shutdown
+        server.run()  # until SIGINT/SIGTERM or a fatal store failure, then a graceful shutdown
     finally:
-        store.close()
+        service.core.store.close()
+    if fatal:  # exit 1 with one line: a supervisor restarts the service
+        raise StoreUnavailable(fatal[0])
     if server.interrupted:  # Ctrl-C: exit 130 (dmlsched.cli.main) with one line
         raise Interrupted("interrupted; every acknowledged request is kept in the store")
 
@@ -107,8 +175,12 @@ def agent(
     server: Annotated[str, typer.Option(help="The service's URL, e.g. http://127.0.0.1:8080")],
     machine: Annotated[str, typer.Option(help="This machine's name.")],
     capacity: Annotated[
-        str, typer.Option(help="gpu,cpu,mem,storage this machine offers.")
-    ] = "4,16,64,100",
+        str | None,
+        typer.Option(
+            help="gpu,cpu,mem,storage this machine offers (at most what an admin declared; "
+            "default: the declaration)."
+        ),
+    ] = None,
     token_file: Annotated[Path | None, typer.Option()] = None,
     workdir: Annotated[Path, typer.Option(help="Where the testbed processes run.")] = Path(
         "agent-work"
@@ -119,7 +191,7 @@ def agent(
     """One per machine: register, pull this machine's allocation, run it on the testbed."""
     from dmlsched.service.agent import run_agent
 
-    caps = _floats(capacity, "capacity")
+    caps = None if capacity is None else _floats(capacity, "capacity")
     run_agent(
         server=server,
         machine=machine,
@@ -129,6 +201,23 @@ def agent(
         poll=poll,
         emulation=emulation,
     )
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _default_hosts(host: str) -> list[str]:
+    """Host headers accepted unless --allowed-host says otherwise: the loopback names,
+    and for a service bound to another address, that address and this host's names."""
+    import socket
+
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host not in _LOOPBACK:
+        names += [host, socket.gethostname(), socket.getfqdn()]
+        if host in ("0.0.0.0", "::"):
+            with contextlib.suppress(OSError):
+                names += socket.gethostbyname_ex(socket.gethostname())[2]
+    return list(dict.fromkeys(n for n in names if n not in ("0.0.0.0", "::")))
 
 
 def _params(items: list[str]) -> dict[str, object]:
@@ -162,6 +251,9 @@ def k8s_export(
     image: Annotated[str, typer.Option(help="Container image of the training job.")] = (
         "dmlsched/trainer:latest"
     ),
+    token_file: Annotated[
+        Path | None, typer.Option(help="Your bearer token (a file, mode 600) for --server.")
+    ] = None,
 ) -> None:
     """Write the current allocation as TFJob (kubeflow.org/v1) and Volcano Job manifests."""
     from dmlsched.service.k8s import export_state
@@ -172,9 +264,26 @@ def k8s_export(
         import httpx
 
         try:
-            snap = httpx.get(server.rstrip("/") + "/v1/state", params={"jobs": 10000}).json()
+            token = _read_token(token_file)
+            r = httpx.get(
+                server.rstrip("/") + "/v1/state",
+                params={"jobs": 10000},
+                headers={"Authorization": f"Bearer {token}"} if token else {},
+            )
         except httpx.HTTPError as e:
             raise InvalidInput("server", server, f"a reachable dmlsched service ({e})") from None
+        if r.status_code != 200:
+            detail = (
+                r.json().get("detail", r.text)
+                if r.headers.get("content-type", "").startswith("application/json")
+                else r.text
+            )
+            raise InvalidInput(
+                "token-file",
+                str(token_file),
+                f"a token the service accepts ({r.status_code}: {detail})",
+            )
+        snap = r.json()
     else:
         assert state is not None
         try:

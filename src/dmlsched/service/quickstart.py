@@ -6,9 +6,11 @@ workers per job) and three ``dmlsched agent`` processes — machines ``m0``,
 ``m1``, ``m2`` of the testbed's size (1 GPU, 4 vCPUs, 8 GB, 8 GB; a PS or
 worker takes 1 vCPU, 1 GB, 1 GB) in ``local`` emulation — submits a few
 jobs over HTTP (an MLP on digits: K = 1,437 samples, E epochs, F = 64), waits
-until they complete with real training, prints what happened and stops
-everything.  ``--keep`` leaves it running (dashboard at the printed URL)
-until Ctrl-C.  Loopback only; nothing is left running.
+until they complete with real training and prints what happened.  Then the
+service stays up — the dashboard at the printed URL, more jobs welcome —
+until Ctrl-C, or until it or an agent stops, which it says (exit status 1);
+``--exit`` stops everything once the jobs are done.  Loopback only; nothing
+is left running.
 """
 
 from __future__ import annotations
@@ -16,17 +18,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from dmlsched.service.loadtest import ServiceProcess
+from dmlsched.service.loadtest import ServiceProcess, write_secret
 
 __all__ = ["MACHINE", "QuickStart", "job_body", "main"]
 
@@ -63,11 +67,18 @@ class QuickStart:
         slot_seconds: float = 2.0,
         scheduler: str = "fifo",
         params: tuple[str, ...] = ("max_workers=2",),
-        token: str = "quickstart-token",
         agent_timeout: float = 20.0,
     ) -> None:
         self.workdir = workdir
         self.machines = [f"m{h}" for h in range(machines)]
+        # identities: an admin (declares the machines), a user (submits), one agent a machine
+        self.admin_token = secrets.token_urlsafe(24)
+        self.user_token = secrets.token_urlsafe(24)
+        self.agent_tokens = {m: secrets.token_urlsafe(24) for m in self.machines}
+        users = (
+            (self.user_token, "quickstart", "user"),
+            *((t, f"agent-{m}", "agent", m) for m, t in self.agent_tokens.items()),
+        )
         args = [
             "--scheduler",
             scheduler,
@@ -82,14 +93,26 @@ class QuickStart:
         ]
         for p in params:
             args += ["--param", p]
-        self.service = ServiceProcess(args, workdir, token=token)
+        self.service = ServiceProcess(args, workdir, token=self.admin_token, identities=users)
         self.agents: list[subprocess.Popen] = []
+
+    @property
+    def dashboard(self) -> str:
+        """The dashboard's URL, carrying the user's token (the page keeps it, not the URL)."""
+        return f"{self.service.url}/#token={self.user_token}"
 
     def start(self) -> None:
         self.service.start()
-        cap = ",".join(f"{c:g}" for c in MACHINE)
+        admin = self.service.headers()
+        for name in self.machines:  # an admin declares each machine; its agent joins it
+            httpx.post(
+                self.service.url + "/v1/machines",
+                json={"name": name, "capacity": list(MACHINE), "agent": True},
+                headers=admin,
+            ).raise_for_status()
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         for name in self.machines:
+            token_file = write_secret(self.workdir / f"agent-{name}.token", self.agent_tokens[name])
             log = (self.workdir / f"agent-{name}.log").open("w")
             self.agents.append(
                 subprocess.Popen(
@@ -102,10 +125,8 @@ class QuickStart:
                         self.service.url,
                         "--machine",
                         name,
-                        "--capacity",
-                        cap,
                         "--token-file",
-                        str(self.workdir / "token"),
+                        str(token_file),
                         "--workdir",
                         str(self.workdir / "work"),
                         "--poll",
@@ -120,7 +141,7 @@ class QuickStart:
             )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            ms = httpx.get(self.service.url + "/v1/machines").json()
+            ms = httpx.get(self.service.url + "/v1/machines", headers=admin).json()
             if len([m for m in ms if m["up"]]) == len(self.machines):
                 return
             for a in self.agents:
@@ -130,14 +151,17 @@ class QuickStart:
         raise TimeoutError("agents did not register within 120 s")
 
     def submit(self, body: dict[str, Any]) -> int:
-        r = httpx.post(self.service.url + "/v1/jobs", json=body, headers=self.service.headers())
+        r = httpx.post(
+            self.service.url + "/v1/jobs", json=body, headers=self.service.headers(self.user_token)
+        )
         r.raise_for_status()
         return int(r.json()["id"])
 
     def wait(self, ids: list[int], timeout: float) -> list[dict[str, Any]]:
         deadline = time.monotonic() + timeout
         while True:
-            jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}").json() for j in ids]
+            h = self.service.headers(self.user_token)
+            jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}", headers=h).json() for j in ids]
             if all(j["state"] in ("completed", "rejected", "cancelled") for j in jobs):
                 return jobs
             if time.monotonic() > deadline:
@@ -160,18 +184,51 @@ class QuickStart:
         self.service.stop()
 
 
+def _stopped(qs: QuickStart) -> str | None:
+    """Why the service or an agent is no longer running; None while all run."""
+    proc = qs.service.proc
+    if proc is not None and proc.poll() is not None:
+        return f"the service exited with status {proc.returncode}"
+    for name, agent in zip(qs.machines, qs.agents, strict=False):
+        if agent.poll() is not None:
+            return f"agent {name} exited with status {agent.returncode}"
+    return None
+
+
+def _drain(qs: QuickStart) -> None:
+    """Copy the service's stderr to service.log, so a long-lived service never blocks
+    on a full pipe."""
+    proc = qs.service.proc
+    if proc is None or proc.stderr is None:
+        return
+    stream, log = proc.stderr, (qs.workdir / "service.log").open("ab")
+
+    def copy() -> None:
+        try:
+            for line in iter(stream.readline, b""):
+                log.write(line)
+        except (OSError, ValueError):  # the pipe closed by stop()
+            pass
+        finally:
+            log.close()
+
+    threading.Thread(target=copy, name="service-log", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--slot-seconds", type=float, default=2.0)
-    ap.add_argument("--keep", action="store_true", help="keep running until Ctrl-C")
+    ap.add_argument(
+        "--exit", action="store_true", help="stop once the jobs are done (default: until Ctrl-C)"
+    )
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
         qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds)
         try:
             qs.start()
-            print(f"service: {qs.service.url}/  (dashboard)  agents: {', '.join(qs.machines)}")
+            print(f"service: {qs.dashboard}  (dashboard)  agents: {', '.join(qs.machines)}")
             ids = [qs.submit(job_body(i, a.epochs)) for i in range(a.jobs)]
             print(f"submitted jobs {ids}; waiting for real training to finish …")
             t0 = time.monotonic()
@@ -183,15 +240,23 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"all done in {time.monotonic() - t0:.1f} s")
             print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
-            if a.keep:
-                print("Ctrl-C to stop")
-                while True:
-                    time.sleep(3600)
+            if a.exit:
+                return 0
+            _drain(qs)
+            print(
+                f"the service stays up: dashboard at {qs.dashboard} — Ctrl-C stops it "
+                "and the agents",
+                flush=True,
+            )
+            while (why := _stopped(qs)) is None:
+                time.sleep(1.0)
+            print(f"quickstart: {why}; stopping the rest", file=sys.stderr)
+            return 1
         except KeyboardInterrupt:
+            print("quickstart: Ctrl-C: stopping the service and its agents", file=sys.stderr)
             return 130
         finally:
             qs.stop()
-    return 0
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ completion time") made a step at slot granularity: θ1 = ``value``, θ2 = 20,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -22,6 +22,7 @@ from dmlsched.model.cluster import RESOURCES, ClusterJob
 
 __all__ = [
     "DEADLINE_STEEPNESS",
+    "MAX_CAPACITY",
     "JobRequest",
     "MachineRequest",
     "ProgressReport",
@@ -52,31 +53,47 @@ class JobRequest(_JobFields):  # type: ignore[misc,valid-type]
     utility: UtilitySpec | None = None
     deadline: int | None = Field(default=None, ge=0, le=10**6)
     value: float = Field(default=1.0, ge=0, le=1e12)
+    # slots the job may hold a placement; then the service cancels it (as Slurm's --time)
+    max_runtime: int | None = Field(default=None, ge=1, le=10**6)
+
+
+# a machine's capacity per resource is at most this (GPUs, vCPUs, GB, GB): no machine has a
+# million of any, and a bound keeps a declaration's sums and products finite
+MAX_CAPACITY = 1e6
+
+Capacity = Annotated[float, Field(ge=0, le=MAX_CAPACITY)]
 
 
 class MachineRequest(_Strict):
-    """A machine and its capacity per resource (GPUs, vCPUs, GB memory, GB storage)."""
+    """A machine and its capacity per resource (GPUs, vCPUs, GB memory, GB storage).
+
+    An admin declares it (``capacity`` required); its agent joins it with at most the
+    declared capacity (``capacity`` omitted: the declared one)."""
 
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    capacity: tuple[float, ...] = Field(min_length=len(RESOURCES), max_length=len(RESOURCES))
-    agent: bool = False  # registered by a `dmlsched agent`: it heartbeats and may time out
+    capacity: tuple[Capacity, ...] | None = Field(
+        default=None, min_length=len(RESOURCES), max_length=len(RESOURCES)
+    )
+    agent: bool = False  # run by a `dmlsched agent`: it heartbeats and may time out
 
 
 class ProgressReport(_Strict):
-    """Work measured for one job: ``samples`` trained since the last report, or the
-    job's absolute ``work`` counter (the service credits what is new of it)."""
+    """Work measured for one job by the agent holding its PS 0: the job's absolute work
+    counter in the incarnation its placement was handed out with (a monotonic counter:
+    the service credits what is new of it, within what the placement can do)."""
 
     job: int = Field(ge=0)
-    slot: int | None = Field(default=None, ge=0)
-    samples: float = Field(default=0.0, ge=0, le=1e15)
-    work: float | None = Field(default=None, ge=0, le=1e15)
+    incarnation: int = Field(ge=0)
+    work: float = Field(ge=0, le=1e15)
     loss: float | None = None
-    report: str = Field(default="", max_length=100)  # idempotency key of the report
+    resumed: float | None = Field(default=None, ge=0, le=1e15)  # the checkpoint's counter
 
 
 def job_from_request(req: JobRequest, job_id: int, arrival: int) -> ClusterJob:
     """The engine's job for a request (raises InvalidInput naming the field)."""
-    d = req.model_dump(exclude={"name", "utility", "deadline", "value"}, exclude_none=True)
+    d = req.model_dump(
+        exclude={"name", "utility", "deadline", "value", "max_runtime"}, exclude_none=True
+    )
     if req.deadline is not None and req.utility is not None:
         raise InvalidInput("deadline", req.deadline, "either a deadline or a utility, not both")
     if req.deadline is not None:

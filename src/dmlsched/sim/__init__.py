@@ -12,15 +12,22 @@ edge-cloud, geo):
 ``schedulers/protocols.py``     one protocol per setting (imports ``model``)
 ``sim/<S>.py``                  the engine: ``read_decision`` (the boundary:
                                 the scheduler's decision read once into the
-                                engine's plain structures), ``check_*`` (the
-                                paper's constraints), ``simulate_<S>`` (the
-                                loop, registered with ``register_engine``);
-                                ``sim/cluster/`` is one package of small
+                                engine's plain structures), the engine state
+                                (``reveal`` · ``accept`` · ``credit`` ·
+                                ``result``, :mod:`dmlsched.sim.state`) and
+                                ``simulate_<S>`` (its driver, registered with
+                                ``register_engine``)
+``sim/<S>_referee.py``          the referee: the paper's constraints on one
+                                decision, with equation numbers (edge-cloud,
+                                geo, interval; fast paths behind ``accept``
+                                are tested to give its exact answer)
+``sim/cluster/``                the cluster engine, one package of small
                                 modules: ``referee`` (reading and the
                                 constraints), ``fast`` (faster reads of the
-                                same), ``state`` (``ClusterState``, driven by
-                                ``simulate``, the testbed and the service),
+                                same), ``state`` (``ClusterState``),
                                 ``simulate`` (the event-driven driver)
+``sim/drive.py``                ``simulate``'s driver of a slot-by-slot state;
+                                the bound on measured work (every setting)
 ``sim/state.py``                the engine-state protocol every driver drives
 ``sim/boundary.py``             what the four boundaries share: per-run
                                 copies for views (:func:`private_copy`,

@@ -1,37 +1,26 @@
-"""The ``edge-cloud``-setting engine (A_online, Wang et al., Sec. III).
+"""The ``edge-cloud``-setting engine (A_online, Wang et al., Sec. III): one state, driven.
 
-Per slot t:
+:class:`EdgeCloudState` is the engine state of :mod:`dmlsched.sim.state`;
+:func:`simulate_edge_cloud` drives it with a registered scheduler, the
+testbed (:func:`dmlsched.testbed.edge_geo.run_edge_cloud`) with measured
+progress.  Per slot t:
 
-1. reveal jobs with r_j = t;
-2. ask the scheduler for an :class:`EdgeCloudDecision` through a read-only
-   :class:`EdgeCloudView` built from the scheduler's own per-run copies of
-   the jobs and the system (:mod:`dmlsched.sim.boundary`; the engine computes
-   from copies of its own, so a scheduler that changes what it was shown —
-   even the system object, which a workload reuses across runs — changes
-   nothing);
-3. read it once (:func:`read_decision`: an exact ``EdgeCloudDecision``,
-   ``(server, worker)`` pairs and chunk indices of exact integers, a job
-   named twice in a mapping refused) and validate it — any violation raises
-   :class:`InvalidDecision`:
-
-   * dispatch: only pending jobs, all D_j chunks at once, each to a worker
-     with v_jsw = 1 (2a) or to the cloud; storage (7b): Σ u_j over chunks held
-     on s ≤ U_s, a chunk's storage held until its job completes ((7c)–(7d));
-     the placement never changes afterwards (no data migration);
-   * run: only dispatched, unfinished chunks, on their own worker, not before
-     ``dispatch slot + Δ_js`` (2i); each edge worker trains at most one chunk
-     per slot (2d); a chunk at most once (so ≤ D_j workers per job, (2c));
-     cloud chunks, once started, run every slot until done (no preemption
-     in the cloud, Sec. III-A);
-   * ps: exactly one PS for every job that trains this slot (2e), of the
-     job's PS type (o_jsp = 1), each edge PS serving one job per slot (2f);
-     the cloud has unlimited PSs.  ζ_j is fixed at dispatch — 1 iff every
-     chunk is in the cloud (2g)–(2h) — and a ζ_j = 1 job must keep its PS in
-     the cloud (otherwise (2h) would change its rate mid-run);
-
-4. advance each trained chunk by the engine's own n_j (Eq. (1), with the
-   system's speed augmentation); a job completes when all its chunks have
-   E_j·B_j mini-batches; c_j is that slot (2j).
+1. :meth:`~EdgeCloudState.reveal` — the jobs with r_j = t arrive; the
+   scheduler gets a read-only :class:`EdgeCloudView` built from copies made
+   for it (:mod:`dmlsched.sim.boundary`; the engine computes from copies of
+   its own, so a scheduler that changes what it was shown — even the system
+   object, which a workload reuses across runs — changes nothing);
+2. :meth:`~EdgeCloudState.accept` — the decision is read once
+   (:func:`read_decision`: an exact ``EdgeCloudDecision``, ``(server,
+   worker)`` pairs and chunk indices of exact integers, a job named twice in
+   a mapping refused) and refereed against ILP (2) and (7b)–(7d)
+   (:mod:`dmlsched.sim.edge_cloud_referee`, which lists the constraints).
+   A violation raises :class:`~dmlsched.errors.InvalidDecision` and leaves
+   the state as it was;
+3. :meth:`~EdgeCloudState.credit` — each trained chunk advances by the
+   engine's own n_j (Eq. (1), with the system's speed augmentation) or by
+   the mini-batches a testbed measured; a job completes when all its chunks
+   have E_j·B_j mini-batches; c_j is that slot (2j).
 
 Metrics: ``total_jct`` = Σ_j (c_j − r_j) (2) with unfinished jobs counted as
 T − r_j; ``mean_jct``; ``completed_jobs``; ``preemptions`` — number of (job,
@@ -43,7 +32,7 @@ completion (per-slot values in ``series["utilization"]``); ``makespan`` =
 max c_j − min r_j; ``cloud_chunk_share`` — fraction of chunks sent to the
 cloud; ``fractional_flow`` — the ILP (4) objective Σ_j Σ_d f_jd(y) of
 Eq. (3) on the actual schedule (mini-batches trained in slot t weighted by
-(t − r_j)/(E_j D_j B_j)).  The loop stops once every job has completed (or at T).
+(t − r_j)/(E_j D_j B_j)).  The run stops once every job has completed (or at T).
 
 Event-driven time (a decision that says how long it holds, as in the
 ``cluster`` engine) does not apply here, deliberately: what a decision runs
@@ -61,13 +50,14 @@ the cluster replays.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
-from dmlsched.errors import InvalidDecision
+from dmlsched.errors import InvalidReport
 from dmlsched.model.edge_cloud import EdgeCloudDecision, EdgeCloudWorkload, EdgeJob, Slot
-from dmlsched.model.speed.aonline import processing_capacity
 from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers.protocols import EdgeCloudScheduler
 from dmlsched.sim.boundary import (
@@ -80,43 +70,35 @@ from dmlsched.sim.boundary import (
     refuse,
     shown,
 )
+from dmlsched.sim.drive import drive, measured_items, within_bound
+from dmlsched.sim.edge_cloud_referee import (
+    DecisionRead,
+    Dispatched,
+    Plan,
+    Standing,
+    check_dispatch,
+    check_ps,
+    check_run,
+    referee,
+)
 from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 
-__all__ = ["read_decision", "simulate_edge_cloud"]
+__all__ = [
+    "Credited",
+    "EdgeCloudState",
+    "read_decision",
+    "simulate_edge_cloud",
+]
 
 _DONE_TOL = 1e-9
 
 
-class _Job:
-    """Engine-side state of a dispatched job."""
-
-    __slots__ = ("cloud", "gid", "job", "placement", "rate", "ready", "rem", "started", "zeta")
-
-    def __init__(self, job: EdgeJob, placement: tuple, system, t: int, speedup: float) -> None:
-        S = system.servers
-        srv = np.array([s for s, _ in placement], dtype=np.int64)
-        self.job = job
-        self.placement = tuple((int(s), int(w)) for s, w in placement)
-        self.cloud = srv == S
-        self.zeta = int(self.cloud.all())
-        self.gid = np.array(
-            [system.worker_gid(s, w) if s < S else -1 for s, w in self.placement], dtype=np.int64
-        )
-        delay = np.asarray(job.delay, dtype=np.int64)
-        self.ready = t + delay[srv]  # first slot a chunk may train, (2i)
-        self.rate = processing_capacity(job, self.zeta, speedup)
-        self.rem = np.full(job.chunks, job.work_per_chunk)
-        self.started = np.zeros(job.chunks, dtype=bool)
-
-
-def read_decision(
-    sched: str, slot: int, decision: object, limit: int
-) -> tuple[dict[int, tuple[Slot, ...]], dict[int, tuple[int, ...]], dict[int, Slot]]:
+def read_decision(sched: str, slot: int, decision: object, limit: int) -> DecisionRead:
     """(dispatch, run, ps) read once from an exact ``EdgeCloudDecision`` into plain tuples.
 
-    ``limit`` bounds each mapping (the jobs it may name); the model's checks
-    follow in the loop.
+    ``limit`` bounds each mapping (the jobs it may name); the referee's
+    checks follow in :meth:`EdgeCloudState.accept`.
     """
     d = expect_type(sched, slot, decision, EdgeCloudDecision)
     dispatch: dict[int, tuple[Slot, ...]] = {}
@@ -135,7 +117,384 @@ def read_decision(
         j: read_pair(sched, slot, j, "PS", sp)
         for j, sp in read_mapping(sched, slot, "ps", d.ps, limit).items()
     }
-    return dispatch, run, ps
+    return DecisionRead(dispatch, run, ps)
+
+
+class Credited(NamedTuple):
+    """What :meth:`EdgeCloudState.credit` credited."""
+
+    slots: int  # slots credited (always 1: a decision holds one slot)
+    completed: tuple[int, ...]  # jobs that completed
+    per_slot: Mapping[int, float]  # mini-batches per trained chunk, by job that trained
+
+
+class EdgeCloudState:
+    """One ``edge-cloud`` run (module docstring; the protocol of :mod:`dmlsched.sim.state`).
+
+    ``scheduler`` is the name refusals carry.  Besides the protocol:
+    :meth:`reset_args` (what ``scheduler.reset`` takes before the rng:
+    :attr:`shown_system` and T), :meth:`judge` (the referee's answer alone),
+    :meth:`check_work`, :meth:`placement`, :attr:`admitted_count` (jobs
+    dispatched) and :attr:`completed_count`.
+    """
+
+    def __init__(
+        self, workload: EdgeCloudWorkload, scheduler: str, *, record_events: bool = True
+    ) -> None:
+        self.name = scheduler
+        self.record_events = record_events
+        # The engine's own copies of the system and the jobs; the scheduler gets others.
+        self.system = system = private_copy(workload.system)
+        self._all = [private_copy(j) for j in workload.jobs]
+        self.horizon = workload.horizon
+        self._S = system.servers
+        self._W = system.edge_workers
+        self._cap = np.array([system.storage_of(s) for s in range(self._S)])
+        self._by_slot: dict[int, list[EdgeJob]] = defaultdict(list)
+        for job in sorted(self._all, key=lambda j: (j.arrival, j.id)):
+            self._by_slot[job.arrival].append(job)
+        self.shown_system = private_copy(system)
+        self._t = 0
+        self._phase = "reveal"
+        self._jobs: dict[int, EdgeJob] = {}
+        self._pending: dict[int, None] = {}
+        self._active: dict[int, Dispatched] = {}
+        self._finished: dict[int, int] = {}
+        self._storage = np.zeros(self._S)
+        # jobs with a cloud chunk that started and is unfinished: the cloud never preempts it
+        self._cloud_running: dict[int, None] = {}
+        # chunks that trained in the last slot and are unfinished (preemptions), by job
+        self._last_mask: dict[int, np.ndarray] = {}
+        self._last_count: dict[int, int] = {}
+        self._last_run: dict[int, tuple[int, ...]] = {}
+        self._last_ps: dict[int, Slot] = {}
+        self._plan: Plan | None = None
+        self._idx: dict[int, np.ndarray] = {}
+        self._events: list[Event] = []
+        self._util: list[float] = []
+        self._preemptions = 0
+        self._frac_flow = 0.0  # Σ_j Σ_d f_jd(y) of Eq. (3) on the actual schedule
+        self._chunks_cloud = self._chunks_total = 0
+        # What the scheduler is shown lives in dicts of its own (a MappingProxyType gives its
+        # dict away to gc.get_referents): the engine writes them and never reads them.
+        self._for_view: dict[str, dict] = {
+            k: {} for k in ("jobs", "placement", "dispatched_at", "zeta", "finished")
+        }
+        self._views = {k: MappingProxyType(v) for k, v in self._for_view.items()}
+        self._shown_rem: dict[int, np.ndarray] = {}  # frozen copies, renewed when a job trains
+
+    # ---------------------------------------------------------------- protocol
+
+    @property
+    def slot(self) -> int:
+        return self._t
+
+    @property
+    def over(self) -> bool:
+        return self._t >= self.horizon or len(self._finished) == len(self._all)
+
+    @property
+    def admitted_count(self) -> int:
+        """Jobs dispatched so far."""
+        return len(self._active) + len(self._finished)
+
+    @property
+    def completed_count(self) -> int:
+        return len(self._finished)
+
+    def reset_args(self) -> tuple:
+        """What ``scheduler.reset`` takes before the rng: (a copy of the system, T)."""
+        return self.shown_system, self.horizon
+
+    def placement(self, job: int) -> tuple[Slot, ...]:
+        """The (server, worker) of each chunk of a dispatched ``job`` (server S: the cloud)."""
+        st = self._active.get(job)
+        if st is None:
+            raise KeyError(f"job {job} is not active")
+        return st.placement
+
+    def reveal(self) -> EdgeCloudView:
+        """Reveal the jobs arriving at :attr:`slot` and return the scheduler's view."""
+        self._step("reveal", "accept")
+        t = self._t
+        arrivals = []
+        for job in self._by_slot.get(t, ()):
+            self._jobs[job.id] = job
+            self._pending[job.id] = None
+            seen = self._for_view["jobs"][job.id] = private_copy(job)
+            arrivals.append(seen)
+            if self.record_events:
+                self._events.append(Event(t, "arrive", job.id))
+        views = self._views
+        return EdgeCloudView(
+            slot=t,
+            horizon=self.horizon,
+            system=self.shown_system,
+            arrivals=tuple(arrivals),
+            jobs=views["jobs"],
+            pending=tuple(self._pending),
+            active=tuple(self._active),
+            placement=views["placement"],
+            dispatched_at=views["dispatched_at"],
+            remaining=MappingProxyType({j: self._shown_rem[j] for j in self._active}),
+            zeta=views["zeta"],
+            last_run=MappingProxyType(dict(self._last_run)),
+            last_ps=MappingProxyType(dict(self._last_ps)),
+            storage_used=tuple(self._storage.tolist()),
+            finished=views["finished"],
+        )
+
+    def accept(self, decision: object) -> Plan:
+        """Referee ``decision`` for this slot; on a violation raise ``InvalidDecision``
+        with nothing changed, else commit its dispatches and return its :class:`Plan`."""
+        self._expect("accept")
+        t = self._t
+        d = read_decision(self.name, t, decision, len(self._jobs))
+        now = self._standing()
+        new, storage = check_dispatch(now, d.dispatch)
+        fast = self._check_run(new, d.run)
+        if fast is None:  # the referee names the violation
+            check_run(now, new, d.run)
+            raise AssertionError(f"slot {t}: the fast run check refused what the referee accepts")
+        run, busy, idx = fast
+        check_ps(now, new, run, d.ps)
+        plan = Plan(t, d.dispatch, run, d.ps, new, storage, busy)
+        self._commit(plan, idx)
+        self._phase = "credit"
+        return plan
+
+    def credit(
+        self,
+        work: Mapping[int, float] | None = None,
+        *,
+        until: int | None = None,
+        elapsed: float = 1.0,
+        source: str = "measured",
+    ) -> Credited:
+        """End the slot: every chunk that trains advances by n_j (Eq. (1)), or by ``work``.
+
+        ``work`` maps job id → **mini-batches each of its trained chunks
+        advanced** (n_j's unit: a testbed divides a job's measured
+        mini-batches by the chunks it trained) in ``elapsed`` slots, checked
+        first (:meth:`check_work`); a job that trained and is missing
+        advanced by 0; a chunk never advances beyond its remaining work.
+        ``until`` may only be the next slot: a decision holds one slot here
+        (module docstring).
+        """
+        self._expect("credit")
+        t = self._t
+        if until is not None and until != t + 1:
+            raise ValueError(f"until={until!r}: an edge-cloud decision holds one slot ({t + 1})")
+        rate = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
+        completed: list[int] = []
+        per_slot: dict[int, float] = {}
+        for j, idx in self._idx.items():
+            st = self._active[j]
+            n = per_slot[j] = st.rate if rate is None else rate.get(j, 0.0)
+            if self._advance(st, idx, n):
+                self._complete(j, st)
+                completed.append(j)
+        plan = self._plan
+        assert plan is not None
+        self._last_run = {j: c for j, c in plan.run.items() if j in self._last_mask}
+        self._last_ps = {j: sp for j, sp in plan.ps.items() if j in self._last_mask}
+        self._util.append(plan.busy / self._W if self._W else 0.0)
+        self._plan = None
+        self._t += 1
+        self._phase = "reveal"
+        return Credited(1, tuple(completed), per_slot)
+
+    def result(self) -> RunResult:
+        """The run's metrics (module docstring), events and the utilization series."""
+        T, finished = self.horizon, self._finished
+        jct = [finished[j.id] - j.arrival if j.id in finished else T - j.arrival for j in self._all]
+        first = min((j.arrival for j in self._all), default=0)
+        last = max(finished.values(), default=first)
+        util = self._util
+        window = np.asarray(util[first : last + 1]) if util else np.zeros(0)
+        total = self._chunks_total
+        metrics = {
+            "total_jct": float(sum(jct)),
+            "mean_jct": float(np.mean(jct)) if jct else 0.0,
+            "completed_jobs": float(len(finished)),
+            "preemptions": float(self._preemptions),
+            "utilization": float(window.mean()) if window.size else 0.0,
+            "makespan": float(last - first),
+            "cloud_chunk_share": self._chunks_cloud / total if total else 0.0,
+            "fractional_flow": self._frac_flow,
+        }
+        return RunResult(metrics, tuple(self._events), {"utilization": np.asarray(util)})
+
+    def judge(self, decision: object) -> Plan:
+        """The referee's answer on ``decision`` at this slot, without accepting it (nothing
+        changes): :meth:`accept` gives exactly this plan or this refusal."""
+        self._expect("accept")
+        d = read_decision(self.name, self._t, decision, len(self._jobs))
+        return referee(self._standing(), d)
+
+    # ---------------------------------------------------------------- inside
+
+    def _standing(self) -> Standing:
+        return Standing(
+            self.name,
+            self._t,
+            self.system,
+            self._jobs,
+            self._pending,
+            self._active,
+            self._finished,
+            self._storage,
+            self._cap,
+        )
+
+    def _step(self, phase: str, then: str) -> None:
+        self._expect(phase)
+        self._phase = then
+
+    def _expect(self, phase: str) -> None:
+        if self._phase != phase:
+            raise RuntimeError(
+                f"edge-cloud state at slot {self._t}: {phase} called, {self._phase} expected "
+                "(each slot is reveal, accept, credit)"
+            )
+        if self.over and phase == "reveal":
+            raise RuntimeError(f"edge-cloud state: the run is over (slot {self._t})")
+
+    def _check_run(
+        self, new: Mapping[int, Dispatched], run: Mapping[int, tuple[int, ...]]
+    ) -> tuple[dict[int, tuple[int, ...]], int, dict[int, np.ndarray]] | None:
+        """:func:`~dmlsched.sim.edge_cloud_referee.check_run` per job on arrays, or None
+        where the referee refuses (it then names the violation)."""
+        t = self._t
+        active = self._active
+        trains: dict[int, tuple[int, ...]] = {}
+        idxs: dict[int, np.ndarray] = {}
+        edge: list[np.ndarray] = []
+        for j, chunks in run.items():
+            st = active.get(j) or new.get(j)
+            if st is None:
+                return None
+            if not chunks:
+                continue
+            if min(chunks) < 0 or max(chunks) >= st.job.chunks:  # before numpy: ints may be huge
+                return None
+            if len(set(chunks)) != len(chunks):
+                return None
+            idx = np.asarray(chunks, dtype=np.int64)
+            if st.left < st.job.chunks and st.rem[idx].min() <= 0:
+                return None
+            if st.all_ready > t and (st.ready[idx] > t).any():
+                return None
+            g = st.gid[idx]
+            edge.append(g[g >= 0] if st.n_cloud else g)
+            trains[j] = chunks
+            idxs[j] = idx
+        busy = 0
+        if edge:
+            gids = np.concatenate(edge)
+            busy = len(gids)
+            if busy and np.bincount(gids).max() > 1:  # (2d)
+                return None
+        for j in self._cloud_running:  # no preemption in the cloud
+            idx = idxs.get(j)
+            if idx is None:
+                return None
+            st = active[j]
+            must = st.cloud & st.started & (st.rem > 0)
+            must[idx] = False
+            if must.any():
+                return None
+        return trains, busy, idxs
+
+    def _commit(self, plan: Plan, idx: dict[int, np.ndarray]) -> None:
+        t = self._t
+        view = self._for_view
+        for j, st in plan.new.items():
+            del self._pending[j]
+            self._active[j] = st
+            self._shown_rem[j] = frozen_array(st.rem)
+            view["placement"][j] = st.placement
+            view["dispatched_at"][j] = t
+            view["zeta"][j] = st.zeta
+            self._chunks_cloud += st.n_cloud
+            self._chunks_total += st.job.chunks
+            if self.record_events:
+                edge, cloud = st.job.chunks - st.n_cloud, st.n_cloud
+                self._events.append(
+                    Event(t, "dispatch", j, f"edge={edge} cloud={cloud} zeta={st.zeta}")
+                )
+        self._storage = plan.storage
+        for j, last in self._last_mask.items():  # chunks that trained last slot and stop now
+            cur = idx.get(j)
+            stopped = self._last_count[j] - (0 if cur is None else np.count_nonzero(last[cur]))
+            if stopped:
+                self._preemptions += 1
+                if self.record_events:
+                    self._events.append(Event(t, "preempt", j, f"chunks={stopped}"))
+        self._last_mask = {}
+        self._last_count = {}
+        self._plan = plan
+        self._idx = idx
+
+    def _advance(self, st: Dispatched, idx: np.ndarray, n: float) -> bool:
+        """Chunks ``idx`` of ``st`` train ``n`` mini-batches each; True if the job is done."""
+        job = st.job
+        rem = st.rem
+        r = rem[idx]
+        self._frac_flow += (
+            float(np.minimum(r, n).sum())
+            * (self._t - job.arrival)
+            / (job.work_per_chunk * job.chunks)
+        )
+        r -= n
+        done = r <= _DONE_TOL * job.work_per_chunk
+        r[done] = 0.0
+        rem[idx] = r
+        ended = int(np.count_nonzero(done))
+        st.left -= ended
+        if st.left == 0:
+            return True
+        j = job.id
+        self._shown_rem[j] = frozen_array(rem)
+        last = np.zeros(job.chunks, dtype=bool)
+        last[idx] = ~done
+        self._last_mask[j] = last
+        self._last_count[j] = len(idx) - ended
+        if st.n_cloud:
+            st.started[idx] = True
+            if (st.cloud & st.started & (rem > 0)).any():
+                self._cloud_running[j] = None
+            else:
+                self._cloud_running.pop(j, None)
+        return False
+
+    def _complete(self, j: int, st: Dispatched) -> None:
+        t = self._t
+        del self._active[j]
+        del self._shown_rem[j]
+        self._cloud_running.pop(j, None)
+        self._finished[j] = self._for_view["finished"][j] = t
+        self._storage = self._storage - st.held
+        if self.record_events:
+            self._events.append(Event(t, "complete", j))
+
+    def check_work(
+        self, work: object, *, elapsed: float = 1.0, source: str = "measured"
+    ) -> dict[int, float]:
+        """Measured ``work`` (see :meth:`credit`) checked against the accepted decision:
+        each job trained a chunk, each amount is a finite number ≥ 0 and at most what a
+        worker can do in ``elapsed`` slots — :data:`~dmlsched.sim.drive.MEASURED_SLACK` ×
+        n_j (Eq. (1)) × ``elapsed``.  Returns the amounts as floats; refusals are
+        :class:`InvalidReport` naming ``source``, the job and the slot."""
+        self._expect("credit")
+        t = self._t
+        out: dict[int, float] = {}
+        for j, v in measured_items(source, t, work):
+            st = self._active.get(j)
+            if j not in self._idx or st is None:
+                raise InvalidReport(source, j, t, "work for a job that trained no chunk")
+            out[j] = within_bound(source, j, t, "mini-batches per chunk", v, st.rate, elapsed)
+        return out
 
 
 @register_engine("edge-cloud")
@@ -148,311 +507,6 @@ def simulate_edge_cloud(
     progress: Progress | None = None,
 ) -> RunResult:
     """Run ``scheduler`` on ``workload``; the engine owns progress and metrics
-    (``progress`` hears (slot, horizon, admitted, completed) after every slot)."""
-    name = type(scheduler).name
-    # The engine's own copies of the system and the jobs; the scheduler gets others.
-    system = private_copy(workload.system)
-    all_jobs = [private_copy(j) for j in workload.jobs]
-    S = system.servers
-    T = workload.horizon
-    W = system.edge_workers
-    speedup = system.speedup
-    by_slot: dict[int, list[EdgeJob]] = defaultdict(list)
-    for job in sorted(all_jobs, key=lambda j: (j.arrival, j.id)):
-        by_slot[job.arrival].append(job)
-    n_jobs = len(all_jobs)
-
-    shown_system = private_copy(system)
-    scheduler.reset(shown_system, T, rng)
-
-    jobs: dict[int, EdgeJob] = {}
-    pending: dict[int, None] = {}
-    active: dict[int, _Job] = {}
-    finished: dict[int, int] = {}
-    placement: dict[int, tuple] = {}
-    held: dict[int, np.ndarray] = {}  # storage per edge server held by a job
-    storage_used = np.zeros(S)
-    cap = np.array([system.storage_of(s) for s in range(S)])
-    last_run: dict[int, tuple[int, ...]] = {}
-    last_ps: dict[int, tuple[int, int]] = {}
-    events: list[Event] = []
-    util: list[float] = []
-    preemptions = 0
-    frac_flow = 0.0  # Σ_j Σ_d f_jd(y) of Eq. (3) on the actual schedule
-    chunks_cloud = chunks_total = 0
-    # What the scheduler is shown lives in dicts of its own (a MappingProxyType gives its
-    # dict away to gc.get_referents): the engine writes them and never reads them.
-    for_view: dict[str, dict] = {
-        k: {} for k in ("jobs", "placement", "dispatched_at", "zeta", "finished")
-    }
-    views = {k: MappingProxyType(v) for k, v in for_view.items()}
-
-    t = 0
-    while t < T and len(finished) < n_jobs:
-        arrivals = []
-        for job in by_slot.get(t, ()):
-            jobs[job.id] = job
-            pending[job.id] = None
-            seen = for_view["jobs"][job.id] = private_copy(job)
-            arrivals.append(seen)
-            if record_events:
-                events.append(Event(t, "arrive", job.id))
-        view = EdgeCloudView(
-            slot=t,
-            horizon=T,
-            system=shown_system,
-            arrivals=tuple(arrivals),
-            jobs=views["jobs"],
-            pending=tuple(pending),
-            active=tuple(active),
-            placement=views["placement"],
-            dispatched_at=views["dispatched_at"],
-            remaining=MappingProxyType({j: frozen_array(a.rem) for j, a in active.items()}),
-            zeta=views["zeta"],
-            last_run=MappingProxyType(dict(last_run)),
-            last_ps=MappingProxyType(dict(last_ps)),
-            storage_used=tuple(storage_used.tolist()),
-            finished=views["finished"],
-        )
-        dispatch, run, ps_of = read_decision(name, t, scheduler.decide(view), n_jobs)
-
-        # --- dispatch: (2a), (7b), fixed placement -------------------------------------------
-        for j, places in dispatch.items():
-            if j not in pending:
-                why = "already dispatched" if j in placement else "not arrived"
-                raise InvalidDecision(name, j, t, f"dispatch of a job that is {why}")
-            job = jobs[j]
-            if len(places) != job.chunks:
-                raise InvalidDecision(
-                    name, j, t, f"{len(places)} chunk placements != D_j={job.chunks}"
-                )
-            add = np.zeros(S)
-            for d, (s, w) in enumerate(places):
-                if not (0 <= s <= S and w >= 0):
-                    raise InvalidDecision(name, j, t, f"chunk {d}: bad placement {(s, w)!r}")
-                if s < S:
-                    if w >= len(system.worker_types[s]):
-                        raise InvalidDecision(
-                            name, j, t, f"chunk {d}: no worker {w}", machine=s, resource="worker"
-                        )
-                    if system.worker_types[s][w] != job.worker_type:  # (2a)
-                        raise InvalidDecision(
-                            name,
-                            j,
-                            t,
-                            f"chunk {d}: worker {w} has type "
-                            f"{system.worker_types[s][w]}, job needs {job.worker_type} (2a)",
-                            machine=s,
-                            resource="worker",
-                        )
-                    add[s] += job.chunk_gb
-            over = storage_used + add > cap + 1e-9
-            if over.any():  # (7b)
-                s = int(np.argmax(over))
-                raise InvalidDecision(
-                    name,
-                    j,
-                    t,
-                    f"storage {storage_used[s] + add[s]:g} GB > U_s={cap[s]:g} (7b)",
-                    machine=s,
-                    resource="storage",
-                )
-            storage_used += add
-            held[j] = add
-            del pending[j]
-            st = _Job(job, places, system, t, speedup)
-            active[j] = st
-            placement[j] = for_view["placement"][j] = st.placement
-            for_view["dispatched_at"][j] = t
-            for_view["zeta"][j] = st.zeta
-            n_cloud = int(st.cloud.sum())
-            chunks_cloud += n_cloud
-            chunks_total += job.chunks
-            if record_events:
-                events.append(
-                    Event(
-                        t,
-                        "dispatch",
-                        j,
-                        f"edge={job.chunks - n_cloud} cloud={n_cloud} zeta={st.zeta}",
-                    )
-                )
-
-        # --- run: (2c), (2d), (2i), cloud non-preemption --------------------------------------
-        ran: dict[int, np.ndarray] = {}
-        gids: list[np.ndarray] = []
-        owners: list[np.ndarray] = []
-        for j, chunks in run.items():
-            if j not in active:
-                why = "finished" if j in finished else "not dispatched"
-                raise InvalidDecision(name, j, t, f"run for a job that is {why}")
-            if len(chunks) == 0:
-                continue
-            st = active[j]
-            if min(chunks) < 0 or max(chunks) >= st.job.chunks:  # before numpy: ints may be huge
-                raise InvalidDecision(name, j, t, f"chunk index out of [0, {st.job.chunks})")
-            idx = np.asarray(chunks, dtype=np.int64)
-            if len(set(chunks)) != len(chunks):
-                raise InvalidDecision(name, j, t, "a chunk listed twice (2c)")
-            if (st.rem[idx] <= 0).any():
-                d = int(idx[st.rem[idx] <= 0][0])
-                raise InvalidDecision(name, j, t, f"chunk {d} is already trained")
-            early = st.ready[idx] > t
-            if early.any():  # (2i)
-                d = int(idx[early][0])
-                raise InvalidDecision(
-                    name,
-                    j,
-                    t,
-                    f"chunk {d} trains before its data arrives at slot {int(st.ready[d])} (2i)",
-                    machine=int(st.placement[d][0]),
-                )
-            g = st.gid[idx]
-            g = g[g >= 0]
-            gids.append(g)
-            owners.append(np.full(len(g), j))
-            ran[j] = idx
-        busy = 0
-        if gids:
-            allg = np.concatenate(gids)
-            busy = len(allg)
-            if busy != len(np.unique(allg)):  # (2d)
-                u, c = np.unique(allg, return_counts=True)
-                g0 = int(u[c > 1][0])
-                who = sorted({int(o) for o in np.concatenate(owners)[allg == g0]})
-                s0 = int(system.worker_server[g0])
-                raise InvalidDecision(
-                    name,
-                    who[-1],
-                    t,
-                    f"worker {g0 - int(system.worker_offset[s0])} trains "
-                    f"chunks of jobs {who} in one slot (2d)",
-                    machine=s0,
-                    resource="worker",
-                )
-        for j, st in active.items():
-            if st.cloud.any():
-                must = st.cloud & st.started & (st.rem > 0)
-                if j in ran:
-                    must[ran[j]] = False
-                if must.any():
-                    d = int(np.argmax(must))
-                    raise InvalidDecision(
-                        name,
-                        j,
-                        t,
-                        f"cloud chunk {d} preempted (no preemption in the cloud)",
-                        machine=S,
-                    )
-
-        # --- ps: (2e), (2f), o_jsp, (2g) -------------------------------------------------------
-        if set(ps_of) != set(ran):
-            extra = sorted(set(ps_of) - set(ran))
-            missing = sorted(set(ran) - set(ps_of))
-            j0 = (missing or extra)[0]
-            raise InvalidDecision(
-                name,
-                j0,
-                t,
-                f"PS for jobs not training {extra} / training without PS {missing} (2e)",
-                resource="ps",
-            )
-        used_ps: set[tuple[int, int]] = set()
-        for j, (s, p) in ps_of.items():
-            if not (0 <= s <= S and p >= 0):
-                raise InvalidDecision(name, j, t, f"bad PS {(s, p)!r}", resource="ps")
-            job = jobs[j]
-            if s < S:
-                if active[j].zeta == 1:  # (2g)
-                    raise InvalidDecision(
-                        name,
-                        j,
-                        t,
-                        "an all-cloud job (ζ=1) needs its PS in the cloud (2g)",
-                        machine=s,
-                        resource="ps",
-                    )
-                if p >= len(system.ps_types[s]) or system.ps_types[s][p] != job.ps_type:
-                    raise InvalidDecision(
-                        name,
-                        j,
-                        t,
-                        f"PS {p} missing or not of type {job.ps_type} (o_jsp)",
-                        machine=s,
-                        resource="ps",
-                    )
-                if (s, p) in used_ps:  # (2f)
-                    raise InvalidDecision(
-                        name, j, t, f"PS {p} serves two jobs (2f)", machine=s, resource="ps"
-                    )
-                used_ps.add((s, p))
-
-        # --- progress (Eq. (1)) and bookkeeping ------------------------------------------------
-        for j, prev in last_run.items():
-            if j in active:
-                idx = np.asarray(prev)
-                still = idx[active[j].rem[idx] > 0]
-                cur = ran.get(j)
-                stopped = still if cur is None else np.setdiff1d(still, cur)
-                if len(stopped):
-                    preemptions += 1
-                    if record_events:
-                        events.append(Event(t, "preempt", j, f"chunks={len(stopped)}"))
-        last_run = {}
-        for j, idx in ran.items():
-            st = active[j]
-            st.started[idx] = True
-            done_now = np.minimum(st.rem[idx], st.rate)
-            frac_flow += (
-                float(done_now.sum())
-                * (t - st.job.arrival)
-                / (st.job.work_per_chunk * st.job.chunks)
-            )
-            st.rem[idx] -= st.rate
-            st.rem[idx[st.rem[idx] <= _DONE_TOL * st.job.work_per_chunk]] = 0.0
-            if (st.rem <= 0).all():
-                del active[j]
-                finished[j] = for_view["finished"][j] = t
-                storage_used -= held.pop(j)
-                if record_events:
-                    events.append(Event(t, "complete", j))
-            else:
-                last_run[j] = tuple(idx.tolist())
-        last_ps = {j: sp for j, sp in ps_of.items() if j in last_run}
-        util.append(busy / W if W else 0.0)
-        t += 1
-        if progress is not None:
-            progress(t, T, len(active) + len(finished), len(finished))
-
-    return RunResult(
-        metrics={
-            **_metrics(all_jobs, finished, T, util, preemptions, chunks_cloud, chunks_total),
-            "fractional_flow": frac_flow,
-        },
-        events=tuple(events),
-        series={"utilization": np.asarray(util)},
-    )
-
-
-def _metrics(
-    all_jobs: list[EdgeJob],
-    finished: dict[int, int],
-    T: int,
-    util: list[float],
-    preemptions: int,
-    chunks_cloud: int,
-    chunks_total: int,
-) -> dict[str, float]:
-    jct = [finished[j.id] - j.arrival if j.id in finished else T - j.arrival for j in all_jobs]
-    first = min((j.arrival for j in all_jobs), default=0)
-    last = max(finished.values(), default=first)
-    window = np.asarray(util[first : last + 1]) if util else np.zeros(0)
-    return {
-        "total_jct": float(sum(jct)),
-        "mean_jct": float(np.mean(jct)) if jct else 0.0,
-        "completed_jobs": float(len(finished)),
-        "preemptions": float(preemptions),
-        "utilization": float(window.mean()) if window.size else 0.0,
-        "makespan": float(last - first),
-        "cloud_chunk_share": chunks_cloud / chunks_total if chunks_total else 0.0,
-    }
+    (``progress`` hears (slot, horizon, dispatched, completed) after every slot)."""
+    state = EdgeCloudState(workload, type(scheduler).name, record_events=record_events)
+    return drive(state, scheduler, rng, progress)

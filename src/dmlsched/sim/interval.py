@@ -1,15 +1,18 @@
-"""The ``interval``-setting engine (SMD paper, Sec. III): one scheduling interval.
+"""The ``interval``-setting engine (SMD paper, Sec. III): one scheduling interval, one state.
 
-The scheduler sees all of the interval's jobs at once (copies made for it,
-:mod:`dmlsched.sim.boundary`) and returns one :class:`IntervalDecision`.
-:func:`read_decision` copies it once — an exact ``IntervalDecision``, each
-allocation a ``(w, p)`` tuple of exact positive integers (Eq. (8)), a job
-named twice refused — and :func:`check_allocation` checks Eq. (3)
-O^r w + G^r p ≤ v^r per job and resource, then Eq. (2) Σ_admitted v^r ≤ C^r
-per resource, raising :class:`InvalidDecision` (slot 0) naming scheduler,
-job and resource.  The engine then computes each admitted job's completion
-time E/f(p, w) with its *own* copy of the job's speed model (η from the
-job's layers, Eq. (4)/(5)) and utility μ_i.
+:class:`IntervalState` is the engine state of :mod:`dmlsched.sim.state`
+with a single slot; :func:`simulate_interval` drives it.
+:meth:`~IntervalState.reveal` shows the scheduler all of the interval's
+jobs at once (copies made for it, :mod:`dmlsched.sim.boundary`);
+:meth:`~IntervalState.accept` reads its one :class:`IntervalDecision` once
+(:func:`read_decision`: an exact ``IntervalDecision``, each allocation a
+``(w, p)`` tuple of exact positive integers (Eq. (8)), a job named twice
+refused) and referees Eq. (3) per job and Eq. (2) over the admitted jobs
+(:mod:`dmlsched.sim.interval_referee`), raising :class:`InvalidDecision`
+(slot 0) naming scheduler, job and resource.  :meth:`~IntervalState.credit`
+computes each admitted job's completion time E/f(p, w) with the engine's
+*own* copy of the job's speed model (η from the job's layers, Eq. (4)/(5)),
+or from the speed a testbed measured, and its utility μ_i.
 
 Metrics: ``total_utility``; ``admitted_jobs``, ``rejected_jobs``;
 ``used_resource_ratio`` — Σ_admitted (O^r w + G^r p) ÷ Σ_admitted v^r per
@@ -21,10 +24,14 @@ time units); ``mean_workers``, ``mean_ps``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import NamedTuple
+
 import numpy as np
 
+from dmlsched.errors import InvalidReport
 from dmlsched.model.interval import IntervalDecision, IntervalJob, IntervalWorkload
-from dmlsched.model.speed.smd import completion_time, job_etas
+from dmlsched.model.speed.smd import job_etas, speed
 from dmlsched.model.views import IntervalView
 from dmlsched.schedulers.protocols import IntervalScheduler
 from dmlsched.sim.boundary import (
@@ -36,12 +43,13 @@ from dmlsched.sim.boundary import (
     refuse,
     shown,
 )
+from dmlsched.sim.drive import drive, measured_items, within_bound
 from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
+from dmlsched.sim.interval_referee import IntervalPlan, referee
 
-__all__ = ["check_allocation", "read_decision", "simulate_interval"]
+__all__ = ["Credited", "IntervalState", "read_decision", "simulate_interval"]
 
-_TOL = 1e-9
 _MAX_COUNT = 2**31  # larger counts are refused outright (float checks stay exact below)
 
 
@@ -66,23 +74,174 @@ def read_decision(
     return out
 
 
-def check_allocation(
-    sched: str, job: IntervalJob, w: int, p: int, resources: tuple[str, ...]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Eq. (3) for one job; returns (usage O^r w + G^r p, limit v^r)."""
-    use = job.usage(w, p)
-    lim = np.asarray(job.limit, dtype=float)
-    over = use > lim * (1 + _TOL) + _TOL
-    if over.any():
-        r = int(np.argmax(over))
-        refuse(
-            sched,
-            job.id,
-            0,
-            f"uses {use[r]:g} > user limit {lim[r]:g} (Eq. 3)",
-            resource=resources[r],
+class Credited(NamedTuple):
+    """What :meth:`IntervalState.credit` credited."""
+
+    slots: int  # always 1: the interval
+    completed: tuple[int, ...]  # the admitted jobs (each completes at its own time)
+    per_slot: Mapping[int, float]  # training speed f, iterations per second, by admitted job
+
+
+class IntervalState:
+    """One ``interval`` run: a single slot (module docstring; :mod:`dmlsched.sim.state`).
+
+    ``scheduler`` is the name refusals carry.  Besides the protocol:
+    :meth:`reset_args` (what ``scheduler.reset`` takes before the rng: the
+    capacity and the resources), :meth:`judge` (the referee's answer alone),
+    :meth:`check_work`, :attr:`admitted_count` and :attr:`completed_count`.
+    """
+
+    horizon = 1
+
+    def __init__(
+        self, workload: IntervalWorkload, scheduler: str, *, record_events: bool = True
+    ) -> None:
+        self.name = scheduler
+        self.record_events = record_events
+        # the engine's own copies; the scheduler gets others
+        self._jobs = [private_copy(j) for j in workload.jobs]
+        self._by_id = {j.id: j for j in self._jobs}
+        self.capacity = frozen_array(workload.capacity, float)
+        self.resources = tuple(workload.resources)
+        self._phase = "reveal"
+        self._plan: IntervalPlan | None = None
+        self._metrics: dict[str, float] = {}
+        self._events: list[Event] = []
+
+    @property
+    def slot(self) -> int:
+        return 0 if self._phase != "over" else 1
+
+    @property
+    def over(self) -> bool:
+        return self._phase == "over"
+
+    @property
+    def admitted_count(self) -> int:
+        return 0 if self._plan is None or not self.over else len(self._plan.allocations)
+
+    @property
+    def completed_count(self) -> int:
+        return self.admitted_count
+
+    def reset_args(self) -> tuple:
+        """What ``scheduler.reset`` takes before the rng: (a copy of C^r, the resources)."""
+        return frozen_array(self.capacity), self.resources
+
+    def reveal(self) -> IntervalView:
+        """Every job of the interval, as copies."""
+        self._expect("reveal")
+        self._phase = "accept"
+        return IntervalView(
+            jobs=tuple(private_copy(j) for j in self._jobs),
+            capacity=frozen_array(self.capacity),
+            resources=self.resources,
         )
-    return use, lim
+
+    def judge(self, decision: object) -> IntervalPlan:
+        """The referee's answer on ``decision``, without accepting it."""
+        self._expect("accept")
+        allocations = read_decision(self.name, decision, self._by_id)
+        return referee(self.name, self._by_id, allocations, self.capacity, self.resources)
+
+    def accept(self, decision: object) -> IntervalPlan:
+        """Referee ``decision``; on a violation raise ``InvalidDecision`` with nothing
+        changed, else keep its plan for :meth:`credit`."""
+        self._plan = self.judge(decision)
+        self._phase = "credit"
+        return self._plan
+
+    def check_work(
+        self, work: object, *, elapsed: float = 1.0, source: str = "measured"
+    ) -> dict[int, float]:
+        """Measured ``work`` — job id → **training speed f, iterations per second**
+        (Eq. (4)/(5)'s unit), measured over ``elapsed`` intervals — checked: each job is
+        admitted, each speed a finite number > 0 and at most
+        :data:`~dmlsched.sim.drive.MEASURED_SLACK` × the model's f(p, w).  Refusals are
+        :class:`InvalidReport` naming ``source`` and the job."""
+        self._expect("credit")
+        plan = self._plan
+        assert plan is not None
+        out: dict[int, float] = {}
+        for j, v in measured_items(source, 0, work):
+            if j not in plan.allocations:
+                raise InvalidReport(source, j, 0, "work for a job that is not admitted")
+            job = self._by_id[j]
+            w, p = plan.allocations[j]
+            f = float(speed(job, w, p, job_etas(job)))
+            amount = within_bound(source, j, 0, "iterations per second", v, f, 1.0)
+            if amount == 0:
+                raise InvalidReport(source, j, 0, "speed 0: an admitted job trains")
+            out[j] = amount
+        return out
+
+    def credit(
+        self,
+        work: Mapping[int, float] | None = None,
+        *,
+        until: int | None = None,
+        elapsed: float = 1.0,
+        source: str = "measured",
+    ) -> Credited:
+        """Complete every admitted job at E/f (f: the engine's Eq. (4)/(5), or the speed
+        ``work`` measured, :meth:`check_work`; an admitted job missing from it trains at the
+        model's f) and score its utility."""
+        self._expect("credit")
+        if until not in (None, 1):
+            raise ValueError(f"until={until!r}: the interval is one slot")
+        measured = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
+        plan = self._plan
+        assert plan is not None
+        utility = 0.0
+        times: list[float] = []
+        per_slot: dict[int, float] = {}
+        for jid, (w, p) in plan.allocations.items():
+            job = self._by_id[jid]
+            f = speed(job, w, p, job_etas(job)) if measured is None else measured.get(jid)
+            if f is None:
+                f = speed(job, w, p, job_etas(job))
+            per_slot[jid] = float(f)
+            t = float(job.iterations / f / job.time_unit_s)  # E/f in the job's time unit
+            u = float(job.utility(t))
+            utility += u
+            times.append(t)
+            self._events.append(Event(0, "admit", jid, f"workers={w} ps={p}"))
+            self._events.append(Event(0, "complete", jid, f"time={t:.6g} utility={u:.6g}"))
+        self._events.extend(Event(0, "reject", j.id) for j in self._jobs if j.id not in per_slot)
+        self._metrics = self._score(plan, utility, times)
+        self._phase = "over"
+        return Credited(1, tuple(plan.allocations), per_slot)
+
+    def result(self) -> RunResult:
+        """The interval's metrics (module docstring) and events."""
+        events = tuple(self._events) if self.record_events else ()
+        return RunResult(metrics=dict(self._metrics), events=events)
+
+    def _score(self, plan: IntervalPlan, utility: float, times: list[float]) -> dict[str, float]:
+        cap, limits, used = self.capacity, plan.limits, plan.used
+        ws = [w for w, _ in plan.allocations.values()]
+        ps = [p for _, p in plan.allocations.values()]
+        pos = limits > 0
+        n_adm = len(times)
+        return {
+            "total_utility": utility,
+            "admitted_jobs": float(n_adm),
+            "rejected_jobs": float(len(self._jobs) - n_adm),
+            "used_resource_ratio": float(np.mean(used[pos] / limits[pos])) if pos.any() else 0.0,
+            "capacity_ratio": float(
+                np.mean(np.divide(limits, cap, out=np.zeros_like(cap), where=cap > 0))
+            ),
+            "mean_completion_time": float(np.mean(times)) if times else 0.0,
+            "mean_workers": float(np.mean(ws)) if ws else 0.0,
+            "mean_ps": float(np.mean(ps)) if ps else 0.0,
+        }
+
+    def _expect(self, phase: str) -> None:
+        if self._phase != phase:
+            raise RuntimeError(
+                f"interval state: {phase} called, {self._phase} expected "
+                "(the interval is reveal, accept, credit)"
+            )
 
 
 @register_engine("interval")
@@ -96,64 +255,5 @@ def simulate_interval(
 ) -> RunResult:
     """One decision for the whole interval (``progress`` hears (1, 1, admitted, admitted);
     ``record_events=False``: no event log)."""
-    name = type(scheduler).name
-    # the engine's own copies; the scheduler gets others
-    jobs = [private_copy(j) for j in workload.jobs]
-    cap = frozen_array(workload.capacity, float)
-    res = tuple(workload.resources)
-    scheduler.reset(frozen_array(cap), res, rng)
-    view = IntervalView(
-        jobs=tuple(private_copy(j) for j in jobs), capacity=frozen_array(cap), resources=res
-    )
-    by_id = {j.id: j for j in jobs}
-    allocations = read_decision(name, scheduler.decide(view), by_id)
-    limits = np.zeros(len(res))
-    used = np.zeros(len(res))
-    events: list[Event] = []
-    utility = 0.0
-    times: list[float] = []
-    ws: list[int] = []
-    ps: list[int] = []
-    for jid, (w, p) in allocations.items():
-        job = by_id[jid]
-        use, lim = check_allocation(name, job, w, p, res)
-        limits += lim
-        used += use
-        t = float(completion_time(job, w, p, job_etas(job)))
-        u = float(job.utility(t))
-        utility += u
-        times.append(t)
-        ws.append(w)
-        ps.append(p)
-        events.append(Event(0, "admit", jid, f"workers={w} ps={p}"))
-        events.append(Event(0, "complete", jid, f"time={t:.6g} utility={u:.6g}"))
-    over = limits > cap * (1 + _TOL) + _TOL
-    if over.any():
-        r = int(np.argmax(over))
-        refuse(
-            name,
-            None,
-            0,
-            f"admitted limits sum to {limits[r]:g} > capacity {cap[r]:g} (Eq. 2)",
-            resource=res[r],
-        )
-    for job in jobs:
-        if job.id not in allocations:
-            events.append(Event(0, "reject", job.id))
-    pos = limits > 0
-    n_adm = len(times)
-    metrics = {
-        "total_utility": utility,
-        "admitted_jobs": float(n_adm),
-        "rejected_jobs": float(len(jobs) - n_adm),
-        "used_resource_ratio": float(np.mean(used[pos] / limits[pos])) if pos.any() else 0.0,
-        "capacity_ratio": float(
-            np.mean(np.divide(limits, cap, out=np.zeros_like(cap), where=cap > 0))
-        ),
-        "mean_completion_time": float(np.mean(times)) if times else 0.0,
-        "mean_workers": float(np.mean(ws)) if ws else 0.0,
-        "mean_ps": float(np.mean(ps)) if ps else 0.0,
-    }
-    if progress is not None:
-        progress(1, 1, n_adm, n_adm)
-    return RunResult(metrics=metrics, events=tuple(events) if record_events else ())
+    state = IntervalState(workload, type(scheduler).name, record_events=record_events)
+    return drive(state, scheduler, rng, progress)

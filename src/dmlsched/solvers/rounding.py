@@ -2,11 +2,19 @@
 
 For ``min {c·x : A x ≥ a, B x ≤ b, x ∈ Z_+^n}`` with a fractional optimum x̄,
 Eq. (27)–(28): scale x' = G_δ x̄, then round each coordinate up with
-probability x'_j − ⌊x'_j⌋ and down otherwise.  Alg. 4 Step 11 repeats the
-rounding while the result is infeasible, at most S times; we read it as
-"stop at the first feasible rounding" and report how many attempts it took
-(the thesis's "times of rounding", Fig. 3.13).  All S candidates are drawn
-as one (S × n) array, so the attempts are vectorized.
+probability x'_j − ⌊x'_j⌋ and down otherwise.  Two readings of repeating it:
+
+* :func:`cheapest_round` — Alg. 4 as printed: Step 11 draws S roundings
+  ("if … infeasible *or iter < S* … go to Step 10"), "the randomized rounding
+  will find at most S integer feasible solutions" and Step 12 picks "the one
+  with the lowest cost"; ties go to the earliest draw.  Only the fractional
+  coordinates are drawn (the others round to themselves), and each distinct
+  outcome is tested once.
+* :func:`scaled_round` — stop at the first feasible rounding (SMD's Alg. 2,
+  and the thesis's "times of rounding" probe, Fig. 3.13).  All S candidates
+  are drawn as one (S × n) array, so the attempts are vectorized.
+
+Both report ``attempts``: the draws up to the first feasible one.
 
 G_δ either fixed or from the paper:
 
@@ -32,7 +40,13 @@ import numpy as np
 
 from dmlsched.errors import InvalidInput
 
-__all__ = ["RoundingResult", "g_delta_cover", "g_delta_packing", "scaled_round"]
+__all__ = [
+    "RoundingResult",
+    "cheapest_round",
+    "g_delta_cover",
+    "g_delta_packing",
+    "scaled_round",
+]
 
 _TOL = 1e-9
 
@@ -59,7 +73,8 @@ def g_delta_cover(w1: float, delta: float) -> float:
 
 @dataclass(frozen=True)
 class RoundingResult:
-    """``x`` is the first feasible rounding (None if all ``attempts`` failed)."""
+    """``x`` is the rounding kept (None if all ``attempts`` failed); ``attempts``: the
+    draws up to the first feasible one."""
 
     x: np.ndarray | None
     cost: float
@@ -121,3 +136,46 @@ def scaled_round(
     k = int(hit[0])
     x = cand[k].astype(np.int64)
     return RoundingResult(x, float(np.dot(cost, x)), k + 1)
+
+
+def cheapest_round(
+    x_bar: np.ndarray,
+    gain: float,
+    rng: np.random.Generator,
+    *,
+    cost: np.ndarray,
+    attempts: int,
+    accept: Callable[[np.ndarray], np.ndarray],
+    repair: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> RoundingResult:
+    """The cheapest of ``attempts`` roundings of ``gain · x_bar`` that ``accept`` passes.
+
+    ``rng`` draws an (``attempts`` × f) array of uniforms, f the fractional
+    coordinates; ``repair`` and ``accept`` take a (k × n) batch of candidates
+    (``repair`` returns the batch changed, ``accept`` a boolean vector).
+    """
+    if attempts < 1:
+        raise InvalidInput("attempts", attempts, ">= 1")
+    if gain <= 0:
+        raise InvalidInput("G_delta", gain, "> 0")
+    xs = gain * np.maximum(np.asarray(x_bar, dtype=float), 0.0)
+    lo = np.floor(xs + _TOL)
+    frac = np.clip(xs - lo, 0.0, 1.0)
+    frac[frac < _TOL] = 0.0
+    var = np.flatnonzero(frac > 0)
+    up = rng.random((attempts, var.size)) < frac[var]
+    if var.size:  # the distinct outcomes, each at its first draw, in draw order
+        _, first = np.unique(np.packbits(up, axis=1), axis=0, return_index=True)
+        first = np.sort(first)
+    else:
+        first = np.zeros(1, dtype=np.int64)
+    cand = np.repeat(lo[None, :], first.size, axis=0)
+    cand[:, var] += up[first]
+    if repair is not None:
+        cand = repair(cand)
+    feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))
+    if feasible.size == 0:
+        return RoundingResult(None, math.inf, attempts)
+    costs = cand[feasible] @ np.asarray(cost, dtype=float)
+    x = cand[int(feasible[int(np.argmin(costs))])].astype(np.int64)  # first minimum
+    return RoundingResult(x, float(np.dot(cost, x)), int(first[feasible[0]]) + 1)

@@ -34,18 +34,20 @@ is created; :func:`.state.cleanup` removes what dead runs left,
 parallel) and returns ``SlotActions``; ``measure() -> {job: JobStatus}``;
 ``close()``.  It does not validate: callers pass decisions the engine
 accepted (:class:`dmlsched.sim.cluster.ClusterState`), as
-:func:`.run.run_cluster` does; :mod:`.fake` has an executor and a clock
-without processes.
+:func:`.run.run_cluster` does.  What the loops ask of an executor and a
+clock: :mod:`.protocols`; :mod:`.fake` has an executor and a clock without
+processes.
 
 **Runs and calibration** — :func:`.run.run_cluster` (the slot loop with a
 registered scheduler and measured progress), :func:`.run.predict` (the
 simulator's prediction of the same run), :func:`.report.write_run`,
 :func:`.calibrate.calibrate` (probes → ``profile.json`` for ``--speed``),
 :func:`.workload.testbed_workload`.  CLI: ``dmlsched testbed run |
-calibrate | cleanup`` (:mod:`.cli`).  For settings whose engine validates
-inline (``edge-cloud``, ``geo``): :func:`.replay.record` (the engine's
-accepted decisions) and :func:`.replay.replay` (execute them, with data
-moves, measuring process-seconds).  See docs/testbed.md.
+calibrate | cleanup`` (:mod:`.cli`).  ``edge-cloud`` and ``geo`` in
+closed loop: :func:`.edge_geo.run_edge_cloud` and :func:`.edge_geo.run_geo`
+drive the engine states with measured progress (mini-batches per trained
+chunk; GB trained, with real data moves), executor and clock replaceable.
+See docs/testbed.md.
 """
 
 __all__: list[str] = []

@@ -116,6 +116,10 @@ class ClusterExecutor:
         """Each job's (wall time, work, mean loss) rows (:meth:`Job.loss_curve`)."""
         return {j: job.loss_curve() for j, job in self.jobs.items()}
 
+    def process_seconds(self, job: int, t0: float, t1: float) -> dict[int, tuple[float, float]]:
+        """Machine → (worker-seconds, PS-seconds) job ``job``'s processes ran within [t0, t1)."""
+        return self.jobs[job].process_seconds(t0, t1)
+
     def close(self) -> None:
         """Stop everything still running (checkpointing it)."""
         running = [job for job in self.jobs.values() if job.running]

@@ -60,6 +60,8 @@ class FakeExecutor:
     placed: dict[int, Placement] = field(default_factory=dict)
     status: dict[int, JobStatus] = field(default_factory=dict)
     applied: list[dict[int, Placement]] = field(default_factory=list)
+    # job -> (from, to or None while it runs, placement) of each of its placements
+    spans: dict[int, list[tuple[float, float | None, Placement]]] = field(default_factory=dict)
     _last: float = 0.0
 
     def __post_init__(self) -> None:
@@ -105,8 +107,22 @@ class FakeExecutor:
                 self.moves[j] += 1
         for j in want:
             out.actions.setdefault(j, "start")
-        self.placed = {j: p for j, p in want.items() if not self.status[j].done}
+        placed = {j: p for j, p in want.items() if not self.status[j].done}
+        self._span(placed)
+        self.placed = placed
         return out
+
+    def _span(self, placed: Mapping[int, Placement]) -> None:
+        """End the spans of placements that change, start those of new ones."""
+        now = self.clock.time()
+        for j, p in self.placed.items():
+            if canonical(placed.get(j)) != canonical(p):
+                a, _, q = self.spans[j][-1]
+                self.spans[j][-1] = (a, now, q)
+        for j, p in placed.items():
+            cur = self.placed.get(j)
+            if cur is None or canonical(cur) != canonical(p):
+                self.spans.setdefault(j, []).append((now, None, p))
 
     def measure(self) -> dict[int, JobStatus]:
         self._run()
@@ -115,9 +131,23 @@ class FakeExecutor:
             for j, s in self.status.items()
         }
 
+    def process_seconds(self, job: int, t0: float, t1: float) -> dict[int, tuple[float, float]]:
+        """Machine → (worker-seconds, PS-seconds) of ``job``'s placements within [t0, t1)."""
+        now = self.clock.time()
+        out: dict[int, tuple[float, float]] = {}
+        for a, b, p in self.spans.get(job, ()):
+            lo, hi = max(t0, a), min(t1, now if b is None else b)
+            if hi <= lo:
+                continue
+            for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
+                x, y = out.get(m, (0.0, 0.0))
+                out[m] = (x + w * (hi - lo), y + s * (hi - lo))
+        return out
+
     def loss_curves(self) -> dict[int, list[tuple[float, float, float]]]:
         return {j: [] for j in self.jobs}
 
     def close(self) -> None:
         self._run()
+        self._span({})
         self.placed = {}

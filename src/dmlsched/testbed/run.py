@@ -49,18 +49,19 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any
 
 from dmlsched.model.cluster import Placement, SpeedModel
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import ClusterScheduler, make_scheduler
 from dmlsched.sim.cluster import ClusterState
-from dmlsched.testbed.executor import ClusterExecutor, SlotActions, canonical
+from dmlsched.testbed.executor import ClusterExecutor, canonical
+from dmlsched.testbed.protocols import WALL_CLOCK, Clock, Executor
 from dmlsched.testbed.runtime import JobStatus, Testbed
 from dmlsched.testbed.workload import TestbedWorkload
 
-__all__ = ["WALL_CLOCK", "Clock", "Executor", "SlotRow", "TestbedRun", "predict", "run_cluster"]
+__all__ = ["SlotRow", "TestbedRun", "predict", "run_cluster"]
 
 
 @dataclass(frozen=True)
@@ -98,33 +99,6 @@ class TestbedRun:
     loss_curves: dict[int, list[tuple[float, float, float]]] = field(default_factory=dict)
     start_time: float = 0.0
     notes: list[str] = field(default_factory=list)
-
-
-class Executor(Protocol):
-    """What :func:`run_cluster` asks of an executor (:class:`ClusterExecutor`'s methods)."""
-
-    preemptions: dict[int, int]
-    moves: dict[int, int]
-    resizes: dict[int, int]
-
-    def apply(self, allocations: Mapping[int, Placement]) -> SlotActions: ...
-
-    def measure(self) -> dict[int, JobStatus]: ...
-
-    def close(self) -> None: ...
-
-    def loss_curves(self) -> dict[int, list[tuple[float, float, float]]]: ...
-
-
-class Clock(Protocol):
-    """Wall time (seconds) and waiting, for :func:`run_cluster`."""
-
-    def time(self) -> float: ...
-
-    def sleep(self, seconds: float) -> None: ...
-
-
-WALL_CLOCK: Clock = cast(Clock, time)  # the time module has both
 
 
 def run_cluster(

@@ -43,7 +43,7 @@ from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudWorkload, EdgeJob
 from dmlsched.model.speed.aonline import chunk_slots
 from dmlsched.workloads.registry import WorkloadParams, register_workload
 
-__all__ = ["MODELS", "edge_cloud_workload", "node_list_path", "server_shapes"]
+__all__ = ["MODELS", "M_RANGE", "edge_cloud_workload", "node_list_path", "server_shapes"]
 
 # Table II: (model, dataset, D_j, B_j, dataset MB)
 MODELS: tuple[tuple[str, str, int, int, float], ...] = (
@@ -54,6 +54,7 @@ MODELS: tuple[tuple[str, str, int, int, float], ...] = (
     ("AlexNet", "ImageNet-12", 60, 58, 101.8),
     ("Inception-BN", "ImageNet-12", 60, 58, 101.8),
 )
+M_RANGE = (0.001, 0.05)  # m_j, hours per mini-batch (Sec. V-A)
 _W_CHOICES = (1, 2, 4, 8)
 _W_PROBS = (0.02, 0.43, 0.04, 0.51)
 _P_CHOICES = (8, 16, 32, 64, 96, 104, 128)
@@ -109,8 +110,12 @@ def edge_cloud_workload(
     source: str = "synthetic",
     notes: tuple[str, ...] = (),
     skip_bad_rows: bool = False,
+    m_range: tuple[float, float] = M_RANGE,
 ) -> EdgeCloudWorkload:
-    """Sec. V instance; ``arrivals`` (sorted slots) default to uniform over ``slots``."""
+    """Sec. V instance; ``arrivals`` (sorted slots) default to uniform over ``slots``;
+    ``m_range``: the hours per mini-batch m_j are drawn from (default Sec. V's)."""
+    if not 0 < m_range[0] <= m_range[1]:
+        raise InvalidInput("m_range", m_range, "0 < low <= high")
     if n_jobs < 1:
         raise InvalidInput("jobs", n_jobs, ">= 1")
     if servers < 1:
@@ -146,7 +151,7 @@ def edge_cloud_workload(
             chunks=D,
             minibatches=B,
             epochs=int(rng.integers(20, 61)),
-            m=float(rng.uniform(0.001, 0.05)),
+            m=float(rng.uniform(*m_range)),
             G=float(rng.uniform(10, 100)) / 3.6e6,
             q_mb=float(rng.uniform(30, 575)),
             b_mbps=float(rng.uniform(100, 5120)),

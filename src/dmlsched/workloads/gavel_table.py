@@ -153,8 +153,8 @@ def load_gavel_table(path: Path | None = None, gpu: str = "v100") -> dict[tuple[
         raise InvalidInput(
             "profiles",
             str(p) if p else "(none found)",
-            "Gavel's simulation_throughputs.json: ../shared/peers/gavel is absent, "
-            "pass --profiles PATH",
+            "Gavel's simulation_throughputs.json in ../shared/peers/gavel beside the "
+            "checkout — docs/data.md says where to get it — or --profiles PATH",
         )
     p = Path(p).resolve()
     st = p.stat()

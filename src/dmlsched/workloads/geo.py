@@ -8,7 +8,8 @@ Ranges (Sec. 6.1; DESIGN.md "Parameters from the papers"):
   1–10 vCPU, 2–32 GB, 5–10 GB (integers for GPU and vCPU);
 * P_i ∈ [16, 66] GB; data per job per slot ∈ [100, 700] GB (500 default);
   B_i ∈ [4.32, 82.8] GB; d^{rr'} ∈ [0.01, 0.02] USD/GB (symmetric);
-  c_i ∈ [0.05, 0.1] USD per deployment;
+  c_i = κ_i × the job's data per slot (GB), κ_i ∈ [0.05, 0.1] USD per GB
+  ("deployment cost ... [0.05, 0.1] USD per GB"; ``deploy``, below);
 * a_k ∈ [1.2, 9.6], [0.13, 0.24], [0.01, 0.1], [0.01, 0.1] USD/day, b_k =
   70–80 % of a_k, l_k ∈ [500, 600], [800, 1000], [1000, 1050], [1000, 1050].
 
@@ -22,6 +23,19 @@ Gaps decided here:
   Dirichlet(20 × profile) around it, and the slot's total is the job's size ×
   U[0.8, 1.2].  ``data_gb=None``
   draws each job's size from [100, 700]; a number fixes it (Fig. 8, 11–14).
+* **Deployment cost per GB** (``deploy``): Sec. 6.1 gives c_i "in [0.05, 0.1]
+  USD per GB" without saying of what.  ``"per-gb"`` (default) charges κ_i per
+  GB of the job's data per slot (its size, 100–700 GB: the one per-job volume
+  in GB Sec. 6.1 gives), so a deployment costs 5–70 USD, of the order of a
+  slot's transfer cost; ``"per-deployment"`` reads κ_i as USD per deployment
+  (0.05–0.1 USD: 0.04–0.07 % of the total cost, and A_fractional's ratio to
+  the P_f optimum is then 1.000001 by construction); ``"per-gb-model"``
+  charges κ_i per GB of the model (B_i / 144 exchanges: 30–575 MB), what a
+  deployment copies by footnote 1.  ``mlbroker-deploy`` runs all three.  The
+  per-GB reading makes C_3 grow with the data size, against Fig. 13's "the
+  deployment cost keeps stable ... even when the data size varies"; Table 4's
+  real deployments cost 1.2 % of the total.  κ_i is drawn last, after every
+  other draw of the job, so the readings share every other number.
 * **Arrivals**: ``synthetic`` draws uniform slots; ``google`` scales the
   Google 2011 sample (``dmlsched.workloads.traces.trace_arrivals``), as Sec. 6.1
   sets "job arrival patterns according to the Google cluster data".
@@ -56,6 +70,7 @@ from dmlsched.model.geo import GeoJob, GeoSites, GeoWorkload
 from dmlsched.workloads.registry import WorkloadParams, register_workload
 
 __all__ = [
+    "DEPLOY_READINGS",
     "MODELS",
     "TESTBED_PRICE",
     "TableModel",
@@ -71,6 +86,7 @@ SLOT_DAYS = 0.5
 PRICE_A = ((1.2, 9.6), (0.13, 0.24), (0.01, 0.1), (0.01, 0.1))
 THRESHOLD_L = ((500, 600), (800, 1000), (1000, 1050), (1000, 1050))
 EXCHANGES_PER_SLOT = 144.0  # 4.32 GB / 30 MB
+DEPLOY_READINGS = ("per-gb", "per-deployment", "per-gb-model")  # of c_i, module docstring
 TESTBED_PRICE = 3.06  # USD per p3.2xlarge-hour before discount (Sec. 6.4)
 TESTBED_TRANSFER = 0.02  # USD per GB between zones (Sec. 6.4)
 TESTBED_SLOT_HOURS = 1.0
@@ -159,8 +175,12 @@ def synthetic_geo(
     models: bool = False,
     max_sources: int = 3,
     slot_days: float = SLOT_DAYS,
+    deploy: str = "per-gb",
 ) -> GeoWorkload:
-    """Sec. 6.1 instance; ``arrivals`` (sorted slots) default to uniform draws."""
+    """Sec. 6.1 instance; ``arrivals`` (sorted slots) default to uniform draws;
+    ``deploy``: the reading of c_i (:data:`DEPLOY_READINGS`, module docstring)."""
+    if deploy not in DEPLOY_READINGS:
+        raise InvalidInput("deploy", deploy, " | ".join(DEPLOY_READINGS), "geo workload")
     for name, v in (("jobs", jobs), ("dcs", dcs), ("slots", slots)):
         if int(v) != v or v < 1:
             raise InvalidInput(name, v, "integer >= 1", "geo workload")
@@ -204,11 +224,20 @@ def synthetic_geo(
                 worker_demand=worker,
                 ps_demand=ps,
                 exchange_gb=float(ex),
-                deploy_cost=float(jr.uniform(0.05, 0.1)),
+                deploy_cost=_deploy_cost(float(jr.uniform(0.05, 0.1)), deploy, size, ex),
                 model=name,
             )
         )
     return GeoWorkload(sites=sites, jobs=tuple(out), horizon=int(slots))
+
+
+def _deploy_cost(kappa: float, reading: str, size_gb: float, exchange_gb: float) -> float:
+    """c_i from the printed rate κ_i under ``reading`` (module docstring)."""
+    if reading == "per-gb":
+        return kappa * size_gb
+    if reading == "per-gb-model":
+        return kappa * exchange_gb / EXCHANGES_PER_SLOT
+    return kappa
 
 
 def google_arrivals(
@@ -250,9 +279,11 @@ def _kwargs(p: WorkloadParams) -> dict:
         kw["duration"] = tuple(int(x) for x in ex.pop("duration"))
     if "models" in ex:
         kw["models"] = bool(ex.pop("models"))
+    if "deploy" in ex:
+        kw["deploy"] = str(ex.pop("deploy"))
     if ex:
         raise InvalidInput(
-            "extra", sorted(ex), "data_gb | capacity | duration | models", "geo workload"
+            "extra", sorted(ex), "data_gb | capacity | duration | models | deploy", "geo workload"
         )
     return kw
 

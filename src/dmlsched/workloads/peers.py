@@ -167,7 +167,7 @@ def read_pollux(path: Path) -> list[PeerRow]:
     """Rows of a Pollux/Sia workload CSV, validated (file:line on error)."""
     path = Path(path)
     if not path.is_file():
-        raise InvalidInput("workload", str(path), "an existing Pollux CSV file")
+        raise InvalidInput("workload", str(path), "an existing Pollux CSV file (docs/data.md)")
     rows = []
     with io.StringIO(read_text(path, "workload"), newline="") as f:  # UTF-8, BOM or not
         reader = csv.reader(f)
@@ -199,7 +199,7 @@ def read_gavel(path: Path) -> list[PeerRow]:
     """Lines of a Gavel ``.trace`` in the 7- or 10-field form (file:line on error)."""
     path = Path(path)
     if not path.is_file():
-        raise InvalidInput("workload", str(path), "an existing Gavel .trace file")
+        raise InvalidInput("workload", str(path), "an existing Gavel .trace file (docs/data.md)")
     rows = []
     with io.StringIO(read_text(path, "workload")) as f:  # UTF-8, BOM or not
         for line, text in enumerate(f, start=1):

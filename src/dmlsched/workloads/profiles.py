@@ -165,8 +165,8 @@ def load_profiles(directory: Path | None = None) -> dict[str, AppProfile]:
         raise InvalidInput(
             "profiles",
             "(none found)",
-            "the Pollux profiles folder: ../shared/peers/pollux-osdi21/profiles is absent, "
-            "pass --profiles PATH",
+            "the Pollux profiles folder in ../shared/peers/pollux-osdi21/profiles beside the "
+            "checkout — docs/data.md says where to get it — or --profiles PATH",
         )
     if not Path(d).is_dir():
         raise InvalidInput("profiles", str(d), "an existing pollux-osdi21/profiles folder")

@@ -158,6 +158,7 @@ __all__ = [
     "default_trace_dir",
     "load_nodes",
     "load_trace",
+    "missing_trace",
     "sample_rows",
     "scale_arrivals",
     "trace_arrivals",
@@ -260,6 +261,20 @@ class Trace:
         where = str(files[0]) if len(files) == 1 else f"{len(files)} files in {files[0].parent}"
         n, bad = len(self.rows), self.skipped
         return f"trace {self.kind}: {where} ({n} rows, {bad} bad rows skipped)"
+
+
+def missing_trace(kind: str, flag: str) -> InvalidInput:
+    """The error for a trace that is not where it is looked for: where to put it, where
+    to get it (docs/data.md), and the flag that points elsewhere."""
+    from dmlsched.portable import portable_paths
+
+    where = portable_paths(str(traces_root() / KINDS[kind]))
+    return InvalidInput(
+        flag,
+        where,
+        f"the {kind} trace in that folder — docs/data.md says where to get it — "
+        f"or --{flag} PATH (reproduce: --traces DIR)",
+    )
 
 
 def default_trace_dir(kind: str) -> Path | None:
@@ -633,9 +648,7 @@ def load_nodes(
     if path is None:
         d = default_trace_dir("alibaba")
         if d is None:
-            raise InvalidInput(
-                "nodes", str(traces_root() / KINDS["alibaba"]), "an existing trace folder"
-            )
+            raise missing_trace("alibaba", "nodes")
         path = d
     p = Path(path).expanduser().resolve()
     f = _node_file(p, p)
@@ -787,9 +800,7 @@ def load_trace(
     if path is None:
         d = default_trace_dir(kind)
         if d is None:
-            raise InvalidInput(
-                "trace", str(traces_root() / KINDS[kind]), "an existing trace folder"
-            )
+            raise missing_trace(kind, "trace")
         path = d
     p = Path(path).expanduser().resolve()
     if not p.exists():

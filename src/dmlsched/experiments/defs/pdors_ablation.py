@@ -72,7 +72,7 @@ def _claims(fig: str) -> tuple[Beats | Report, ...]:
         Report(
             "rounding_failures",
             "pd-ors",
-            "roundings of pd-ors (as printed) that found no feasible draw in S = 100 "
+            "roundings of pd-ors (as printed) that found no feasible draw in S = 5000 "
             "(each discards its job; see docs/pdors-rounding.md)",
         ),
     )

@@ -26,6 +26,7 @@ from typing import ClassVar
 import numpy as np
 
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.batch import JobArrays
@@ -40,6 +41,7 @@ from dmlsched.schedulers._shared.placement import (
     place_round_robin,
     take,
 )
+from dmlsched.schedulers._shared.reasons import shortfall, too_large
 
 __all__ = ["GangPolicy", "fits_empty", "gang_allocate", "gang_need", "gang_sizes", "place"]
 
@@ -191,6 +193,8 @@ class GangPolicy:
         self.capacity_ = np.array(cluster.capacity, dtype=float)  # gang_allocate's free at start
         self.total_ = cluster.capacity.sum(axis=0).astype(float)  # and its left
         self.slot_of_ = np.full(H, -1, dtype=np.int64)  # the packed kernel's scratch
+        self.rejected_: dict[int, tuple[int, int]] = {}  # rejected job -> its gang (explain)
+        self.stopped_: set[int] = set()  # running before this decision, not in it
         self._reset()
 
     def _reset(self) -> None:
@@ -251,6 +255,7 @@ class GangPolicy:
                 fit = self._fits_empty(job, w, s)
             if not fit or not self._admit(job, w, s):
                 reject.append(job.id)
+                self.rejected_[job.id] = (w, s)
                 continue
             self.gang_[job.id] = (w, s)
             if arrays is None:  # else the kernel reads arrays.need
@@ -310,6 +315,33 @@ class GangPolicy:
         # a job placed this slot is listed among the running ones next slot: the
         # decision's order changes, so event-driven time starts a slot later
         steady = all(j in self.running_ for j in alloc)
+        self.stopped_ = {j for j in self.running_ if j not in alloc}
         self.running_ = alloc
         until = self._until(view) if steady else None
         return ClusterDecision(allocations=dict(alloc), reject=tuple(reject), until=until)
+
+    def explain(self, view: ClusterView, jobs: Sequence[int]) -> dict[int, Reason]:
+        """Rejected: the gang fits no empty cluster; waiting or preempted: the gang does not
+        fit what the jobs ranked above it left (which resource, need, free)."""
+        free: np.ndarray | None = None
+        out: dict[int, Reason] = {}
+        for j in jobs:
+            job = view.jobs[j]
+            if j in self.rejected_:
+                out[j] = too_large(job, *self.rejected_[j], self.cluster_.capacity)
+                continue
+            if j not in self.gang_:
+                continue
+            if free is None:  # what this slot's placements leave
+                free = np.array(self.cluster_.capacity, dtype=float)
+                for k, p in self.running_.items():
+                    take(free, view.jobs[k], p)
+            w, s = self.gang_[j]
+            why = shortfall(job, w, s, free, one_machine=self.placement == "packed")
+            if j in self.stopped_:
+                out[j] = Reason(
+                    "preempted", f"preempted by jobs {self.name} ranks higher: {why.text}"
+                )
+            else:
+                out[j] = Reason("queued", f"waiting for jobs {self.name} ranks higher: {why.text}")
+        return out

@@ -24,7 +24,6 @@ __all__ = [
     "min_plus",
     "min_plus_rows",
     "regroup",
-    "round_first",
     "rounding_ok",
     "trim_workers",
 ]
@@ -271,34 +270,6 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
             load += cand[i, h] * per
         ok[i] = ts >= 1 and ts <= tw and load <= ts * ps_bw * (1 + 1e-9)
     return ok
-
-
-@njit(cache=True)
-def round_first(x_bar, gain, draws, cost, m, a, b, ub, wmax, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
-    """PD-ORS's rounding (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round`)
-    in one loop: :func:`~dmlsched.solvers.rounding.scaled_round` of ``gain · x_bar``
-    with the uniform ``draws`` (attempts × n), each candidate trimmed to ``wmax``
-    workers (:func:`trim_workers`, costliest first) and tested by :func:`rounding_ok`
-    (``ub``: its ``ub_tol``); returns the index of the first accepted draw (−1 if none)
-    and that candidate (the same floats as the NumPy steps: element-wise only)."""
-    k, n2 = draws.shape
-    n = n2 // 2
-    lo = np.empty(n2)
-    frac = np.empty(n2)
-    for i in range(n2):
-        xs = gain * max(x_bar[i], 0.0)
-        lo[i] = np.floor(xs + tol)
-        f = min(max(xs - lo[i], 0.0), 1.0)
-        frac[i] = 0.0 if f < tol else f
-    order = np.argsort(-cost[:n], kind="mergesort")  # costliest first, stable
-    cand = np.empty((1, n2))
-    for t in range(k):
-        for i in range(n2):
-            cand[0, i] = lo[i] + (1.0 if draws[t, i] < frac[i] else 0.0)
-        out = trim_workers(cand, order, wmax)
-        if rounding_ok(out, m, a, b, ub, wmax, sync, gamma, b_ext, b_int, ps_bw, tol)[0]:
-            return t, out[0]
-    return -1, cand[0]
 
 
 @njit(cache=True)

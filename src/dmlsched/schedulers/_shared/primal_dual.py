@@ -4,8 +4,8 @@ Alg. 1: on each arrival, price every (slot, machine, resource) by Eq. (12)
 from the resources already reserved (ρ), find the schedule maximizing
 ``λ = u(t̃ − a) − cost`` (Alg. 2), admit iff λ > 0 and reserve its resources
 for every slot of the schedule.  The scheduler then returns, each slot, the
-current slot's part of every committed schedule, and releases the rest of a
-job's reservation when the engine reports it finished (it can finish early:
+current slot's part of every committed schedule, and (``release``) releases
+the rest of a job's reservation when the engine reports it finished (it can finish early:
 worker counts are rounded up and the last quantum may overshoot V; the
 engine credits exactly the γ-form rate the plan uses,
 :mod:`dmlsched.model.speed.pdors`).
@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
@@ -53,6 +54,7 @@ import numpy as np
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.reasons import Reason
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.pricing import OnlineBounds, PriceBounds, prices
@@ -216,10 +218,13 @@ class PrimalDualScheduler:
     L from the jobs seen so far; "oracle": from ``history``, e.g. the whole
     workload), ``history`` (jobs for the oracle estimate), ``max_repairs``,
     ``quanta_per_slot``, ``payoff_floor``, ``aligned_quanta``
-    (:func:`quanta_for`) and ``reroute``: when a cell on the DP's chosen path
+    (:func:`quanta_for`), ``reroute``: when a cell on the DP's chosen path
     cannot be realized (S failed roundings and nothing else), True re-plans
     around it (the cell costs ∞, as Alg. 3 over Alg. 4's results would) and
-    False rejects the job (the journal's Sec. V rule, "discard the job").
+    False rejects the job (the journal's Sec. V rule, "discard the job"), and
+    ``release``: True gives a job's reservations in the slots after it
+    finishes back to ρ (its later slots price as free again); False keeps
+    them, as Alg. 1 does — it reserves a schedule once and never revisits it.
     """
 
     name: ClassVar[str]
@@ -235,8 +240,10 @@ class PrimalDualScheduler:
         payoff_floor: float = 1e-9,
         aligned_quanta: bool = True,
         reroute: bool = True,
+        release: bool = True,
     ) -> None:
         self.quanta = quanta
+        self.release = release
         self.payoff_floor = payoff_floor
         self.aligned_quanta = aligned_quanta
         self.reroute = reroute
@@ -273,6 +280,7 @@ class PrimalDualScheduler:
         self.attempts_: list[int] = []  # rounding attempts of every realized rounding
         self.ratios_: list[float] = []  # rounded cost ÷ LP cost of every successful rounding
         self.payoffs_: dict[int, float] = {}
+        self.why_: dict[int, Reason] = {}  # why each rejected job was (explain)
         self.known_: dict[int, ClusterJob] = {}
         self._setup()
 
@@ -286,7 +294,9 @@ class PrimalDualScheduler:
     def decide(self, view: ClusterView) -> ClusterDecision:
         t = view.slot
         for j in [j for j in self.plans_ if j in view.finished]:
-            self._release(self.plans_.pop(j), t)
+            plan = self.plans_.pop(j)  # nothing more to place for it
+            if self.release:
+                self._release(plan, t)
         admit: list[int] = []
         reject: list[int] = []
         for j in view.pending:
@@ -373,7 +383,7 @@ class PrimalDualScheduler:
         T = self.horizon_
         slots = list(range(max(now, job.arrival), T))
         if not slots:
-            return None
+            return self._no(job, "no-schedule", f"no slot left before the horizon {T}")
         quanta = quanta_for(
             job, self.quanta, T, self.quanta_per_slot, self.capacity_, self.aligned_quanta
         )
@@ -425,7 +435,15 @@ class PrimalDualScheduler:
                 n += 1
                 continue
             if best <= zero:
-                return None
+                if not math.isfinite(best):
+                    return self._no(job, "no-schedule", "no feasible schedule before the horizon")
+                u, c = float(u_all[last]), float(phi[last, q])
+                return self._no(
+                    job,
+                    "price-above-payoff",
+                    f"price above payoff: λ = {best:.3g} at best (utility {u:.3g} − cost "
+                    f"{c:.3g}, completing in slot {slots[last]})",
+                )
             path = _backtrack(choice, last, q)
             changed = False
             for s, k in path:
@@ -433,7 +451,8 @@ class PrimalDualScheduler:
                     continue
                 res = oracle.realize(slots[s], k)
                 if res is None and not self.reroute:
-                    return None  # journal Sec. V: discard the job after S failed roundings
+                    # journal Sec. V: discard the job after S failed roundings
+                    return self._no(job, "no-schedule", f"no integer placement in slot {slots[s]}")
                 realized[(s, k)] = res
                 if res is not None and res[2] > 0:
                     self.attempts_.append(res[2])
@@ -446,17 +465,42 @@ class PrimalDualScheduler:
                 break
             repairs += 1
             if repairs >= self.max_repairs:
-                return None
+                return self._no(job, "no-schedule", f"no realized schedule in {repairs} repairs")
         chosen = [(slots[s], realized[(s, k)]) for s, k in path]
         if any(r is None for _, r in chosen):
-            return None
+            return self._no(job, "no-schedule", "a slot of its best schedule has no placement")
         cost = float(sum(r[0] for _, r in chosen))  # type: ignore[index]
         completion = chosen[-1][0]
         lam = job.utility(completion - job.arrival) - cost
         if lam <= zero:
-            return None
+            return self._no(
+                job, "price-above-payoff", f"price above payoff: λ = {lam:.3g} once realized"
+            )
         self.payoffs_[job.id] = lam
         return JobPlan(job.id, {t: r[1] for t, r in chosen}, cost, lam, completion)  # type: ignore[index]
+
+    def _no(self, job: ClusterJob, code: str, text: str) -> None:
+        """Reject ``job`` (plan returns None), keeping why for :meth:`explain`."""
+        self.why_[job.id] = Reason(code, text)
+
+    def explain(self, view: ClusterView, jobs: Sequence[int]) -> dict[int, Reason]:
+        """Rejected: why (Alg. 1 Step 4, λ ≤ 0, or no schedule); admitted: the slots its
+        committed schedule runs in (none is this one)."""
+        out: dict[int, Reason] = {}
+        for j in jobs:
+            plan = self.plans_.get(j)
+            if plan is None:
+                if j in self.why_:
+                    out[j] = self.why_[j]
+                continue
+            later = [t for t in plan.slots if t > view.slot]
+            when = f"next in slot {min(later)}" if later else "no slot after this one"
+            out[j] = Reason(
+                "planned",
+                f"admitted (λ = {plan.payoff:.3g}): its schedule runs {len(plan.slots)} "
+                f"slot(s), {when}",
+            )
+        return out
 
     @property
     def stats(self) -> dict[str, Any]:

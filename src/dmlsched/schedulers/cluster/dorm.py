@@ -37,14 +37,17 @@ the same on every machine — and its best incumbent is used.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from dmlsched.errors import SolverFailed
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
+from dmlsched.schedulers._shared.reasons import shortfall
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Dorm", "dorm_partition"]
@@ -198,6 +201,8 @@ class Dorm:
         self.sizes_: dict[int, int] = {}
         self.placed_: dict[int, Placement] = {}
         self.pointer_ = 0
+        self.given_: dict[int, int] = {}
+        self.free_ = np.array(cluster.capacity, dtype=float)
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         current = [j for j in (*view.active, *view.pending)]
@@ -223,8 +228,30 @@ class Dorm:
             until=self.horizon_,
         )
 
+    def explain(self, view: ClusterView, jobs: Sequence[int]) -> dict[int, Reason]:
+        """A job with no worker: the MILP partition gave it none, or round-robin could not
+        place even one worker in what the others left."""
+        out: dict[int, Reason] = {}
+        active = set(view.active)
+        for j in jobs:
+            job = view.jobs[j]
+            code = "preempted" if j in active else "fair-share"
+            if self.given_.get(j, 0) == 0:
+                out[j] = Reason(
+                    code,
+                    f"Dorm's partition gives it 0 workers (utilization with fairness ≥ "
+                    f"{self.fairness:g} of an equal share, ≤ {self.adjust:.0%} of jobs resized)",
+                )
+            else:
+                why = shortfall(job, *bundle(job, 1), self.free_)
+                out[j] = Reason(
+                    code, f"its {self.given_[j]} workers could not be placed: {why.text}"
+                )
+        return out
+
     def _place(self, view: ClusterView, current: list[int]) -> None:
         free = np.array(self.cluster_.capacity, dtype=float)
+        self.given_ = dict(self.sizes_)  # what the MILP gave, before placement shrank it
         self.placed_ = {}
         for j in current:
             job = view.jobs[j]
@@ -241,3 +268,4 @@ class Dorm:
                     break
                 w = wb - 1
             self.sizes_[j] = self.placed_[j].total_workers if j in self.placed_ else 0
+        self.free_ = free

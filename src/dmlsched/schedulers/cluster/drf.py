@@ -22,14 +22,17 @@ differently, so nothing is promised (holding would change DRF).
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from dmlsched.model.cluster import Cluster, ClusterDecision, Placement
+from dmlsched.model.reasons import Reason
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
+from dmlsched.schedulers._shared.reasons import shortfall
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Drf"]
@@ -82,7 +85,20 @@ class Drf:
             used = w1 * np.asarray(job.worker_demand) + s1 * np.asarray(job.ps_demand)
             heapq.heappush(heap, (float(np.max(used / self.total_)), k, j))
         alloc = {j: Placement.from_counts(w_cnt[j], s_cnt[j]) for j in jobs if size[j][0] > 0}
+        self.free_ = free  # what progressive filling left (explain)
         active = set(view.active)
         steady = self.pointer_ == start and all(j in active for j in alloc)
         until = self.horizon_ if steady else None  # see the module docstring
         return ClusterDecision(allocations=alloc, until=until)
+
+    def explain(self, view: ClusterView, jobs: Sequence[int]) -> dict[int, Reason]:
+        """A job with no worker this slot: progressive filling left no room for one more
+        of its bundles (1 worker, and a PS when ⌈W/γ⌉ grows)."""
+        out: dict[int, Reason] = {}
+        active = set(view.active)
+        for j in jobs:
+            job = view.jobs[j]
+            why = shortfall(job, *bundle(job, 1), self.free_)
+            code = "preempted" if j in active else "fair-share"
+            out[j] = Reason(code, f"nothing left after the dominant-share division: {why.text}")
+        return out

@@ -38,17 +38,19 @@ engine); elsewhere a dict of :class:`~dmlsched.model.cluster.Placement` s.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
+from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.batch import JobArrays
 from dmlsched.schedulers._shared.gang import gang_sizes, place
 from dmlsched.schedulers._shared.placement import EPS, kernels, machine_rows, take
+from dmlsched.schedulers._shared.reasons import shortfall, too_large
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Fifo"]
@@ -174,6 +176,7 @@ class Fifo:
             if done:
                 self._release(done, view)
         reject: list[int] = []
+        self.head_: int | None = None  # the job at the head that did not fit (explain)
         pending = view.pending
         i = 0
         while i < len(pending):  # arrival order; stop at the first that does not fit
@@ -193,6 +196,7 @@ class Fifo:
                 placed = None
             if placed is None:
                 if self.running_:
+                    self.head_ = j
                     break
                 reject.append(j)
                 i += 1
@@ -214,3 +218,25 @@ class Fifo:
             reject=tuple(reject),
             until=self.horizon_,
         )
+
+    def explain(self, view: ClusterView, jobs: Sequence[int]) -> dict[int, Reason]:
+        """The head of the queue waits for capacity (which, how much); the jobs behind it
+        wait in arrival order; a rejected job's gang fits no empty cluster."""
+        out: dict[int, Reason] = {}
+        # one reason for the whole queue (no job id: the text stays while the queue moves)
+        queued = Reason(
+            "queued", "queued behind earlier arrivals: FIFO lets no job overtake the head"
+        )
+        for j in jobs:
+            if j in self.running_:
+                continue
+            if self.head_ is not None and j != self.head_:
+                out[j] = queued
+                continue
+            job = view.jobs[j]
+            w, s = self.size_[j]
+            if j == self.head_:
+                out[j] = shortfall(job, w, s, self.free_, one_machine=self._how(job) == "packed")
+            else:
+                out[j] = too_large(job, w, s, self.cluster_.capacity)
+        return out

@@ -21,18 +21,25 @@ printed is measured in ``docs/pdors-rounding.md``.
   where they fit (Steps 2–7; sorting by Σ_r p(αγ + β) and taking the first
   that fits is the same as taking the cheapest that fits).
 * **External case**: the LP relaxation of Problem (23) (journal) / (3.22)
-  (thesis) on HiGHS (Step 8), then the scaled randomized rounding of
-  Eq. (27)–(28) (Steps 9–11, :func:`dmlsched.solvers.rounding.scaled_round`)
-  with G_δ fixed or from Eq. (29)/(30), up to S attempts, keeping the first
-  draw that meets the packing rows (24), the workload row (26) and the
-  engine's exact PS rules.
+  (thesis) (Step 8), then the scaled randomized rounding of Eq. (27)–(28)
+  (Steps 9–11, :func:`dmlsched.solvers.rounding.cheapest_round`) with G_δ
+  fixed or from Eq. (29)/(30), S = 5000 draws (Sec. V's "preset threshold
+  (e.g., 5000)"), keeping the cheapest draw that meets the packing rows (24),
+  the workload row (26) and the engine's exact PS rules ("the randomized
+  rounding will find at most S integer feasible solutions", Step 12's "the
+  one with the lowest cost"; ties: the earliest draw).
 * **Final step** (Step 12): the cheaper of the two cases.
+* **Reservations** (Alg. 1): a schedule is reserved once, on admission, and
+  never revisited: a job that finishes early (worker counts are rounded up,
+  the last quantum may overshoot) keeps its later slots' reservations, which
+  go on pricing the slots (Eq. (12)) but are not allocated.
 * **After S failed roundings** with no internal solution for the cell, the
   job is discarded (Sec. V: "if the total rounds of randomized rounding
   before we find an integer feasible solution exceeds a preset threshold
   (e.g., 5000), we will discard the corresponding job").
 
-Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
+Departures of ``pd-ors`` from the printed text — the gaps it fills, each the
+least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
 
 * **PS row.**  Problem (23) has no PS constraint; as printed its LP puts no
   PS anywhere and no rounding could ever run.  The LP gets the job's ratio:
@@ -66,16 +73,27 @@ Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
   bound (tests check the pass against it).  The LP's costs are divided by
   the slot's largest one (the same optimum; Eq. (12) prices can be 1e-40
   and HiGHS's tolerances are absolute).
-* **Which optimum is rounded.**  The LP optimum is rarely unique (idle
-  machines all cost L).  ``pd-ors`` rounds a vertex, as a simplex solver
-  returns: machine classes (below) are split back onto their machines by
+* **Which optimum is rounded** (``vertex``, a reading of the paper, not a
+  departure: the figures run both, ``pd-ors`` and ``pd-ors-interior``).  The
+  LP optimum is rarely unique (idle machines all cost L) and the paper does
+  not say which one Step 9 scales.  ``"fill"`` (default) rounds a vertex, as
+  a simplex solver returns: machine classes (below) are split back onto
+  their machines by
   :func:`~dmlsched.schedulers._shared.machine_classes.fill_classes`, which
   fills machines one after another in id order, workers first, each as
   full as its room allows (for async jobs PSs go to machines without
   workers first: a PS sharing a machine with workers costs b^(i) per worker
-  in (3.4), which the LP does not see).  The paper does not say which
-  optimum; its complexity bound cites an interior-point solver, whose
-  optimum would be the even split of ``spread`` below.
+  in (3.4), which the LP does not see).  ``"interior"`` rounds the optimum
+  an interior-point solver returns (the paper's complexity bound cites one):
+  each class's total split evenly over its machines (sync jobs; async jobs
+  keep the fill, for the (3.4) reason).  Same LP value and expected cost;
+  a vertex puts its fractional coordinates on machines it filled to
+  capacity, where rounding up breaks (24) and rounding down breaks (26), so
+  often *no* outcome of the rounding is feasible (docs/pdors-rounding.md);
+  the even split leaves each machine slack.
+* **Sampling** (the paper draws every coordinate): only the fractional
+  coordinates of G_δ x̄ are drawn, the others round to themselves; each
+  distinct outcome among the S draws is tested once.
 * **Admission** λ > 0 exactly (``payoff_floor`` = 0).
 * **Machine classes** (an implementation decision, exact): machines with the
   same residual capacity and price on the resources the job uses are
@@ -96,13 +114,9 @@ Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
 
 **Departures** (``pd-ors+``; each a constructor option, off in ``pd-ors``):
 
-* ``spread``: round the optimum that splits each class's total evenly over
-  its machines (sync jobs) instead of the vertex.  Same LP value and
-  expected cost; a vertex puts its fractional coordinates on machines it
-  filled to capacity, where rounding up breaks (24) and rounding down
-  breaks (26), so often *no* outcome of the rounding is feasible
-  (measured: docs/pdors-rounding.md); the even split leaves each machine
-  slack.
+* ``vertex="interior"`` (above): the reading ``pd-ors+`` takes.
+* ``release``: a finished job's reservations in later slots are given back
+  (their slots price as free again), where Alg. 1 keeps them.
 * ``safe_packing``: the LP's packing bounds are Ĉ_h^r − (α^r + β^r), so every
   rounding meets (24) (it moves each coordinate up by at most one) and only
   the cover and PS rows are left to chance; above the margin LP's largest
@@ -130,7 +144,8 @@ Gap fills of ``pd-ors`` (each the least the engine or the paper forces):
   only blocks resources).
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
-(29)/(30)), ``attempts`` (S), ``quanta``, ``quanta_per_slot``, ``lp_tol``,
+(29)/(30)), ``attempts`` (S, default 5000), ``vertex``, ``quanta``,
+``quanta_per_slot``, ``lp_tol``,
 ``external_lp`` ("pass" | "highs"),
 ``price_estimate`` / ``history`` (see
 :class:`~dmlsched.schedulers._shared.primal_dual.PrimalDualScheduler`) and
@@ -155,14 +170,16 @@ from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_cla
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.rounding import RoundingResult, g_delta_cover, g_delta_packing
+from dmlsched.solvers.rounding import cheapest_round, g_delta_cover, g_delta_packing
 
 if TYPE_CHECKING:
     from dmlsched.solvers.highs import LinearModel
 
 __all__ = [
+    "ATTEMPTS",
     "PLUS",
     "PRINTED",
+    "VERTICES",
     "Pdors",
     "PdorsOracle",
     "PdorsPlus",
@@ -178,6 +195,8 @@ __all__ = [
 INF = math.inf
 
 _TOL = 1e-9
+ATTEMPTS = 5000  # S: Sec. V's "preset threshold (e.g., 5000)" of rounding rounds
+VERTICES = ("fill", "interior")  # which LP optimum is rounded (module docstring)
 _COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
 MILP_NODES = 2000  # branch-and-bound cap of the failed-rounding fallback (deterministic)
 
@@ -730,7 +749,7 @@ class PdorsOracle:
         """Per-machine x̄ (w_1..w_H, s_1..s_H) of the class LP solution at bound m."""
         x = d.lp[m][1]
         C = d.classes.n
-        if self.sched.spread and self.job.mode == "sync":
+        if self.sched.vertex == "interior" and self.job.mode == "sync":
             # the optimum with every class's total split evenly over its machines
             n_c = d.classes.count
             return np.concatenate([(x[:C] / n_c)[d.classes.of], (x[C:] / n_c)[d.classes.of]])
@@ -765,25 +784,36 @@ class PdorsOracle:
         ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
-        from dmlsched.schedulers._shared.kernels import round_first
+        from dmlsched.schedulers._shared.kernels import rounding_ok, trim_workers
 
         job = self.job
-        # Eq. (27)–(28) as :func:`~dmlsched.solvers.rounding.scaled_round` draws them
-        # (the same S × 2n uniforms), then in one compiled loop: trim to F workers
-        # (:meth:`_trim`), the workload row (26) and packing rows (24) of the support
-        # machines and the engine's PS rules, up to the first draw that meets them all
-        attempts = int(self.sched.attempts)
-        draws = self.sched.rng_.random((attempts, x_bar.size))
-        hit, cand = round_first(
-            x_bar, float(self.gain(m, d)), draws, cost, float(m), a, b, ub_tol,
-            float(job.max_workers), job.mode == "sync", float(job.gamma), float(job.b_ext),
-            float(job.b_int), float(job.ps_bandwidth), _TOL,
-        )  # fmt: skip
-        if hit < 0:
-            res = RoundingResult(None, math.inf, attempts)
-        else:
-            xi = cand.astype(np.int64)
-            res = RoundingResult(xi, float(np.dot(cost, xi)), int(hit) + 1)
+        wmax = float(job.max_workers)
+        costly_first = np.argsort(-cost[:n], kind="stable")
+        # Steps 10–12: S draws of Eq. (27)–(28), each trimmed to F workers (as
+        # :meth:`_trim`) and tested on the workload row (26), the packing rows (24) of
+        # the support machines and the engine's PS rules; the cheapest feasible is kept
+        res = cheapest_round(
+            x_bar,
+            float(self.gain(m, d)),
+            self.sched.rng_,
+            cost=cost,
+            attempts=int(self.sched.attempts),
+            repair=lambda cand: trim_workers(cand, costly_first, wmax),
+            accept=lambda cand: rounding_ok(
+                cand,
+                float(m),
+                a,
+                b,
+                ub_tol,
+                wmax,
+                job.mode == "sync",
+                float(job.gamma),
+                float(job.b_ext),
+                float(job.b_int),
+                float(job.ps_bandwidth),
+                _TOL,
+            ),
+        )
         if not res.success:
             self.sched.failed_ += 1
             full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
@@ -922,7 +952,8 @@ class PdorsOracle:
 
 #: pd-ors as printed: every departure below off (module docstring, "Two entries")
 PRINTED: dict[str, Any] = {
-    "spread": False,
+    "vertex": "fill",
+    "release": False,
     "safe_packing": False,
     "milp_fallback": False,
     "greedy_fill": False,
@@ -933,7 +964,8 @@ PRINTED: dict[str, Any] = {
 }
 #: pd-ors+: our best version, every departure on (each a named option)
 PLUS: dict[str, Any] = {
-    "spread": True,
+    "vertex": "interior",
+    "release": True,
     "safe_packing": True,
     "milp_fallback": True,
     "greedy_fill": True,
@@ -958,7 +990,7 @@ class Pdors(PrimalDualScheduler):
         self,
         g_delta: float | str = 1.0,
         delta: float = 0.5,
-        attempts: int = 100,
+        attempts: int = ATTEMPTS,
         quanta: int = 32,
         price_estimate: str = "online",
         history: tuple[ClusterJob, ...] | None = None,
@@ -967,7 +999,8 @@ class Pdors(PrimalDualScheduler):
         lp_tol: float = 1e-6,
         external_lp: str = "pass",
         *,
-        spread: bool = PRINTED["spread"],
+        vertex: str = PRINTED["vertex"],
+        release: bool = PRINTED["release"],
         safe_packing: bool = PRINTED["safe_packing"],
         milp_fallback: bool = PRINTED["milp_fallback"],
         greedy_fill: bool = PRINTED["greedy_fill"],
@@ -987,8 +1020,9 @@ class Pdors(PrimalDualScheduler):
             payoff_floor,
             aligned_quanta=aligned_quanta,
             reroute=reroute,
+            release=release,
         )
-        self.spread = spread
+        self.vertex = vertex
         self.safe_packing = safe_packing
         self.milp_fallback = milp_fallback
         self.greedy_fill = greedy_fill
@@ -1009,6 +1043,8 @@ class Pdors(PrimalDualScheduler):
                 raise InvalidInput("g_delta", g, "a number > 0 | eq29 | eq30")
         elif not (float(g) > 0):
             raise InvalidInput("g_delta", g, "> 0")
+        if self.vertex not in VERTICES:
+            raise InvalidInput("vertex", self.vertex, " | ".join(VERTICES))
         if self.external_lp not in ("pass", "highs"):
             raise InvalidInput("external_lp", self.external_lp, "pass | highs")
         if not (0 <= self.cost_floor < 1):
@@ -1048,6 +1084,11 @@ class Pdors(PrimalDualScheduler):
 
     def _oracle(self, job: ClusterJob, quanta: Quanta, bounds: PriceBounds) -> PdorsOracle:
         return PdorsOracle(self, job, quanta, bounds)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable (the service's snapshots): without the HiGHS instance, a cache that
+        :meth:`lp_model` builds again (its warm start is lost, not its answers' validity)."""
+        return {**self.__dict__, "_lp_model": None}
 
 
 @register

@@ -36,9 +36,14 @@ candidate.  Decision where the paper is silent: an A_online-E job with no
 qualified edge worker with storage room waits (pending) and retries every
 slot.  Processing times are whole slots, p = ⌈E_jB_j/n_jsw⌉ (y ∈ {0, 1}).
 
+Ties of line 11's argmin Q (the paper names none): the edge before the cloud,
+then the lowest server and worker index (the heap orders equal Q by server,
+the cloud numbered after every edge server).
+
 ``a-online`` is the paper as printed; the gaps filled are the ones above
-(whole slots, FIFO ties, the ζ of the cloud's Q after an edge placement as
-Sec. IV-C's text says, the storage check of Sec. VI, A_online-E's waiting).
+(whole slots, FIFO ties, ties of argmin Q to the edge, the ζ of the cloud's Q
+after an edge placement as Sec. IV-C's text says, the storage check of
+Sec. VI, A_online-E's waiting).
 ``a-online+`` (:class:`AOnlinePlus`) adds two named options, ``last_chunk``
 and ``cloud_check``; ``ablation-aonline`` measures each.
 """

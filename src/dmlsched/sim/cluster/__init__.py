@@ -16,12 +16,13 @@ executor loop, the service's slot loop):
    (:func:`dmlsched.model.speed.pdors.job_rate` on the actual counts and
    locality, Fact 1 — or ``workload.speed.rate`` when the workload carries a
    measured speed model, same signature), or with work measured on real
-   machines, checked against what its placement can do (:mod:`.work`); a job
+   machines, checked against what its placement can do
+   (:func:`dmlsched.sim.drive.within_bound`); a job
    completes in the slot its work reaches E·K (sync) or E·K·M (async).
 
 Modules: :mod:`.referee` (the paper's constraints, the reference),
 :mod:`.fast` (faster reads of the same), :mod:`.usage` (machine usage),
-:mod:`.work` (credit and the measured-work bound), :mod:`.state`
+:mod:`.work` (the speed model's credit over held slots), :mod:`.state`
 (:class:`ClusterState`), :mod:`.metrics`, :mod:`.simulate` (the
 event-driven driver).
 
@@ -54,10 +55,8 @@ from dmlsched.sim.cluster.referee import (
 from dmlsched.sim.cluster.simulate import simulate_cluster
 from dmlsched.sim.cluster.state import Accepted, ClusterState, Credited, Placed
 from dmlsched.sim.cluster.usage import integral_usage
-from dmlsched.sim.cluster.work import MEASURED_SLACK
 
 __all__ = [
-    "MEASURED_SLACK",
     "Accepted",
     "ClusterState",
     "Counts",

@@ -47,7 +47,7 @@ from dmlsched.errors import InvalidDecision, InvalidReport
 from dmlsched.model.cluster import ClusterDecision, ClusterJob, ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.views import ClusterView, Finished
-from dmlsched.sim.boundary import INT_TYPES, expect_type, private_copy, read_ints, shown
+from dmlsched.sim.boundary import expect_type, private_copy, read_ints
 from dmlsched.sim.cluster import fast
 from dmlsched.sim.cluster.fast import (
     NO_IDS,
@@ -79,14 +79,14 @@ from dmlsched.sim.cluster.referee import (
     read_until,
 )
 from dmlsched.sim.cluster.usage import KeptUsage, UsageChange, integral_usage, recomputed_usage
-from dmlsched.sim.cluster.work import MEASURED_SLACK, advance, work_bound
+from dmlsched.sim.cluster.work import advance
+from dmlsched.sim.drive import measured_items, within_bound
 from dmlsched.sim.engine import RunResult
 from dmlsched.sim.events import Event
 
 __all__ = ["Accepted", "Checked", "ClusterState", "Credited", "Placed"]
 
 _DONE_TOL = 1e-9  # done at or above (1 − this) · E·K: complete
-_NUMBERS = INT_TYPES | {float, np.float16, np.float32, np.float64}  # measured work's types
 
 
 class Accepted(NamedTuple):
@@ -224,8 +224,7 @@ class ClusterState:
 
     ``scheduler``: the name refusals carry.  ``record_events=False`` keeps
     no event log; ``fast=False`` accepts through the referee alone;
-    ``slack``: measured work's tolerance (:mod:`.work`); ``start``: the
-    first slot (a service epoch starts mid-way).
+    ``start``: the first slot (a service epoch starts mid-way).
     """
 
     def __init__(
@@ -235,7 +234,6 @@ class ClusterState:
         *,
         record_events: bool = True,
         fast: bool = True,
-        slack: float = MEASURED_SLACK,
         start: int = 0,
     ) -> None:
         self.name = scheduler
@@ -245,7 +243,6 @@ class ClusterState:
         self.slot_seconds = workload.slot_seconds
         self.record_events = record_events
         self.fast = fast
-        self.slack = slack
         self.start = start
         speed = workload.speed
         self._rate_of = speed.rate if speed is not None else job_rate
@@ -298,6 +295,14 @@ class ClusterState:
         integral = integral_usage(jobs, self.cluster)
         self._kept = KeptUsage(self.cluster, 0) if fast and integral else None
         self._register(jobs, [0.0] * len(jobs), integral)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a service snapshot): the views' read-only proxy is made again on load."""
+        return {k: v for k, v in self.__dict__.items() if k != "_jobs_view"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._jobs_view = MappingProxyType(self._shown_jobs)
 
     # ---------------------------------------------------------------- reading the state
 
@@ -812,36 +817,23 @@ class ClusterState:
     # ---------------------------------------------------------------- credit
 
     def check_work(
-        self, work: Mapping[int, float], *, elapsed: float = 1.0, source: str = "measured"
+        self, work: object, *, elapsed: float = 1.0, source: str = "measured"
     ) -> dict[int, float]:
         """Measured ``work`` (job → work in the engine's units) checked against the accepted
-        decision: each job must have a placement on it, each amount be a number ≥ 0 and at
-        most what that placement can physically do in ``elapsed`` slots (:func:`.work.work_bound`).
-        Returns the amounts as floats; raises :class:`InvalidReport` naming ``source``."""
+        decision: each job must have a placement on it and each amount be a number ≥ 0 of
+        an exact type, at most what that placement can physically do in ``elapsed`` slots
+        (:func:`dmlsched.sim.drive.within_bound`: :data:`~dmlsched.sim.drive.MEASURED_SLACK`
+        × its rate × ``elapsed``).  Returns the amounts as floats; raises
+        :class:`InvalidReport` naming ``source``."""
         st = self._expect("accepted")
         t = self._slot
         pos = {j: k for k, j in enumerate(st.running)}
         out: dict[int, float] = {}
-        for j, v in work.items():
+        for j, v in measured_items(source, t, work):
             k = pos.get(j)
             if k is None:
                 raise InvalidReport(source, j, t, "work for a job without a placement")
-            if type(v) not in _NUMBERS:
-                raise InvalidReport(source, j, t, f"work={shown(v)} is not a number")
-            amount = float(v)
-            if not (amount >= 0 and np.isfinite(amount)):
-                raise InvalidReport(source, j, t, f"work={amount!r} is not a number >= 0")
-            rate = float(st.rates[k])
-            bound = work_bound(rate, elapsed, self.slack)
-            if amount > bound:
-                raise InvalidReport(
-                    source,
-                    j,
-                    t,
-                    f"work={amount:g} > what its placement can do in {elapsed:g} slot(s): "
-                    f"{self.slack:g} × rate {rate:g} per slot = {bound:g}",
-                )
-            out[j] = amount
+            out[j] = within_bound(source, j, t, "work", v, float(st.rates[k]), elapsed)
         return out
 
     def credit(

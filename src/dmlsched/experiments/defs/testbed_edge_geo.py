@@ -1,12 +1,11 @@
-"""A_online Figs. 4–6 and mlBroker Table 4 with real processes (opt-in, open loop).
+"""A_online Figs. 4–6 and mlBroker Table 4 with real processes (opt-in, closed loop).
 
-The ``edge-cloud`` and ``geo`` engines validate decisions inline, so these
-experiments use :mod:`dmlsched.testbed.replay`: the engine runs the
-registered scheduler (every decision it accepted is kept) and the testbed
-executes those decisions slot by slot; the engine's metrics for the same
-decisions are the prediction, reported beside the measurement.  Both need a
-few minutes per cell; run with ``--workers 1`` (cells take a machine-wide
-lock anyway).
+The testbed drives the ``edge-cloud`` and ``geo`` engine states
+(:mod:`dmlsched.testbed.edge_geo`): the scheduler sees the measured
+progress, the engine referees every decision and credits what the
+processes did; beside each measured run, the same scheduler simulated with
+the model's speeds is the prediction.  Both need a few minutes per cell;
+run with ``--workers 1`` (cells take a machine-wide lock anyway).
 
 **testbed-aonline-fig4/5/6** — two edge servers (two workers and one PS
 each) and the cloud as three emulated machines; the cloud's link is half
@@ -15,25 +14,29 @@ jobs are async MLP-256 jobs on digits (:func:`~dmlsched.testbed.workload.
 testbed_edge_workload`, m and b from the cached calibration profile: the
 link model's step with the PS on another machine vs all on one).  Per slot
 a job's trained chunks become workers on their servers and its PS one PS
-process.  A job whose chunks the engine thought done keeps its last
-placement up to 10 more slots (overrun).  Fig. 4 ``total_jct`` (÷ SRTF's
-gives the JCT rate; Σ c_j − r_j with c_j the slot the job finished in, the
-engine's convention — ``total_jct_fractional`` counts the part slot too),
-Fig. 5 ``preemptions`` (testbed: stops and resizes of an unfinished job;
-engine: its chunk-level count), Fig. 6 ``comm_seconds`` (testbed:
-workers' seconds in send/receive; engine: the 2q/b share of every trained
-chunk-slot).  J ∈ {3, 5} jobs (quick: 3).
+process; its measured mini-batches ÷ its trained chunks are credited to
+each.  Fig. 4 ``total_jct`` (÷ SRTF's gives the JCT rate; Σ c_j − r_j with
+c_j the slot in which the measured progress completed the job's chunks),
+Fig. 5 ``preemptions`` (stops and resizes of an unfinished job's
+processes; ``sim_``: the simulation's chunk-level count), Fig. 6
+``comm_seconds`` (workers' seconds in send/receive; ``sim_``: the 2q/b
+share of every chunk-slot the run trained).  J ∈ {3, 5} jobs (quick: 3).
 
 **testbed-mlbroker-table4** — three zones as three emulated machines joined
 by the capped inter-zone link (10 Mbit/s); Sec. 6.4's three DCs, Table 3
 models, 3–8-slot jobs, 60 GB per job per slot, 10-s slots; data moves
-q^{rr'} are real transfers of ``BYTES_PER_GB`` bytes per model GB.  Costs
-from the measurement, with the engine's prices: C1 = moved bytes (÷ the
-scale) × d^{rr'}; C2 = Eq. (3) on the usage the processes' measured
+q^{rr'} are real transfers of ``BYTES_PER_GB`` bytes per model GB.  A job's
+workers train the data sent to their zone as far as they ran (P_i GB per
+worker per slot of measured running time); what they did not train is
+routed again in the next slot (``unprocessed_gb``: left when jobs ended).
+Costs from the measurement, with the engine's prices: C1 = moved bytes (÷
+the scale) × d^{rr'}; C2 = Eq. (3) on the usage the processes' measured
 running time gives per slot and zone (worker-seconds ÷ slot × n_k plus
-PS-seconds ÷ slot × m_k), with the volume discount; C3 = c_i per zone where
-a job's processes appear; C4 = B_i × d^{rr'} per measured worker–PS
-connection-slot across zones.  Jobs train continuously while active.
+PS-seconds ÷ slot × m_k), with the volume discount; C3 = c_i per zone
+where a job's processes appear; C4 = B_i × d^{rr'} per measured worker–PS
+connection-slot across zones.  ``sim_*``: the engine's prices of the same
+decisions; ``model_total_cost``: the scheduler simulated with the model's
+speeds.
 """
 
 from __future__ import annotations
@@ -63,11 +66,11 @@ def _link_step(prof: dict, workers: tuple[int, ...], ps: tuple[int, ...]) -> flo
 
 
 def edge_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool) -> dict:
-    """One replay of ``scheduler``'s edge-cloud decisions (module docstring)."""
-    from dmlsched.model.cluster import Placement
+    """One closed-loop run of ``scheduler`` on the edge-cloud testbed (module docstring)."""
     from dmlsched.model.speed.aonline import comm_slots, processing_capacity
     from dmlsched.rng import make_rng, spawn
-    from dmlsched.testbed.replay import ReplaySlot, record, replay
+    from dmlsched.sim.engine import simulate
+    from dmlsched.testbed.edge_geo import run_edge_cloud
     from dmlsched.testbed.runtime import Testbed, TrainSpec
     from dmlsched.testbed.workload import testbed_edge_workload
 
@@ -77,116 +80,67 @@ def edge_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: b
         prof = _profile("local", quick)
         edge = _link_step(prof, (1, 0), (0, 1))  # one async worker, its PS elsewhere
         cloud = _link_step(prof, (1,), (1,))
+        wl_rng, rng = spawn(make_rng(seed), 2)
         wl = testbed_edge_workload(
-            int(point),
-            spawn(make_rng(seed), 2)[0],
-            slot_seconds=EDGE_SLOT_S,
-            edge_step_s=edge,
-            cloud_step_s=cloud,
+            int(point), wl_rng, slot_seconds=EDGE_SLOT_S, edge_step_s=edge, cloud_step_s=cloud
         )
-        res, decisions = record("edge-cloud", wl, scheduler, seed)
+        model = simulate("edge-cloud", wl, exp.make_scheduler(scheduler), rng).metrics
         S = wl.system.servers
-        jobs = {j.id: j for j in wl.jobs}
-        where: dict[int, tuple] = {}
-        slots = []
-        sim_comm = 0.0
-        for d in decisions:
-            where.update(d.dispatch)
-            placements = {}
-            for j, chunks in d.run.items():
-                if not chunks:
-                    continue
-                per = defaultdict(int)
-                for c in chunks:
-                    per[where[j][c][0]] += 1
-                ps_m = d.ps[j][0]
-                ms = sorted(set(per) | {ps_m})
-                placements[j] = Placement(
-                    tuple(ms),
-                    tuple(per.get(m, 0) for m in ms),
-                    tuple(1 if m == ps_m else 0 for m in ms),
-                )
-                zeta = int(all(where[j][c][0] == S for c in range(jobs[j].chunks)))
-                if not zeta:  # the 2q/b share of each trained chunk-slot, Eq. (1)
-                    n = processing_capacity(jobs[j], 0)
-                    sim_comm += len(chunks) * n * comm_slots(jobs[j]) * EDGE_SLOT_S
-            slots.append(ReplaySlot(placements))
+        # the processes train until the engine says the job's chunks are done
         specs = {
-            j.id: TrainSpec(
-                job=j.id, target=float(j.chunks * j.work_per_chunk), mode="async", seed=100 + j.id
-            )
-            for j in wl.jobs
+            j.id: TrainSpec(job=j.id, target=1e15, mode="async", seed=100 + j.id) for j in wl.jobs
         }
-        caps = [EXT_MBIT] * S + [EXT_MBIT / 2]
-        delay = [0.0] * S + [20.0]
         with Testbed(
             S + 1,
             CAL_DIR / "runs" / f"{exp.id}-{scheduler}-{point}-{seed}",
-            ext_mbit=caps,
+            ext_mbit=[EXT_MBIT] * S + [EXT_MBIT / 2],
             int_mbit=INT_MBIT,
-            delay_ms=delay,
+            delay_ms=[0.0] * S + [20.0],
         ) as tb:
-            run = replay(
-                tb, specs, {j.id: j.arrival for j in wl.jobs}, slots, EDGE_SLOT_S, overrun_slots=10
-            )
-    # the engine's JCT is c_j − r_j with c_j the completion slot (2j): the same for the testbed
-    real = [
-        math.floor(run.jct[j.id] + j.arrival) - j.arrival
-        if j.id in run.jct
-        else run.slots_run - j.arrival
-        for j in wl.jobs
-    ]
-    m = res.metrics
-    out = {
-        "total_jct": float(sum(real)),
-        "total_jct_fractional": float(
-            sum(run.jct.get(j.id, run.slots_run - j.arrival) for j in wl.jobs)
-        ),
-        "sim_total_jct": float(m["total_jct"]),
-        "jct_error": abs(m["total_jct"] - sum(real)) / sum(real) if sum(real) > 0 else math.nan,
-        "completed_jobs": float(len(run.jct)),
+            name, params = exp.resolve(scheduler)
+            run = run_edge_cloud(wl, name, tb, specs, EDGE_SLOT_S, seed, scheduler_params=params)
+    jobs = {j.id: j for j in wl.jobs}
+    sim_comm = 0.0
+    zeta: dict[int, int] = {}
+    for plan in run.plans:  # the 2q/b share of each chunk-slot trained at ζ = 0, Eq. (1)
+        zeta.update({j: d.zeta for j, d in plan.new.items()})
+        for j, chunks in plan.run.items():
+            if not zeta[j]:
+                n = processing_capacity(jobs[j], 0)
+                sim_comm += len(chunks) * n * comm_slots(jobs[j]) * EDGE_SLOT_S
+    assert run.result is not None
+    m = run.result.metrics
+    return {
+        "total_jct": m["total_jct"],
+        "sim_total_jct": model["total_jct"],
+        "jct_error": abs(model["total_jct"] - m["total_jct"]) / m["total_jct"]
+        if m["total_jct"] > 0
+        else math.nan,
+        "completed_jobs": m["completed_jobs"],
         "preemptions": float(sum(run.preemptions.values()) + sum(run.resizes.values())),
-        "sim_preemptions": float(m["preemptions"]),
+        "sim_preemptions": model["preemptions"],
         "comm_seconds": float(sum(st.comm_s for st in run.status.values())),
         "sim_comm_seconds": float(sim_comm),
-        "overrun_slots": float(sum(run.overrun.values())),
+        "slots_run": float(run.slots_run),
         "wall_seconds": run.wall_s,
     }
-    return out
 
 
 def geo_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool) -> dict:
-    """One replay of ``scheduler``'s geo decisions, costs measured (module docstring)."""
+    """One closed-loop run of ``scheduler`` on the geo testbed, costs measured (module
+    docstring)."""
     from dmlsched.experiments.defs.mlbroker import _instance
-    from dmlsched.model.cluster import Placement
     from dmlsched.model.geo import resource_cost
-    from dmlsched.testbed.replay import Move, ReplaySlot, record, replay
+    from dmlsched.rng import make_rng, spawn
+    from dmlsched.sim.engine import simulate
+    from dmlsched.testbed.edge_geo import run_geo
     from dmlsched.testbed.runtime import Testbed, TrainSpec
 
     jobs_n, slots_n = (4, 6) if quick else (6, 10)
     wl = _instance(seed, 3, slots_n, jobs_n, data_gb=60.0, models=True, duration=(3, 8))
-    res, decisions = record("geo", wl, scheduler, seed)
+    model = simulate("geo", wl, exp.make_scheduler(scheduler), spawn(make_rng(seed), 2)[1]).metrics
     R = wl.sites.dcs
     jobs = {j.id: j for j in wl.jobs}
-    slots = []
-    ps_site: dict[tuple[int, int], int] = {}
-    for t, d in enumerate(decisions):
-        placements, moves = {}, []
-        for i, p in d.placements.items():
-            ps_site[(t, i)] = p.ps
-            if sum(p.workers) == 0:
-                continue
-            placements[i] = Placement(
-                tuple(range(R)),
-                tuple(int(w) for w in p.workers),
-                tuple(1 if r == p.ps else 0 for r in range(R)),
-            )
-            q = np.asarray(p.transfers)
-            for r in range(R):
-                for r2 in range(R):
-                    if r != r2 and q[r, r2] > 1e-9:
-                        moves.append(Move(i, r, r2, int(q[r, r2] * BYTES_PER_GB)))
-        slots.append(ReplaySlot(placements, tuple(moves)))
     specs = {j.id: TrainSpec(job=j.id, target=1e15, seed=200 + j.id) for j in wl.jobs}
     CAL_DIR.mkdir(parents=True, exist_ok=True)
     with (CAL_DIR / "lock").open("w") as lock:
@@ -197,9 +151,24 @@ def geo_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bo
             ext_mbit=EXT_MBIT,
             int_mbit=INT_MBIT,
         ) as tb:
-            run = replay(tb, specs, {j.id: j.arrival for j in wl.jobs}, slots, GEO_SLOT_S)
+            name, params = exp.resolve(scheduler)
+            run = run_geo(
+                wl,
+                name,
+                tb,
+                specs,
+                GEO_SLOT_S,
+                seed,
+                bytes_per_gb=BYTES_PER_GB,
+                scheduler_params=params,
+            )
+    ps_site = {
+        (plan.slot, j): int(np.argmax(plan.s[k]))
+        for plan in run.plans
+        for k, j in enumerate(plan.ids)
+    }
     sites = wl.sites
-    c1 = sum(b / BYTES_PER_GB * sites.d[s, d_] for _, _, s, d_, b in run.moved)
+    c1 = sum(b / BYTES_PER_GB * sites.d[mv.src, mv.dst] for _, mv, b in run.moved)
     c2 = c3 = c4 = 0.0
     seen: dict[int, set[int]] = defaultdict(set)
     for t in range(run.slots_run):
@@ -216,13 +185,16 @@ def geo_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bo
                 if site is not None and r != site:
                     c4 += job.exchange_gb * sites.d[r, site] * w / GEO_SLOT_S
         c2 += resource_cost(h, sites)
-    m = res.metrics
+    assert run.result is not None
+    m = run.result.metrics
     real = {"cost_transfer": c1, "cost_resource": c2, "cost_deploy": c3, "cost_communication": c4}
     real["total_cost"] = sum(real.values())
     out = {k: float(v) for k, v in real.items()}
     for k in real:
         out[f"sim_{k}"] = float(m[k])
     out["total_cost_error"] = abs(out["sim_total_cost"] - out["total_cost"]) / out["total_cost"]
+    out["model_total_cost"] = float(model["total_cost"])
+    out["unprocessed_gb"] = float(sum(run.unprocessed.values()))
     out["moved_bytes"] = float(sum(b for *_, b in run.moved))
     out["wall_seconds"] = run.wall_s
     return out
@@ -248,7 +220,7 @@ for fig, metric, what in (
                 f"sim_{metric}",
                 "jct_error",
                 "completed_jobs",
-                "overrun_slots",
+                "slots_run",
                 "wall_seconds",
             ),
             build=lambda point, seed, quick: None,
@@ -256,7 +228,7 @@ for fig, metric, what in (
             claims=(Report(metric, "a-online", f"A_online's measured {what}"),),
             default_seeds=1,
             plot="bar",
-            reproduces=f"A_online testbed {fig.replace('fig', 'Fig. ')} (replayed decisions)",
+            reproduces=f"A_online testbed {fig.replace('fig', 'Fig. ')} (closed loop)",
             opt_in=True,
         )
     )
@@ -278,6 +250,8 @@ register(
             "cost_resource",
             "cost_deploy",
             "cost_communication",
+            "model_total_cost",
+            "unprocessed_gb",
             "moved_bytes",
             "wall_seconds",
         ),
@@ -286,7 +260,7 @@ register(
         claims=(Report("total_cost", "mlbroker", "mlBroker's measured total cost"),),
         default_seeds=1,
         plot="bar",
-        reproduces="mlBroker Table 4 (replayed decisions, measured running time and bytes)",
+        reproduces="mlBroker Table 4 (closed loop, measured running time and bytes)",
         opt_in=True,
     )
 )
