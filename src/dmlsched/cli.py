@@ -34,6 +34,7 @@ from dmlsched.cli_options import (
     Jobs,
     Machines,
     Nodes,
+    Plugins,
     Seed,
     Seeds,
     SkipBadRows,
@@ -54,6 +55,7 @@ from dmlsched.experiments.reproduction import log_run, write_reproduction
 from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.plugins import load_plugins
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
 from dmlsched.service import cli as _service_cli
 from dmlsched.testbed.cli import testbed_app
@@ -241,8 +243,9 @@ def _print_table(results: Path, title: str) -> None:
 
 
 @app.command()
-def schedulers() -> None:
+def schedulers(plugin: Plugins = None) -> None:
     """List registered schedulers by setting."""
+    load_plugins(plugin)
     by: dict[str, list[str]] = {s: [] for s in SETTINGS}
     for setting, name in registry():
         by[setting].append(name)
@@ -287,9 +290,11 @@ def compare(
     plots: Annotated[
         bool, typer.Option(help="Also draw one PNG per metric (or later: dmlsched report OUT).")
     ] = False,
+    plugin: Plugins = None,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, summary.md
     (and PNGs with --plots)."""
+    plugins = load_plugins(plugin)
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     names = _split(schedulers, "schedulers")
@@ -321,6 +326,7 @@ def compare(
         workers=workers,
         ray=ray,
         wait=wait,
+        plugins=plugins,
         extra={
             "title": f"{setting}: {', '.join(names)} on {workload}",
             "jobs": jobs,
@@ -370,8 +376,11 @@ def reproduce(
         ),
     ] = None,
     wait: Wait = False,
+    plugin: Plugins = None,
 ) -> None:
-    """Reproduce a paper figure or table from the catalogue."""
+    """Reproduce a paper figure or table from the catalogue (plugins may add schedulers
+    and experiments: dmlsched.experiments.catalogue.register)."""
+    plugins = load_plugins(plugin)
     if list_:
         for e in all_experiments():  # plain lines: easy to grep and to read in a log
             print(
@@ -385,7 +394,9 @@ def reproduce(
 
     def config(e: Experiment) -> RunConfig:
         n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
-        return RunConfig(n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces)
+        return RunConfig(
+            n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces, plugins=plugins
+        )
 
     if all_:
         if report is not None:
@@ -497,12 +508,14 @@ def run(
     speed: SpeedOpt = None,
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
+    plugin: Plugins = None,
 ) -> None:
     """Run one scheduler once; print its metrics (JSON; undefined values are null)."""
     from dmlsched.sim.engine import simulate
     from dmlsched.sim.events import write_events_csv
     from dmlsched.workloads.registry import warning_notes
 
+    load_plugins(plugin)
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     if events:

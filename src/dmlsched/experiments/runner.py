@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ from dmlsched.experiments.results import (
     scan_results,
     sort_results,
 )
+from dmlsched.schedulers.plugins import Plugin, load_plugins
 
 __all__ = ["RunConfig", "run_experiment"]
 
@@ -64,6 +66,7 @@ class RunConfig:
     extra: dict[str, Any] | None = None  # recorded in config.json (e.g. compare's flags)
     wait: bool = False  # another run holds the folder: wait for it instead of refusing
     traces: Path | None = None  # trace root replacing ../shared/traces for every cell
+    plugins: tuple[Plugin, ...] = ()  # loaded in every worker before its cells
 
 
 def _cell(
@@ -73,6 +76,23 @@ def _cell(
 
     with trace_root(traces):
         return key, exp.run_cell(key.scheduler, point, key.seed, quick)
+
+
+def _plugin_cell(plugins: tuple[Plugin, ...], cell: bytes) -> tuple[CellKey, dict[str, float]]:
+    """:func:`_cell` in a worker that first loads ``plugins``: the cell's arguments are
+    unpickled after, as they may name the plugins' functions and classes."""
+    load_plugins(plugins)
+    return _cell(*pickle.loads(cell))
+
+
+def _cell_task(
+    cfg: RunConfig, exp: Experiment, key: CellKey, point: Point
+) -> tuple[Callable[..., tuple[CellKey, dict[str, float]]], tuple[Any, ...]]:
+    """(function, arguments) of one cell in a worker process (with the plugins, if any)."""
+    args = (exp, key, point, cfg.quick, cfg.traces)
+    if cfg.plugins:
+        return _plugin_cell, (cfg.plugins, pickle.dumps(args))
+    return _cell, args
 
 
 def workload_notes(exp: Experiment, quick: bool, traces: Path | None = None) -> list[str]:
@@ -102,6 +122,8 @@ def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str,
     }
     if cfg.traces is not None:
         blob["traces"] = str(cfg.traces)
+    if cfg.plugins:
+        blob["plugins"] = [p.where for p in cfg.plugins]
     return blob
 
 
@@ -200,7 +222,7 @@ def _local(
         with sigint_blocked():  # the pool starts its workers here (see experiments.pool)
             pool = worker_pool(min(workers, len(cells)))
             futures = {
-                pool.submit(_cell, exp, key, point, cfg.quick, cfg.traces) for key, point in cells
+                pool.submit(fn, *args) for fn, args in (_cell_task(cfg, exp, *c) for c in cells)
             }
         while futures:
             finished, futures = wait(futures, return_when=FIRST_COMPLETED)
@@ -234,8 +256,8 @@ def _ray(
             )
         else:
             ray.init(address=cfg.ray, log_to_driver=False)
-    remote = ray.remote(_cell)
-    refs = [remote.remote(exp, key, point, cfg.quick, cfg.traces) for key, point in cells]
+    remote = {fn: ray.remote(fn) for fn in (_cell, _plugin_cell)}
+    refs = [remote[fn].remote(*args) for fn, args in (_cell_task(cfg, exp, *c) for c in cells)]
     try:
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from dmlsched.cli_options import Plugins
 from dmlsched.errors import Interrupted, InvalidInput
 
 __all__ = ["mount"]
@@ -54,10 +55,12 @@ def serve(
         list[str] | None,
         typer.Option(help="Scheduler parameter KEY=VALUE (VALUE as JSON), repeatable."),
     ] = None,
+    plugin: Plugins = None,
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
 
+    from dmlsched.schedulers.plugins import load_plugins
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.service.app import Service, create_app
     from dmlsched.service.core import Core, ServiceConfig
@@ -69,11 +72,21 @@ def serve(
         raise InvalidInput("slot-seconds", slot_seconds, "> 0")
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "0..65535")
+    plugins = tuple(p.where for p in load_plugins(plugin))  # recorded in the log's config
     params = _params(param or [])
-    make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
+    try:
+        make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
+    except InvalidInput as e:
+        _needs_logged_plugins(e, db, plugins)
+        raise
     token = _read_token(token_file)
     config = ServiceConfig(
-        scheduler=scheduler, seed=seed, window=window, progress=progress, params=params
+        scheduler=scheduler,
+        seed=seed,
+        window=window,
+        progress=progress,
+        params=params,
+        plugins=plugins,
     )
     store = open_store(db)
     core = Core(config, store, agent_timeout=agent_timeout).open()
@@ -129,6 +142,31 @@ def agent(
         poll=poll,
         emulation=emulation,
     )
+
+
+def _needs_logged_plugins(e: InvalidInput, db: str, given: tuple[str, ...]) -> None:
+    """An unknown scheduler of an existing log made with plugins not given now: say which
+    (the log's config record names them)."""
+    from dmlsched.errors import DmlschedError
+    from dmlsched.service.store import open_store
+
+    if e.field != "scheduler" or ("://" not in db and not Path(db).is_file()):
+        return
+    try:
+        store = open_store(db)
+    except (DmlschedError, OSError):
+        return  # the store's own error comes when the service opens it
+    try:
+        first = next(iter(store.records(limit=1)), None)
+    finally:
+        store.close()
+    logged = first.body.get("plugins", []) if first and first.kind == "config" else []
+    missing = [p for p in logged if p not in given]
+    if missing:
+        flags = " ".join(f"--plugin {p}" for p in missing)
+        raise InvalidInput(
+            "plugin", None, f"{flags}: the log in {db} was made with its schedulers"
+        ) from None
 
 
 def _params(items: list[str]) -> dict[str, object]:
