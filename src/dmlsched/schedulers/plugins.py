@@ -95,10 +95,11 @@ def _file_plugin(spec: str, path: str, source: str) -> Plugin:
     if not name.isidentifier():
         raise _refuse(spec, "a file whose name is a Python identifier (my_sched.py)")
     loaded = sys.modules.get(name)
-    if loaded is not None:
-        if getattr(loaded, "__file__", None) != path:
-            where = getattr(loaded, "__file__", None) or "built in"
+    if loaded is not None:  # loaded before, or imported from sys.path: the same file?
+        where = getattr(loaded, "__file__", None)
+        if where is None or Path(where).resolve() != Path(path):
             raise _refuse(spec, f"a file not named as the module {name} already imported ({where})")
+        _register_own(spec, loaded)
         return Plugin(path, name, source)
     module = ModuleType(name)
     module.__file__ = path
