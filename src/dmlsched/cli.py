@@ -253,6 +253,36 @@ def schedulers(plugin: Plugins = None) -> None:
         console.print(f"[bold]{setting}[/]: {', '.join(by[setting]) or '(none yet)'}")
 
 
+@app.command()
+def check(
+    scheduler: Annotated[str, typer.Argument(help="A registered name (with --plugin: yours).")],
+    setting: Annotated[
+        str | None, typer.Option(help="The scheduler's setting, if its name is in several.")
+    ] = None,
+    driver: Annotated[
+        list[str] | None,
+        typer.Option(help="simulate | testbed | service (repeatable; default: all of them)."),
+    ] = None,
+    seed: Annotated[
+        list[int] | None, typer.Option(help="Tiny workloads' seeds (default 3).")
+    ] = None,
+    verbose: Annotated[bool, typer.Option(help="List every check, not only failures.")] = False,
+    plugin: Plugins = None,
+) -> None:
+    """Run the scheduler contract (dmlsched.check_scheduler) and print its report; exit 1
+    if a check failed."""
+    from dmlsched.checks import check_scheduler
+
+    load_plugins(plugin)
+    seeds = tuple(seed) if seed else (3,)
+    report = check_scheduler(
+        scheduler, setting, drivers=driver, seeds=seeds, raise_on_failure=False
+    )
+    print(report.format(verbose=verbose))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 def _split(csv_list: str, field: str) -> list[str]:
     items = [x.strip() for x in csv_list.split(",") if x.strip()]
     if not items:

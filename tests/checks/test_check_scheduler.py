@@ -279,3 +279,23 @@ def test_the_docstrings_example_runs_as_written() -> None:
     import dmlsched.checks
 
     assert doctest.testmod(dmlsched.checks, raise_on_error=True).attempted == 2
+
+
+def test_dmlsched_check_prints_the_report_and_exits_1_on_a_failure(
+    plugin_sandbox: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dmlsched.cli import main
+
+    path = plugin_sandbox / "over.py"
+    path.write_text(
+        "from tests.checks.test_check_scheduler import OverCapacity as Base\n\n\n"
+        "class Over(Base):\n    name = 'over-capacity-plugin'\n"
+    )
+    args = ["check", "over-capacity-plugin", "--plugin", str(path), "--driver", "simulate"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("check_scheduler: over-capacity-plugin (cluster) — FAILED")
+    assert "FAILED  valid-decisions" in out and "Eq. 5" in out
+    assert main(["check", "fifo", "--driver", "simulate", "--seed", "1", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "seeds 1, 2" in out and "OK: " in out
