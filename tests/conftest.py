@@ -51,3 +51,30 @@ def two_machine_cluster() -> Cluster:
 def small_workload(two_machine_cluster: Cluster) -> ClusterWorkload:
     jobs = (make_job(0, arrival=0), make_job(1, arrival=1), make_job(2, arrival=2))
     return ClusterWorkload(jobs=jobs, cluster=two_machine_cluster, horizon=8)
+
+
+@pytest.fixture
+def plugin_sandbox(tmp_path: Path):  # type: ignore[no-untyped-def]  # a generator fixture
+    """Plugins loaded in a test leave nothing behind: the registry, whether entry points
+    were loaded, the experiment catalogue and the modules imported from ``tmp_path`` are
+    restored afterwards."""
+    import sys
+
+    from dmlsched.experiments import catalogue
+    from dmlsched.schedulers import protocols
+
+    protocols.registry()  # every built-in registered before the snapshot (imported once)
+    catalogue.all_experiments()
+    registered = dict(protocols._REGISTRY)
+    entry_points = list(protocols._ENTRY_POINTS)
+    experiments = dict(catalogue._CATALOGUE)
+    yield tmp_path
+    catalogue._CATALOGUE.clear()
+    catalogue._CATALOGUE.update(experiments)
+    protocols._REGISTRY.clear()
+    protocols._REGISTRY.update(registered)
+    protocols._ENTRY_POINTS[:] = entry_points
+    for name, mod in list(sys.modules.items()):
+        where = getattr(mod, "__file__", None) or ""
+        if where.startswith(str(tmp_path)):
+            del sys.modules[name]

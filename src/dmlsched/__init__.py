@@ -3,4 +3,13 @@
 from dmlsched.errors import InvalidDecision, InvalidInput, SolverFailed
 
 __version__ = "0.1.0"
-__all__ = ["InvalidDecision", "InvalidInput", "SolverFailed", "__version__"]
+__all__ = ["InvalidDecision", "InvalidInput", "SolverFailed", "__version__", "check_scheduler"]
+
+
+def __getattr__(name: str) -> object:
+    # the checker's package is imported on first use: `import dmlsched` stays cheap
+    if name == "check_scheduler":
+        from dmlsched.checks import check_scheduler
+
+        return check_scheduler
+    raise AttributeError(f"module 'dmlsched' has no attribute {name!r}")

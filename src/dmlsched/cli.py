@@ -37,6 +37,7 @@ from dmlsched.cli_options import (
     Jobs,
     Machines,
     Nodes,
+    Plugins,
     Seed,
     Seeds,
     SkipBadRows,
@@ -58,6 +59,7 @@ from dmlsched.experiments.results import columns, done_cells, groups, scan_resul
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.extras import MissingExtra, extra_of, require
 from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.plugins import load_plugins
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
 from dmlsched.service import cli as _service_cli
 from dmlsched.testbed.cli import testbed_app
@@ -293,13 +295,44 @@ def _print_table(results: Path, title: str) -> None:
 
 
 @app.command()
-def schedulers() -> None:
+def schedulers(plugin: Plugins = None) -> None:
     """List registered schedulers by setting."""
+    load_plugins(plugin)
     by: dict[str, list[str]] = {s: [] for s in SETTINGS}
     for setting, name in registry():
         by[setting].append(name)
     for setting in SETTINGS:
         console.print(f"[bold]{setting}[/]: {', '.join(by[setting]) or '(none yet)'}")
+
+
+@app.command()
+def check(
+    scheduler: Annotated[str, typer.Argument(help="A registered name (with --plugin: yours).")],
+    setting: Annotated[
+        str | None, typer.Option(help="The scheduler's setting, if its name is in several.")
+    ] = None,
+    driver: Annotated[
+        list[str] | None,
+        typer.Option(help="simulate | testbed | service (repeatable; default: all of them)."),
+    ] = None,
+    seed: Annotated[
+        list[int] | None, typer.Option(help="Tiny workloads' seeds (default 3).")
+    ] = None,
+    verbose: Annotated[bool, typer.Option(help="List every check, not only failures.")] = False,
+    plugin: Plugins = None,
+) -> None:
+    """Run the scheduler contract (dmlsched.check_scheduler) and print its report; exit 1
+    if a check failed."""
+    from dmlsched.checks import check_scheduler
+
+    load_plugins(plugin)
+    seeds = tuple(seed) if seed else (3,)
+    report = check_scheduler(
+        scheduler, setting, drivers=driver, seeds=seeds, raise_on_failure=False
+    )
+    print(report.format(verbose=verbose))
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 def _split(csv_list: str, field: str) -> list[str]:
@@ -344,9 +377,11 @@ def compare(
         ),
     ] = False,
     fmt: FormatOpt = None,
+    plugin: Plugins = None,
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, curves.csv,
     summary.md (and figures with --plots)."""
+    plugins = load_plugins(plugin)
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     names = _split(schedulers, "schedulers")
@@ -378,6 +413,7 @@ def compare(
         workers=workers,
         ray=ray,
         wait=wait,
+        plugins=plugins,
         extra={
             "title": f"{setting}: {', '.join(names)} on {workload}",
             **_sizes(first),
@@ -458,8 +494,11 @@ def reproduce(
             "report both seed sets side by side.",
         ),
     ] = None,
+    plugin: Plugins = None,
 ) -> None:
-    """Reproduce a paper figure or table from the catalogue."""
+    """Reproduce a paper figure or table from the catalogue (plugins may add schedulers
+    and experiments: dmlsched.experiments.catalogue.register)."""
+    plugins = load_plugins(plugin)
     if list_:
         for e in all_experiments():  # plain lines: easy to grep and to read in a log
             print(
@@ -474,7 +513,14 @@ def reproduce(
     def config(e: Experiment, first: int = seed_base) -> RunConfig:
         n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
         return RunConfig(
-            n, quick=quick, workers=workers, ray=ray, wait=wait, traces=traces, seed_base=first
+            n,
+            quick=quick,
+            workers=workers,
+            ray=ray,
+            wait=wait,
+            traces=traces,
+            seed_base=first,
+            plugins=plugins,
         )
 
     if all_:
@@ -619,12 +665,14 @@ def run(
     speed: SpeedOpt = None,
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
+    plugin: Plugins = None,
 ) -> None:
     """Run one scheduler once; print its metrics (JSON; undefined values are null)."""
     from dmlsched.sim.engine import simulate
     from dmlsched.sim.events import write_events_csv
     from dmlsched.workloads.registry import warning_notes
 
+    load_plugins(plugin)
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
     if events:

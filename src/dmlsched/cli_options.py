@@ -29,6 +29,7 @@ __all__ = [
     "Jobs",
     "Machines",
     "Nodes",
+    "Plugins",
     "Seed",
     "Seeds",
     "SkipBadRows",
@@ -107,6 +108,14 @@ SkipBadRows = Annotated[
 Nodes = Annotated[
     Path | None,
     typer.Option(help="Alibaba node list (file or folder) when not beside the pod list."),
+]
+Plugins = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        help="A scheduler plugin: MODULE or FILE.py whose schedulers join the registry "
+        "(repeatable).",
+    ),
 ]
 Wait = Annotated[
     bool,

@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dmlsched.checks.cheats import cheats_of
+from dmlsched.checks.replay import result_bytes
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.model.speed.pdors import sync_worker_rates, worker_rate
@@ -31,7 +33,6 @@ from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
 from tests.sim import test_boundary, test_unchanged_placements
-from tests.sim.cheats import result_bytes
 
 ALWAYS, NEVER = 1, 10**9
 
@@ -77,7 +78,7 @@ def test_the_batch_is_used_for_a_large_honest_decision() -> None:
     assert sum(seen) > 0
 
 
-_CLUSTER_CHEATS = [c for c in test_boundary.CHEATS if c.setting == "cluster"]
+_CLUSTER_CHEATS = cheats_of("cluster")
 
 
 @pytest.mark.parametrize("cheat", _CLUSTER_CHEATS, ids=[c.name for c in _CLUSTER_CHEATS])

@@ -21,6 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dmlsched.checks.cheats import cheats_of
+from dmlsched.checks.replay import Replay, result_bytes
+from dmlsched.checks.tiny import tiny
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.rng import make_rng
@@ -31,7 +34,6 @@ from dmlsched.sim.cluster.referee import Counts
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
 from tests.sim import test_boundary, test_unchanged_placements
-from tests.sim.cheats import Replay, result_bytes, tiny
 from tests.sim.test_batch_read import _ODD_PLACEMENTS, _Random, _random_workload
 from tests.sim.test_placement_table import AsTable
 
@@ -84,7 +86,7 @@ def test_random_decisions_end_as_the_referee_says(
         both_ways(wl, lambda: _Random(seed, p_bad), seed)
 
 
-_CLUSTER_CHEATS = [c for c in test_boundary.CHEATS if c.setting == "cluster"]
+_CLUSTER_CHEATS = cheats_of("cluster")
 
 
 @pytest.mark.parametrize("cheat", _CLUSTER_CHEATS, ids=[c.name for c in _CLUSTER_CHEATS])

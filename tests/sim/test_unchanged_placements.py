@@ -17,6 +17,7 @@ from unittest import mock
 
 import pytest
 
+from dmlsched.checks.replay import result_bytes
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.rng import make_rng
@@ -25,7 +26,6 @@ from dmlsched.sim.cluster import state as engine
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
-from tests.sim.cheats import result_bytes
 
 # Two long jobs on two machines (F = 10 workers each; 4 GPUs and 8 CPUs a machine).
 WL = ClusterWorkload(

@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ from dmlsched.experiments.results import (
     sort_results,
     write_provenance,
 )
+from dmlsched.schedulers.plugins import Plugin, load_plugins
 
 __all__ = ["RunConfig", "run_experiment"]
 
@@ -89,6 +91,7 @@ class RunConfig:
     wait: bool = False  # another run holds the folder: wait for it instead of refusing
     traces: Path | None = None  # trace root replacing ../shared/traces for every cell
     seed_base: int = 0  # the first seed: seeds seed_base .. seed_base + seeds − 1
+    plugins: tuple[Plugin, ...] = ()  # loaded in every worker before its cells
 
     @property
     def seed_list(self) -> range:
@@ -113,6 +116,23 @@ def _cell(
     with trace_root(traces), recording() as made:
         result = exp.run_cell_curves(key.scheduler, point, key.seed, quick)
     return _Done(key, result, tuple(sorted(made)))
+
+
+def _plugin_cell(plugins: tuple[Plugin, ...], cell: bytes) -> _Done:
+    """:func:`_cell` in a worker that first loads ``plugins``: the cell's arguments are
+    unpickled after, as they may name the plugins' functions and classes."""
+    load_plugins(plugins)
+    return _cell(*pickle.loads(cell))
+
+
+def _cell_task(
+    cfg: RunConfig, exp: Experiment, key: CellKey, point: Point
+) -> tuple[Callable[..., _Done], tuple[Any, ...]]:
+    """(function, arguments) of one cell in a worker process (with the plugins, if any)."""
+    args = (exp, key, point, cfg.quick, cfg.traces)
+    if cfg.plugins:
+        return _plugin_cell, (cfg.plugins, pickle.dumps(args))
+    return _cell, args
 
 
 def workload_notes(exp: Experiment, quick: bool, traces: Path | None = None) -> list[str]:
@@ -147,6 +167,8 @@ def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str,
         blob["traces"] = str(cfg.traces)
     if cfg.seed_base:  # absent for seeds from 0, as in folders written before it existed
         blob["seed_base"] = cfg.seed_base
+    if cfg.plugins:
+        blob["plugins"] = [p.where for p in cfg.plugins]
     return blob
 
 
@@ -279,7 +301,7 @@ def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) 
         with sigint_blocked():  # the pool starts its workers here (see experiments.pool)
             pool = worker_pool(min(workers, len(cells)))
             futures = {
-                pool.submit(_cell, exp, key, point, cfg.quick, cfg.traces) for key, point in cells
+                pool.submit(fn, *args) for fn, args in (_cell_task(cfg, exp, *c) for c in cells)
             }
         while futures:
             finished, futures = wait(futures, return_when=FIRST_COMPLETED)
@@ -311,8 +333,8 @@ def _ray(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) ->
             )
         else:
             ray.init(address=cfg.ray, log_to_driver=False)
-    remote = ray.remote(_cell)
-    refs = [remote.remote(exp, key, point, cfg.quick, cfg.traces) for key, point in cells]
+    remote = {fn: ray.remote(fn) for fn in (_cell, _plugin_cell)}
+    refs = [remote[fn].remote(*args) for fn, args in (_cell_task(cfg, exp, *c) for c in cells)]
     try:
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)

@@ -158,6 +158,9 @@ def register(cls: T) -> T:
     return cls
 
 
+_ENTRY_POINTS: list[bool] = []  # [True] once the installed plugins are loaded
+
+
 def _load(setting: str | None = None) -> None:
     # Importing a setting's package runs its @register decorators; one setting's
     # schedulers only need that package (the others import solvers a command may
@@ -166,10 +169,21 @@ def _load(setting: str | None = None) -> None:
 
     for s in SETTINGS if setting is None else (setting,):
         import_module(f"dmlsched.schedulers.{s.replace('-', '_')}")
+    if not _ENTRY_POINTS:
+        from dmlsched.schedulers.plugins import load_entry_points
+
+        _ENTRY_POINTS.append(True)  # first: the plugins' own registrations come back here
+        try:
+            load_entry_points()
+        except BaseException:
+            _ENTRY_POINTS.clear()  # a broken one raises here and on the next call
+            raise
 
 
 def registry(setting: str | None = None) -> dict[tuple[str, str], type]:
-    """Registered schedulers by (setting, name): all, or one setting's."""
+    """Registered schedulers by (setting, name): all, or one setting's — the built-in
+    ones, those of installed plugins (entry point group ``dmlsched.schedulers``,
+    :mod:`dmlsched.schedulers.plugins`) and those registered by loaded ``--plugin`` s."""
     _load(setting)
     return dict(sorted((k, v) for k, v in _REGISTRY.items() if setting in (None, k[0])))
 

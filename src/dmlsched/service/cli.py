@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from dmlsched.cli_options import Plugins
 from dmlsched.errors import Interrupted, InvalidInput
 
 __all__ = ["mount"]
@@ -84,10 +85,12 @@ def serve(
         float,
         typer.Option(help="PostgreSQL: reconnect this long after losing it, then exit 1."),
     ] = 30.0,
+    plugin: Plugins = None,
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
 
+    from dmlsched.schedulers.plugins import load_plugins
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.service.app import Service, create_app
     from dmlsched.service.auth import read_token_auth_file
@@ -100,8 +103,13 @@ def serve(
         raise InvalidInput("slot-seconds", slot_seconds, "> 0")
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "0..65535")
+    plugins = tuple(p.where for p in load_plugins(plugin))  # recorded in the log's config
     params = _params(param or [])
-    make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
+    try:
+        make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
+    except InvalidInput as e:
+        _needs_logged_plugins(e, db, plugins)
+        raise
     if insecure_local:
         if token_auth_file is not None:
             raise InvalidInput("insecure-local", True, "either --insecure-local or an auth file")
@@ -120,7 +128,12 @@ def serve(
         raise InvalidInput("rate-limit", rate_limit, ">= 0 (0: no limit)")
     hosts = list(allowed_host) if allowed_host else _default_hosts(host)
     config = ServiceConfig(
-        scheduler=scheduler, seed=seed, window=window, progress=progress, params=params
+        scheduler=scheduler,
+        seed=seed,
+        window=window,
+        progress=progress,
+        params=params,
+        plugins=plugins,
     )
     if not db_retry_seconds >= 0:
         raise InvalidInput("db-retry-seconds", db_retry_seconds, ">= 0")
@@ -218,6 +231,31 @@ def _default_hosts(host: str) -> list[str]:
             with contextlib.suppress(OSError):
                 names += socket.gethostbyname_ex(socket.gethostname())[2]
     return list(dict.fromkeys(n for n in names if n not in ("0.0.0.0", "::")))
+
+
+def _needs_logged_plugins(e: InvalidInput, db: str, given: tuple[str, ...]) -> None:
+    """An unknown scheduler of an existing log made with plugins not given now: say which
+    (the log's config record names them)."""
+    from dmlsched.errors import DmlschedError
+    from dmlsched.service.store import open_store
+
+    if e.field != "scheduler" or ("://" not in db and not Path(db).is_file()):
+        return
+    try:
+        store = open_store(db)
+    except (DmlschedError, OSError):
+        return  # the store's own error comes when the service opens it
+    try:
+        first = next(iter(store.records(limit=1)), None)
+    finally:
+        store.close()
+    logged = first.body.get("plugins", []) if first and first.kind == "config" else []
+    missing = [p for p in logged if p not in given]
+    if missing:
+        flags = " ".join(f"--plugin {p}" for p in missing)
+        raise InvalidInput(
+            "plugin", None, f"{flags}: the log in {db} was made with its schedulers"
+        ) from None
 
 
 def _params(items: list[str]) -> dict[str, object]:

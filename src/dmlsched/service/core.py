@@ -8,8 +8,9 @@ record left — nothing acknowledged is lost.
 
 Records:
 
-* ``config`` — scheduler name and parameters, seed, window, progress mode
-  (the first record; a restart with other values is refused);
+* ``config`` — scheduler name and parameters, seed, window, progress mode,
+  the plugins it was loaded with (the first record; a restart with other
+  values is refused);
 * ``submit`` / ``cancel`` — a job request (the service assigns ids 0, 1, …
   in log order) / its cancellation;
 * ``machine`` — a machine declared by an admin (or re-declared: back up, new
@@ -125,6 +126,7 @@ class ServiceConfig:
     window: int = 100
     progress: str = "model"  # "model" | "measured"
     params: Mapping[str, Any] = field(default_factory=dict)
+    plugins: tuple[str, ...] = ()  # --plugin modules and files (absolute paths) it needs
 
     def __post_init__(self) -> None:
         if self.progress not in ("model", "measured"):
@@ -139,6 +141,8 @@ class ServiceConfig:
             "window": self.window,
             "progress": self.progress,
             "params": dict(self.params),
+            # only when given: the config records of logs made without plugins stay as they were
+            **({"plugins": list(self.plugins)} if self.plugins else {}),
         }
 
 

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from dmlsched.cli_options import Plugins
 from dmlsched.errors import InvalidInput
 
 __all__ = ["testbed_app"]
@@ -98,9 +99,11 @@ def run_cmd(
         ),
     ] = None,
     state_dir: Annotated[Path | None, typer.Option(help=_STATE_HELP)] = None,
+    plugin: Plugins = None,
 ) -> None:
     """Run a scheduler's decisions for real; writes results.csv, slots.csv, summary.md, PNGs."""
     from dmlsched.rng import make_rng, spawn
+    from dmlsched.schedulers.plugins import load_plugins
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.testbed.emulation import EMULATIONS, netns_available
     from dmlsched.testbed.report import run_metrics, write_run
@@ -110,6 +113,7 @@ def run_cmd(
     from dmlsched.testbed.workload import testbed_workload
     from dmlsched.workloads.speed_profile import profile_speed
 
+    load_plugins(plugin)
     params = _params(param or [])
     make_scheduler("cluster", scheduler, **params)  # fail fast on a bad name or argument
     _check_emulation(emulation, EMULATIONS, netns_available)

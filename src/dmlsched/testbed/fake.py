@@ -2,7 +2,7 @@
 
 :func:`.run.run_cluster` takes its executor and clock as arguments; these
 stand-ins let it run in milliseconds, so that contract checks can drive the
-testbed's loop with any scheduler (``dmlsched.drivers``):
+testbed's loop with any scheduler (``dmlsched.checks.drivers``):
 
 * :class:`FakeClock` — wall time that advances only when the loop sleeps;
 * :class:`FakeExecutor` — "trains" each placed job at the engine's speed

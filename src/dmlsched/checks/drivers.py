@@ -1,6 +1,8 @@
-"""One scheduler through each driver of the ``cluster`` engine, for contract checks.
+"""One scheduler through each driver of its setting's engine, for contract checks.
 
-The three drivers run the same engine state
+Every setting is driven by ``simulate`` (:func:`dmlsched.sim.engine.simulate`);
+``cluster`` also by the testbed's executor loop and the service's slot loop.
+The three drivers of ``cluster`` run the same engine state
 (:class:`~dmlsched.sim.cluster.ClusterState`) and add nothing of their own:
 
 * ``simulate`` — :func:`dmlsched.sim.cluster.simulate_cluster`, event-driven;
@@ -8,9 +10,10 @@ The three drivers run the same engine state
   process-free :class:`~dmlsched.testbed.fake.FakeExecutor` (work at the
   speed model's rate) and :class:`~dmlsched.testbed.fake.FakeClock`;
 * ``service`` — the service's slot loop (:class:`dmlsched.service.core.Core`)
-  on a temporary SQLite log, one machine per machine of the workload's
-  cluster, each job submitted just before the slot it arrives in, progress by
-  the speed model, one epoch (the window covers the horizon).
+  on a temporary SQLite log (in ``/dev/shm`` where it can), one machine per
+  machine of the workload's cluster, each job submitted just before the slot
+  it arrives in, progress by the speed model, one epoch (the window covers the
+  horizon).
 
 :func:`run_driver` returns a :class:`DriverRun`: the engine's refusal (the
 message of the :class:`~dmlsched.errors.InvalidDecision` it raised, or that
@@ -24,24 +27,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import numpy as np
-
-from dmlsched.errors import InvalidDecision
+from dmlsched.checks.replay import result_bytes
+from dmlsched.checks.tiny import run_rng
+from dmlsched.errors import InvalidDecision, InvalidInput
 from dmlsched.model.cluster import ClusterJob, ClusterWorkload
-from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import ClusterScheduler
-from dmlsched.sim.engine import RunResult
 
 __all__ = ["DRIVERS", "DriverRun", "job_request", "run_driver"]
 
-DRIVERS = ("simulate", "testbed", "service")
+#: The drivers of each setting's engine, in the order the checker runs them.
+DRIVERS: dict[str, tuple[str, ...]] = {
+    "cluster": ("simulate", "testbed", "service"),
+    "interval": ("simulate",),
+    "edge-cloud": ("simulate",),
+    "geo": ("simulate",),
+}
 
-SchedulerFactory = Callable[[], ClusterScheduler]
+SchedulerFactory = Callable[[], Any]
+
+# the service driver's log lives in RAM where there is a tmpfs: its commits' fsyncs (the
+# log's durability, which a check does not need) then cost nothing
+_RAM = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 # a tick record's fields that are not what happened: measured times, and the reasons given
 # for waiting jobs (they name the scheduler)
@@ -55,40 +68,33 @@ class DriverRun(NamedTuple):
     refusal: str | None  # the engine's InvalidDecision message, if it refused a decision
     fingerprint: bytes  # what happened, comparable between runs of one driver
     log: tuple[dict[str, Any], ...] = ()  # the service's committed tick records
+    metrics: Mapping[str, float] | None = None  # the simulator's
 
 
 def run_driver(
-    driver: str, make: SchedulerFactory, workload: ClusterWorkload, seed: int = 0
+    setting: str, driver: str, make: SchedulerFactory, workload: Any, seed: int = 0
 ) -> DriverRun:
     """Run a scheduler from ``make`` (called once; the service calls it again per epoch)
-    on ``workload`` through ``driver`` (one of :data:`DRIVERS`)."""
-    runs = {"simulate": _simulate, "testbed": _testbed, "service": _service}
-    if driver not in runs:
-        raise ValueError(f"driver={driver!r}, expected one of {', '.join(DRIVERS)}")
-    return runs[driver](make, workload, seed)
+    on ``workload`` of ``setting`` through ``driver`` (one of ``DRIVERS[setting]``)."""
+    runs: dict[tuple[str, str], Callable[..., DriverRun]] = {
+        **{(s, "simulate"): partial(_simulate, s) for s in DRIVERS},
+        ("cluster", "testbed"): _testbed,
+        ("cluster", "service"): _service,
+    }
+    if (setting, driver) not in runs:
+        known = DRIVERS.get(setting, ())
+        raise InvalidInput("driver", driver, " | ".join(known) or f"a setting in {list(DRIVERS)}")
+    return runs[(setting, driver)](make, workload, seed)
 
 
-def _rng(seed: int) -> np.random.Generator:
-    return spawn(make_rng(seed), 2)[1]
-
-
-def result_bytes(res: RunResult) -> bytes:
-    """Everything a run reports, as bytes (repr keeps exact floats and NaN == NaN)."""
-    parts = [repr(sorted(res.metrics.items())), repr(res.events)]
-    for k in sorted(res.series):
-        a = np.asarray(res.series[k])
-        parts.append(f"{k}:{a.dtype.str}:{a.shape}:{a.tobytes().hex()}")
-    return "\n".join(parts).encode()
-
-
-def _simulate(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> DriverRun:
-    from dmlsched.sim.cluster import simulate_cluster
+def _simulate(setting: str, make: SchedulerFactory, workload: Any, seed: int) -> DriverRun:
+    from dmlsched.sim.engine import simulate
 
     try:
-        res = simulate_cluster(workload, make(), _rng(seed))
+        res = simulate(setting, workload, make(), run_rng(seed))
     except InvalidDecision as e:
         return DriverRun("simulate", str(e), b"")
-    return DriverRun("simulate", None, result_bytes(res))
+    return DriverRun("simulate", None, result_bytes(res), metrics=res.metrics)
 
 
 def _testbed(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> DriverRun:
@@ -149,7 +155,7 @@ def _service(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> Dr
 
     name = str(getattr(type(first[0]), "name", type(first[0]).__name__))
     refusal = None
-    with tempfile.TemporaryDirectory(prefix="dmlsched-driver-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="dmlsched-driver-", dir=_RAM) as tmp:
         store = open_store(str(Path(tmp) / "service.db"))
         try:
             config = ServiceConfig(name, seed=seed, window=workload.horizon + 1)
