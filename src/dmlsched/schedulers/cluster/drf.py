@@ -19,7 +19,8 @@ or completion; otherwise the pointer has moved and the next slot places
 differently, so nothing is promised (holding would change DRF).
 
 On more than ``placement.SMALL_MACHINES`` machines, when every job is sync,
-the filling runs as one compiled call (:mod:`.drf_kernel`): the same steps,
+the filling runs as one compiled call
+(:mod:`dmlsched.schedulers._shared.drf_kernel`): the same steps,
 placements and pointer, bit for bit, returned as one
 :class:`~dmlsched.model.cluster.PlacementTable` (the engine reads it without a
 Python object per job); a decision of a few hundred bundles on a thousand
@@ -75,7 +76,7 @@ class Drf:
     def _fill_compiled(self, view: ClusterView, jobs: list[int]) -> Mapping[int, Placement]:
         """:meth:`_fill` for sync jobs in one compiled call (``drf_kernel``): the same
         placements and pointer; the allocations as one table, jobs in the same order."""
-        from dmlsched.schedulers.cluster.drf_kernel import drf_fill
+        from dmlsched.schedulers._shared.drf_kernel import drf_fill  # numba: when used
 
         J = len(jobs)
         free = np.array(self.cluster_.capacity, dtype=float)
