@@ -58,3 +58,34 @@ def test_the_loop_gives_the_engines_jcts_on_philly_jobs() -> None:
     mine, _, eng = _both(wl, 4)
     assert np.array_equal(mine, eng["jct"], equal_nan=True)
     assert np.isfinite(mine).sum() == eng["completed_jobs"]
+
+
+# ---------------------------------------------------------------- edge-cloud SRTF
+
+
+@pytest.mark.parametrize(
+    ("jobs", "servers", "slots", "seed", "storage"),
+    [
+        (60, 10, 100, 0, None),  # few servers: gangs rarely fit, most jobs in the cloud
+        (300, 100, 300, 1, None),  # the paper's instance
+        (150, 100, 200, 2, 0.005),  # storage (7b) binds: some gangs fit, some do not
+        (150, 100, 200, 3, 0.01),
+    ],
+)
+def test_the_edge_cloud_loop_gives_srtfs_completion_slots(
+    jobs: int, servers: int, slots: int, seed: int, storage: float | None
+) -> None:
+    from dmlsched.bench.reference import srtf_inputs, srtf_loop
+    from dmlsched.workloads.edge_cloud import edge_cloud_workload
+
+    wl = edge_cloud_workload(jobs, servers, slots, make_rng(seed), storage_gb=storage)
+    res = simulate("edge-cloud", wl, make_scheduler("edge-cloud", "srtf"), make_rng(seed))
+    done = {e.job: e.slot for e in res.events if e.kind == "complete"}
+    went = {e.job: e.slot for e in res.events if e.kind == "dispatch"}
+    i = srtf_inputs(wl)
+    ends, starts, _ = srtf_loop(
+        i.arrival, i.chunks, i.wtype, i.delay, i.work, i.chunk_gb, i.rate_edge, i.rate_cloud,
+        i.p_edge, i.wserver, i.type_ptr, i.type_workers, i.storage, i.horizon,
+    )  # fmt: skip
+    for k, j in enumerate(i.ids.tolist()):
+        assert (int(starts[k]), int(ends[k])) == (went.get(j, -1), done.get(j, -1)), j
