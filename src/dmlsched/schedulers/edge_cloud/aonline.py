@@ -73,9 +73,9 @@ __all__ = [
 ]
 
 _TOL = 1e-9
-#: A_greedy keeps one heap entry per server for its idle workers (the same choices;
-#: ``False`` enumerates every worker, the reference the tests compare with)
-IDLE_AS_ONE = True
+#: A_greedy evaluates Eq. (5) lazily (see ``_greedy``: the same choices; ``False``
+#: evaluates every worker first, the reference the tests compare with)
+LAZY_Q = True
 
 
 @dataclass
@@ -290,20 +290,29 @@ class AOnline:
         version: dict[tuple[int, int], int] = {}
         results: dict[tuple[int, int], QResult] = {}
         key = haprf_key(rate0, total_work, self.seq_)
-        # idle workers (empty queue) of a server all have the same Q (Eq. (5) with no
-        # pending chunk); the heap holds only the lowest-numbered one of each server,
-        # and the next is pushed when it is chosen: the same pops as holding them all
+        # Lazily, with the same pops as holding every worker's Q (LAZY_Q):
+        # * idle workers (empty queue) of a server all have the same Q (Eq. (5) with no
+        #   pending chunk): the heap holds the lowest-numbered one, the next is pushed
+        #   when it is chosen;
+        # * a busy worker enters with its lower bound (Δ + p)/D_j — its Q with nothing
+        #   pending, ≤ its Q since float addition is monotone — as version −1, and its
+        #   Q is computed (as at the job's start: its queue has not changed) when that
+        #   bound reaches the top; an exact entry on top is then below every bound.
         idle: dict[int, list[int]] = {}  # server -> its idle workers, the one in the heap last
         for s, w in self.by_type_.get(job.worker_type, ()):
             if not fits(s):
                 continue
             g = system.worker_gid(s, w)
             queue = self.queues_.get(g)
-            if queue is None and IDLE_AS_ONE:
+            if queue is None and LAZY_Q:
                 waiting = idle.setdefault(s, [])
                 waiting.append(w)
                 if len(waiting) > 1:
                     continue
+            if queue is not None and LAZY_Q:
+                bound = q_of_pending([], now, job.delay[s], key, p_edge, inv_d)
+                heap.append((bound.q, s, w, -1))
+                continue
             res = self._q(g, queue or [], rem, now, job.delay[s], key, p_edge, inv_d)
             results[(s, w)] = res
             version[(s, w)] = 0
@@ -330,6 +339,16 @@ class AOnline:
         for d in range(D):
             while True:  # line 11, lazily skipping stale entries and full servers
                 q, s, w, ver = heapq.heappop(heap)
+                if ver < 0:  # a busy worker's bound on top: its Q now
+                    if fits(s):
+                        g = system.worker_gid(s, w)
+                        res = self._q(
+                            g, self.queues_[g], rem, now, job.delay[s], key, p_edge, inv_d
+                        )
+                        results[(s, w)] = res
+                        version[(s, w)] = 0
+                        heapq.heappush(heap, (res.q, s, w, 0))
+                    continue
                 if version.get((s, w)) == ver and (s == S or fits(s)):
                     break
             if s == S:  # lines 12–16: the rest of the job goes to the cloud
