@@ -33,7 +33,8 @@ Only for :class:`numpy.random.PCG64` (what :func:`dmlsched.rng.make_rng` and
 its spawned children use); for any other bit generator :func:`sync_job_draws`
 returns ``None`` and the caller draws job by job.  ``tests/workloads/
 test_draws.py`` checks the numbers, and the generator's state afterwards,
-against ``random_job`` over many seeds, mixes, and forced rejections.
+against ``random_job`` over many seeds and mixes, seeds whose draws include
+rejections, and chunk boundaries.
 """
 
 from __future__ import annotations
