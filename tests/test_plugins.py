@@ -250,7 +250,9 @@ def test_a_service_restarted_without_its_plugin_is_refused_naming_it(
     store = open_store(db)
     Core(ServiceConfig("one-machine-each", plugins=(path,)), store).open()
     store.close()
-    first = next(iter(open_store(db).records(limit=1)))
+    store = open_store(db)  # one writer at a time: closed before serve opens it
+    first = next(iter(store.records(limit=1)))
+    store.close()
     assert first.kind == "config" and first.body["plugins"] == [path]
     from dmlsched.schedulers import protocols
 

@@ -108,8 +108,9 @@ SlotSecondsOpt = Annotated[
 SpeedOpt = Annotated[
     str | None,
     typer.Option(
-        help="Speed model: eq1 (PD-ORS Eq. (1)) | measured (pollux:/gavel: peers') | PATH of a "
-        "testbed calibration profile.json (cluster)."
+        help="Speed model: measured (pollux:/gavel: peers' throughputs; their default) | "
+        "goodput (pollux: measured + Pollux's statistical epochs) | eq1 (PD-ORS Eq. (1)) | "
+        "PATH of a testbed calibration profile.json (cluster)."
     ),
 ]
 ProfilesOpt = Annotated[
@@ -154,7 +155,7 @@ def _peer_extra(
             raise InvalidInput("slot-seconds", slot_seconds, "> 0")
         extra["slot_seconds"] = slot_seconds
     if speed is not None:
-        if speed in ("eq1", "measured"):
+        if speed in ("eq1", "measured", "goodput"):
             extra["speed"] = speed
         elif Path(speed).is_file():  # a testbed calibration profile (dmlsched testbed calibrate)
             from dmlsched.workloads.speed_profile import load_speed_profile
@@ -162,7 +163,9 @@ def _peer_extra(
             load_speed_profile(speed)  # validates: bad files exit 2 naming the field
             extra["speed_profile"] = speed
         else:
-            raise InvalidInput("speed", speed, "eq1 | measured | PATH of a testbed profile.json")
+            raise InvalidInput(
+                "speed", speed, "measured | goodput | eq1 | PATH of a testbed profile.json"
+            )
     if profiles is not None:
         extra["profiles"] = str(profiles)
     if gpu is not None:
@@ -175,8 +178,10 @@ def _check_taken(wl: Any, extra: dict[str, Any]) -> None:
     secs = extra.get("slot_seconds")
     if secs is not None and getattr(wl, "slot_seconds", None) != secs:
         raise InvalidInput("slot-seconds", secs, "only with pollux:/gavel: workloads")
-    if extra.get("speed") == "measured" and getattr(wl, "speed", None) is None:
-        raise InvalidInput("speed", "measured", "only with pollux:/gavel: workloads")
+    speed = extra.get("speed")
+    if speed in ("measured", "goodput") and f"speed={speed}" not in getattr(wl, "notes", ()):
+        where = "pollux: workloads" if speed == "goodput" else "pollux:/gavel: workloads"
+        raise InvalidInput("speed", speed, f"only with {where}")
     gpu = extra.get("gpu")
     if gpu is not None and f"gpu={gpu}" not in getattr(wl, "notes", ()):
         raise InvalidInput("gpu", gpu, "only with gavel: workloads")
@@ -766,6 +771,14 @@ class _BenchCommand(typer.core.TyperCommand):
 def bench(
     json_: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     only: Annotated[str | None, typer.Option(help="Comma-separated benchmark names.")] = None,
+    peers: Annotated[
+        bool,
+        typer.Option(
+            "--peers",
+            help="Also build (cached, minutes the first time) and run the Pollux and Gavel "
+            "simulators beside dmlsched on the same files: CPU ratios, JCT agreement.",
+        ),
+    ] = False,
 ) -> None:
     """Timing figures (seconds, ms, rates) for the engine and schedulers; progress on
     stderr (which benchmark runs, how many are done)."""
@@ -778,6 +791,8 @@ def bench(
         if unknown:
             raise InvalidInput("only", unknown[0], " | ".join(load()))
     chosen = names or [n for n in load() if n not in OPT_IN]
+    if peers and "peer-sims" not in chosen:
+        chosen.append("peer-sims")
     figures: dict[str, Any] = {}
     with Reporter("bench", unit="benchmarks") as rep:
         for i, name in enumerate(chosen):

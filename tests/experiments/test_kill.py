@@ -163,7 +163,8 @@ def _our_code_started(pid: int, within: float = 60.0) -> None:
 def test_ctrl_c_at_any_moment_exits_130_with_one_line_and_no_traceback(tmp_path: Path) -> None:
     # during imports, the workload build, the pool start, the first cells
     for i, delay in enumerate((0.0, 0.6, 1.4, 2.2)):
-        proc = _start(_cli(tmp_path / str(i)))
+        # larger cells: an idle machine finishes the default sweep in ~1 s
+        proc = _start(_cli(tmp_path / str(i), 2, "--jobs", "200", "--slots", "100"))
         _our_code_started(proc.pid)
         time.sleep(delay)
         os.killpg(proc.pid, signal.SIGINT)

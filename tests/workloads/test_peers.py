@@ -305,12 +305,15 @@ def test_run_takes_slot_seconds_speed_and_tiresias_follows_the_slot_length(
     import json
 
     w6 = f"pollux:{POLLUX / 'workloads' / 'workload-6.csv'}"
-    assert main(["run", "--scheduler", "tiresias", "--workload", w6, "--slot-seconds", "60"]) == 0
+    run = ["run", "--scheduler", "tiresias", "--workload", w6, "--slot-seconds", "60"]
+    assert main([*run, "--speed", "eq1"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["mean_jct_s"] == pytest.approx(1647.7, abs=1.0)
-    assert main(["run", "--scheduler", "tiresias", "--workload", w6, "--speed", "measured"]) == 0
+    assert main(run) == 0  # the peer's measured throughputs by default
     measured = json.loads(capsys.readouterr().out)
     assert measured["mean_jct_s"] > m["mean_jct_s"]
+    assert main([*run, "--speed", "goodput"]) == 0  # statistical epochs: longer still
+    assert json.loads(capsys.readouterr().out)["mean_jct_s"] > measured["mean_jct_s"]
 
 
 @pytest.mark.parametrize(
@@ -318,6 +321,7 @@ def test_run_takes_slot_seconds_speed_and_tiresias_follows_the_slot_length(
     [
         (["--slot-seconds", "60"], "slot-seconds"),
         (["--speed", "measured"], "speed"),
+        (["--speed", "goodput"], "speed"),
         (["--speed", "fast"], "speed"),
         (["--gpu", "v100"], "gpu"),
     ],
@@ -329,3 +333,87 @@ def test_peer_flags_on_a_workload_that_cannot_take_them_exit_2(
     assert main([*args, *flags]) == 2
     err = capsys.readouterr().err
     assert field in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------- speed models
+
+
+def _toy_validations() -> dict:
+    from dmlsched.model.speed.goodput import Validation
+
+    out = {}
+    for name, app in APPLICATIONS.items():
+        e = app.epochs
+        out[name] = Validation(
+            name=name,
+            batch_sizes=(1, 4096),
+            progress=np.tile(np.arange(1, e + 1) * 100.0, (2, 1)),
+            grad_sqr=np.ones((2, e)),
+            grad_var=np.full((2, e), 15.0),
+            max_epochs=e,
+        )
+    return out
+
+
+def test_pollux_and_gavel_imports_default_to_the_peers_measured_throughputs(
+    tmp_path: Path,
+) -> None:
+    from dmlsched.model.speed.gavel import GavelSpeed
+
+    p = write(tmp_path, "w.csv", HEADER + "a,0,cifar10,4,80\n")
+    assert isinstance(build_pollux_workload(read_pollux(p), source="t", profiles=TOY).speed,
+                      MeasuredSpeed)  # fmt: skip
+    row = PeerRow(0.0, "imagenet", 2, 64, 1, 640, "ResNet-50 (batch size 32)")
+    table = {("ResNet-50 (batch size 32)", 1): 10.0, ("ResNet-50 (batch size 32)", 2): 18.0}
+    assert isinstance(build_gavel_workload([row], source="t", table=table).speed, GavelSpeed)
+    with pytest.raises(InvalidInput, match="speed"):
+        build_gavel_workload([row], source="t", table=table, speed="goodput")
+
+
+def test_goodput_work_is_the_statistical_steps_times_a_steps_samples(tmp_path: Path) -> None:
+    from dmlsched.model.speed.goodput import pollux_batch, statistical_steps
+    from dmlsched.model.speed.measured import accumulation
+
+    p = write(tmp_path, "w.csv", HEADER + "a,0,cifar10,4,80\nb,60,cifar10,1,1\nc,0,bert,2,48\n")
+    rows, vals = read_pollux(p), _toy_validations()
+    wl = build_pollux_workload(rows, source="t", profiles=TOY, validations=vals, speed="goodput")
+    assert isinstance(wl.speed, MeasuredSpeed) and any("goodput" in n for n in wl.notes)
+    for job, row in zip(sorted(wl.jobs, key=lambda j: j.id), rows, strict=True):
+        v, prof = vals[row.application], TOY[row.application]
+        atomic, accum = accumulation(row.batch, row.workers, prof.max_local_bsz)
+        steps = statistical_steps(v, pollux_batch(row.batch, row.workers, prof.max_local_bsz, v))
+        want = steps * row.workers * atomic * (accum + 1)
+        assert job.epochs == v.max_epochs
+        assert job.total_work == pytest.approx(want, abs=job.epochs / 2)
+    # the same job at batch 1 (gain 1) needs fewer samples than at batch 80 (gain < 80)
+    a, b = sorted(wl.jobs, key=lambda j: j.id)[:2]
+    assert b.total_work < a.total_work
+
+
+def test_validation_traces_name_the_file_and_line_of_a_bad_number(tmp_path: Path) -> None:
+    from dmlsched.workloads.pollux_validation import load_validation
+
+    d = tmp_path / "bert"
+    d.mkdir()
+    head = "progress,iteration,metric,grad_sqr,grad_var\n"
+    (d / "validation-12.csv").write_text(head + "1,1,1,1,1\n2,2,2,2,2\n")
+    assert load_validation(tmp_path, "bert").batch_sizes == (12,)
+    (d / "validation-24.csv").write_text(head + "1,1,1,1,1\n2,2,2,x,2\n")
+    with pytest.raises(InvalidInput, match=r"validation-24.csv:3.*grad_sqr"):
+        load_validation(tmp_path, "bert")
+    (d / "validation-24.csv").write_text(head + "1,1,1,1,1\n")
+    with pytest.raises(InvalidInput, match="2 epochs"):
+        load_validation(tmp_path, "bert")
+
+
+@needs_peers
+def test_goodput_replay_of_workload_6_runs_longer_than_measured_and_near_pollux() -> None:
+    """Pollux's simulator reports an average JCT of 3,469.69 s (SIMULATORS.md)."""
+    path = POLLUX / "workloads" / "workload-6.csv"
+    jct = {}
+    for speed in ("measured", "goodput"):
+        wl = load_pollux(path, speed=speed)
+        res = simulate("cluster", wl, make_scheduler("cluster", "tiresias"), make_rng(1))
+        jct[speed] = res.metrics["mean_jct_s"]
+    assert jct["measured"] < jct["goodput"]
+    assert jct["goodput"] == pytest.approx(3469.69, rel=0.15)

@@ -1,131 +1,217 @@
-"""Peer replay timing, beside the peers' own figures.
+"""Peer replays: dmlsched's own timings, and beside the Pollux and Gavel simulators.
+
+``peers`` (default set; skipped without ``../shared/peers``):
 
 * ``peer_replay_tiresias_s`` — the library: Tiresias on the Pollux artifact's
-  workload-6 (160 jobs, 60-s slots); each repetition imports the CSV (the
-  parsed profiles are cached after the first) and simulates; median of 3.
-* ``peer_replay_cli_s`` — the same replay through ``dmlsched compare`` (the
-  whole command), beside the Pollux simulator's 22.6 s wall.
-* ``gavel_replay_s`` — CPU time of ``dmlsched run`` with FIFO on Gavel's
-  354-job ``msr-seed0-2869ce`` at Gavel's sizes, beside Gavel's CPU time
-  *derived* from the starting commit's (÷ 16; :data:`GAVEL_2869CE_CPU_S`).
+  workload-6 (160 jobs, 60-s slots, measured throughputs); each repetition
+  imports the CSV (profiles are cached after the first) and simulates; median of 3.
+* ``peer_replay_cli_s`` — wall time of the whole command ``dmlsched compare
+  --schedulers tiresias --workload pollux:workload-6.csv --seeds 1``, median of 3.
+* ``gavel_replay_cpu_s`` — CPU (user + system) of the whole command ``dmlsched
+  run --scheduler fifo --workload gavel:msr-seed0-2869ce.trace``, median of 3.
 
-Each is skipped (no figure) when ``../shared/peers`` is absent.
+``peer-sims`` (opt-in, ``dmlsched bench --peers``): builds the peers' simulators
+(cached outside the repository, :mod:`dmlsched.bench.peer_sims`; the first
+time takes minutes) and runs them beside dmlsched **on the same files, in the
+same run**.  CPU is that of whole processes (interpreter, imports, the replay)
+on both sides, timed in alternating pairs (peer, dmlsched, peer, …); each
+figure is the median of its runs and a ratio is the ratio of the medians.
+Every child has one BLAS/OpenMP thread.
+
+* Gavel, FIFO on ``msr-seed0-2869ce``: dmlsched first writes the trace in
+  Gavel's 10-field form (``dmlsched export``, keeping the jobs Gavel's table can
+  run); then Gavel's driver (64 V100s, 4 per server, seed 0) and ``dmlsched run
+  --scheduler fifo --workload gavel:THAT_FILE`` (16 machines × 4 GPUs, Gavel's
+  measured throughputs).  ``gavel_2869ce_fifo_{cpu,peer_cpu,cpu_ratio}``, and
+  the average JCTs (``…_jct_s``, ``…_peer_jct_s``) and their ratio
+  (``…_jct_ratio`` = dmlsched ÷ Gavel).  :data:`PAIRS` pairs.
+* Pollux, Tiresias on the artifact's ``workload-6.csv`` (:data:`PAIRS` pairs)
+  and ``workload-1``, ``workload-8`` (one pair each: a run's JCT does not change
+  between runs): the simulator's ``simulator.py --policy tiresias`` (16 nodes × 4
+  GPUs, 60-s interval) and ``dmlsched run --scheduler tiresias --workload
+  pollux:FILE --speed goodput`` (Pollux's statistical epochs,
+  :mod:`dmlsched.model.speed.goodput`).  ``pollux_w<i>_tiresias_…`` as above.
+
+Without ``../shared/peers`` the figures are left out; a failed build raises.
 """
 
 from __future__ import annotations
 
+import compileall
+import json
 import statistics
+import sys
+import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from dmlsched.bench import benchmark
-from dmlsched.rng import make_rng
-from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.engine import simulate
+from dmlsched.bench.peer_sims import (
+    GAVEL,
+    POLLUX,
+    PeerRun,
+    build,
+    peers_dir,
+    run_gavel,
+    run_pollux,
+    timed,
+)
+
+__all__ = ["GAVEL_TRACE", "PAIRS", "POLLUX_WORKLOADS", "peer_replay", "peer_sims"]
+
+#: alternating (peer, dmlsched) pairs per timed replay
+PAIRS = 3
+GAVEL_TRACE = "msr-seed0-2869ce"
+#: Pollux workloads replayed: the first is timed in PAIRS pairs, the others once
+POLLUX_WORKLOADS = (6, 1, 8)
+
+
+def _compiled() -> None:
+    """Bytecode cached, as after pip's install or any first run (an environment with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module each run)."""
+    import dmlsched
+
+    compileall.compile_dir(Path(dmlsched.__file__).parent, quiet=2)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _dmlsched(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dmlsched", *args]
 
 
 @benchmark("peers")
-def peer_replay_tiresias(repeats: int = 3) -> dict[str, float]:
-    from dmlsched.experiments.defs.peers import pollux_workload
+def peer_replay(repeats: int = 3) -> dict[str, float]:
+    from dmlsched.experiments.defs.peers import gavel_trace, pollux_workload
+    from dmlsched.rng import make_rng
+    from dmlsched.schedulers.protocols import make_scheduler
+    from dmlsched.sim.engine import simulate
     from dmlsched.workloads.peers import load_pollux
 
     path = pollux_workload(6)
     if not path.is_file():
         return {}
-    times = []
+    _compiled()
+    lib, cli, cpu = [], [], []
+    trace = gavel_trace(GAVEL_TRACE)
     for _ in range(repeats):
         t0 = time.perf_counter()
         wl = load_pollux(path, slot_seconds=60.0)
         simulate("cluster", wl, make_scheduler("cluster", "tiresias"), make_rng(1))
-        times.append(time.perf_counter() - t0)
-    return {"peer_replay_tiresias_s": statistics.median(times)}
-
-
-# The peers' own times for the two replays below (beside our figures in `dmlsched bench`).
-#: Pollux's simulator, workload-6 with Tiresias: 22.6 s wall (measured on this machine in
-#: an earlier session, issue 8).
-POLLUX_SIM_W6_S = 22.6
-#: dmlsched at the starting commit of issue 16 (5e2d4bc), FIFO on Gavel's
-#: ``msr-seed0-2869ce`` through its ``gavel:`` import of then, `dmlsched run`: 669.45 s of
-#: CPU (658.78 user + 10.67 sys; 1,818.75 s wall on the shared 2-core machine at load
-#: 4-5, 5.6 GB peak; one run — it takes half an hour).
-BASE_2869CE_CPU_S = 669.45
-#: Gavel's simulator's CPU time for the same replay was not recorded; issue 16 says the
-#: starting commit needed 16× Gavel's CPU time on it, so Gavel's is derived as
-#: BASE_2869CE_CPU_S / 16 = 41.8 s.  A derived figure, not a measurement of Gavel.
-GAVEL_2869CE_CPU_S = BASE_2869CE_CPU_S / 16.0
-GAVEL_2869CE = "msr-seed0-2869ce"
-
-
-def _child_cpu() -> float:
-    import resource
-
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-@benchmark("peer-cli")
-def peer_replay_cli(repeats: int = 3) -> dict[str, float]:
-    """``peer_replay_cli_s``: wall time of the whole command ``dmlsched compare
-    --schedulers tiresias --workload pollux:workload-6.csv --seeds 1`` (a fresh
-    process: imports, the replay, results.csv and summary.md; PNGs only with
-    --plots; bytecode compiled first), median of 3, beside the Pollux simulator's 22.6 s
-    (``peer_replay_pollux_sim_s``) and the ratio."""
-    import compileall
-    import subprocess
-    import sys
-    import tempfile
-    from pathlib import Path
-
-    import dmlsched
-    from dmlsched.experiments.defs.peers import pollux_workload
-
-    path = pollux_workload(6)
-    if not path.is_file():
-        return {}
-    # bytecode cached, as after pip's install or any first run: an environment with
-    # PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module (+0.25 s a run)
-    compileall.compile_dir(Path(dmlsched.__file__).parent, quiet=2)
-    times = []
-    for _ in range(repeats):
+        lib.append(time.perf_counter() - t0)
         with tempfile.TemporaryDirectory() as tmp:
-            cmd = [sys.executable, "-m", "dmlsched", "compare", "--schedulers", "tiresias"]
-            cmd += ["--workload", f"pollux:{path}", "--seeds", "1", "--out", f"{tmp}/out"]
-            t0 = time.perf_counter()
-            subprocess.run(cmd, check=True, capture_output=True)
-            times.append(time.perf_counter() - t0)
-    s = statistics.median(times)
-    return {
-        "peer_replay_cli_s": s,
-        "peer_replay_pollux_sim_s": POLLUX_SIM_W6_S,
-        "peer_replay_cli_ratio": s / POLLUX_SIM_W6_S,
+            cmd = _dmlsched("compare", "--schedulers", "tiresias", "--workload", f"pollux:{path}")
+            _, wall, _ = timed([*cmd, "--seeds", "1", "--out", f"{tmp}/out"])
+            cli.append(wall)
+        if trace.is_file():
+            cmd = _dmlsched("run", "--scheduler", "fifo", "--workload", f"gavel:{trace}")
+            cpu.append(timed(cmd)[0])
+    out = {
+        "peer_replay_tiresias_s": statistics.median(lib),
+        "peer_replay_cli_s": statistics.median(cli),
     }
+    if cpu:
+        out["gavel_replay_cpu_s"] = statistics.median(cpu)
+    return out
 
 
-@benchmark("gavel")
-def gavel_replay(repeats: int = 3) -> dict[str, float]:
-    """``gavel_replay_s``: CPU time (user + sys) of the whole command ``dmlsched run
-    --scheduler fifo --workload gavel:msr-seed0-2869ce.trace --speed measured`` (354
-    jobs at Gavel's own sizes and throughputs, 60-s slots), median of 3, beside
-    Gavel's CPU time derived as the starting commit's ÷ 16 (``gavel_replay_gavel_cpu_s``,
-    see :data:`GAVEL_2869CE_CPU_S`) and the ratio."""
-    import subprocess
-    import sys
+def _pairs(
+    prefix: str, pairs: int, peer: Callable[[], PeerRun], ours: dict[str, Callable[[], PeerRun]]
+) -> dict[str, float]:
+    """Alternate ``peer`` and each of ``ours`` (suffix → run); medians of CPU, wall and
+    JCT of each, and their ratios to the peer's."""
+    theirs: list[PeerRun] = []
+    mine: dict[str, list[PeerRun]] = {k: [] for k in ours}
+    for _ in range(pairs):
+        theirs.append(peer())
+        for k, run in ours.items():
+            mine[k].append(run())
 
-    from dmlsched.experiments.defs.peers import gavel_trace
+    def med(runs: list[PeerRun], field: str) -> float:
+        return statistics.median(getattr(r, field) for r in runs)
 
-    path = gavel_trace(GAVEL_2869CE)
-    if not path.is_file():
+    out = {
+        f"{prefix}_peer_cpu_s": med(theirs, "cpu_s"),
+        f"{prefix}_peer_wall_s": med(theirs, "wall_s"),
+        f"{prefix}_peer_jct_s": med(theirs, "avg_jct_s"),
+    }
+    for k, runs in mine.items():
+        out[f"{prefix}{k}_cpu_s"] = med(runs, "cpu_s")
+        out[f"{prefix}{k}_wall_s"] = med(runs, "wall_s")
+        out[f"{prefix}{k}_jct_s"] = med(runs, "avg_jct_s")
+        out[f"{prefix}{k}_cpu_ratio"] = out[f"{prefix}{k}_cpu_s"] / out[f"{prefix}_peer_cpu_s"]
+        out[f"{prefix}{k}_jct_ratio"] = out[f"{prefix}{k}_jct_s"] / out[f"{prefix}_peer_jct_s"]
+    return out
+
+
+def _run_ours(cmd: list[str]) -> PeerRun:
+    cpu, wall, text = timed(cmd)
+    metrics = json.loads(text)
+    return PeerRun(cpu, wall, float(metrics["mean_jct_s"]), text)
+
+
+# The library in a fresh process, as a peer's driver script is (no CLI framework):
+# import, read the file, simulate, print the metrics.
+_API = """
+import json, sys
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.engine import simulate
+from dmlsched.workloads.peers import load_gavel, load_pollux
+kind, path, name, speed = sys.argv[1:5]
+wl = (load_gavel if kind == "gavel" else load_pollux)(path, speed=speed)
+_, rng = spawn(make_rng(0), 2)
+res = simulate("cluster", wl, make_scheduler("cluster", name), rng, record_events=False)
+print(json.dumps({"mean_jct_s": res.metrics["mean_jct_s"]}))
+"""
+
+
+def _ours(kind: str, path: Path, scheduler: str, speed: str) -> dict[str, Callable[[], PeerRun]]:
+    """dmlsched's two ways in: the CLI (``run``) and the library (:data:`_API`)."""
+    cli = _dmlsched("run", "--scheduler", scheduler, "--workload", f"{kind}:{path}")
+    cli += ["--speed", speed]
+    api = [sys.executable, "-c", _API, kind, str(path), scheduler, speed]
+    return {"": lambda: _run_ours(cli), "_api": lambda: _run_ours(api)}
+
+
+@benchmark("peer-sims", default=False)
+def peer_sims(say: Callable[[str], None] | None = None) -> dict[str, float]:
+    """The ``peer-sims`` figures (module docstring); progress lines on stderr."""
+    say = say or _stderr
+    peers = peers_dir()
+    if peers is None:
         return {}
-    cpu = []
-    for _ in range(repeats):
-        before = _child_cpu()
-        cmd = [sys.executable, "-m", "dmlsched", "run", "--scheduler", "fifo"]
-        cmd += ["--workload", f"gavel:{path}", "--speed", "measured"]
-        subprocess.run(cmd, check=True, capture_output=True)
-        cpu.append(_child_cpu() - before)
-    s = statistics.median(cpu)
-    return {
-        "gavel_replay_s": s,
-        "gavel_replay_gavel_cpu_s": GAVEL_2869CE_CPU_S,
-        "gavel_replay_ratio": s / GAVEL_2869CE_CPU_S,
-    }
+    _compiled()
+    out: dict[str, float] = {}
+    gavel = build(GAVEL, peers, say)
+    pollux = build(POLLUX, peers, say)
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / f"{GAVEL_TRACE}.trace"
+        source = peers / "gavel" / "traces" / f"{GAVEL_TRACE}.trace"
+        export = _dmlsched("export", "--workload", f"gavel:{source}", "--format", "gavel")
+        timed([*export, "--out", str(trace)])
+        say(f"Gavel FIFO on {GAVEL_TRACE}: {PAIRS} alternating pairs")
+        out.update(
+            _pairs(
+                "gavel_2869ce_fifo",
+                PAIRS,
+                lambda: run_gavel(gavel, trace),
+                _ours("gavel", trace, "fifo", "measured"),
+            )
+        )
+    for i, w in enumerate(POLLUX_WORKLOADS):
+        csv = peers / "pollux-osdi21" / "workloads" / f"workload-{w}.csv"
+        pairs = PAIRS if i == 0 else 1
+        say(f"Pollux Tiresias on workload-{w}: {pairs} alternating pair(s)")
+        out.update(
+            _pairs(
+                f"pollux_w{w}_tiresias",
+                pairs,
+                lambda csv=csv: run_pollux(pollux, csv),  # type: ignore[misc]
+                _ours("pollux", csv, "tiresias", "goodput"),
+            )
+        )
+    return out

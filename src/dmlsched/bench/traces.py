@@ -14,6 +14,9 @@
   has loaded numba and the compiled kernels, which a fresh run loads lazily
   during the timed simulation (about 0.5–0.9 s).
 
+* ``philly_100k_build_s`` (``build``) — CPU of building that 100,000-job workload from
+  the trace in a fresh process (the engine's runs above time the simulation only).
+
 Without ``../shared/traces/philly-pollux`` the figures are left out.
 """
 
@@ -29,7 +32,15 @@ from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.traces import default_trace_dir, load_trace, trace_cluster
 
-__all__ = ["JOBS", "MACHINES", "SLOTS", "scale_100k", "scale_fifo", "scale_workload"]
+__all__ = [
+    "JOBS",
+    "MACHINES",
+    "SLOTS",
+    "philly_100k_build",
+    "scale_100k",
+    "scale_fifo",
+    "scale_workload",
+]
 
 JOBS, MACHINES, SLOTS = 10_000, 1_000, 1_000
 _REPEATS = 3
@@ -105,3 +116,38 @@ def scale_100k() -> dict[str, float]:
         # commit loaded nothing during its run: its modules were imported before timing)
         out[f"scale_100k_{name}_warm_s"] = child(name, warm=True)["wall"]
     return out
+
+
+_BUILD = """
+import json, time
+from dmlsched.rng import make_rng
+from dmlsched.workloads.traces import load_trace, trace_cluster
+c, w = time.process_time(), time.perf_counter()
+trace_cluster(load_trace("philly"), 100_000, 10_000, 1_000, make_rng(0))
+print(json.dumps({"cpu": time.process_time() - c, "wall": time.perf_counter() - w}))
+"""
+
+
+@benchmark("build")
+def philly_100k_build(repeats: int = 3) -> dict[str, float]:
+    """``philly_100k_build_s`` (CPU) and ``_wall_s``: reading the Philly trace and building
+    the 100,000-job × 10,000-machine workload in a fresh process (imports not timed),
+    median of ``repeats`` processes."""
+    import json
+    import subprocess
+    import sys
+
+    if default_trace_dir("philly") is None:
+        return {}
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", _BUILD], check=True, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(repeats)
+    ]
+    return {
+        "philly_100k_build_s": statistics.median(r["cpu"] for r in runs),
+        "philly_100k_build_wall_s": statistics.median(r["wall"] for r in runs),
+    }

@@ -76,6 +76,7 @@ from dmlsched.experiments.results import (
     sort_results,
     write_provenance,
 )
+from dmlsched.memo import shared_folder
 from dmlsched.schedulers.plugins import Plugin, load_plugins
 
 __all__ = ["RunConfig", "run_experiment"]
@@ -294,30 +295,32 @@ def _local(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) 
         for key, point in cells:
             yield _cell(exp, key, point, cfg.quick, cfg.traces)
         return
-    pool = None
-    futures: set[Any] = set()
-    failed = False
-    try:
-        with sigint_blocked():  # the pool starts its workers here (see experiments.pool)
-            pool = worker_pool(min(workers, len(cells)))
-            futures = {
-                pool.submit(fn, *args) for fn, args in (_cell_task(cfg, exp, *c) for c in cells)
-            }
-        while futures:
-            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                yield fut.result()
-    except BaseException:  # Ctrl-C, a failed cell, or the consumer closing us
-        failed = True
-        if pool is not None:
-            # unfinished cells are lost anyway: do not wait for them.  The pool then
-            # fails every pending future itself (cancelling them first races with
-            # that in Python 3.11: InvalidStateError in its manager thread).
-            kill_workers(pool)
-        raise
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=not failed)
+    # reference runs memoised with dmlsched.memo.shared: computed once for all workers
+    with shared_folder():
+        pool = None
+        futures: set[Any] = set()
+        failed = False
+        try:
+            with sigint_blocked():  # the pool starts its workers here (see experiments.pool)
+                pool = worker_pool(min(workers, len(cells)))
+                futures = {
+                    pool.submit(fn, *args) for fn, args in (_cell_task(cfg, exp, *c) for c in cells)
+                }
+            while futures:
+                finished, futures = wait(futures, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    yield fut.result()
+        except BaseException:  # Ctrl-C, a failed cell, or the consumer closing us
+            failed = True
+            if pool is not None:
+                # unfinished cells are lost anyway: do not wait for them.  The pool then
+                # fails every pending future itself (cancelling them first races with
+                # that in Python 3.11: InvalidStateError in its manager thread).
+                kill_workers(pool)
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=not failed)
 
 
 def _ray(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) -> Iterator[_Done]:

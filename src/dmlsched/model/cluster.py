@@ -82,6 +82,8 @@ class ClusterJob:
     requested_workers: int | None = None
 
     def __post_init__(self) -> None:
+        if self._plainly_valid():
+            return
         j = self.id
         if self.mode not in ("sync", "async"):
             raise InvalidInput("mode", self.mode, "sync | async", f"job {j}")
@@ -116,6 +118,46 @@ class ClusterJob:
                 _positive(f"{name}[{r}]", v, strict=False, job=j)
         if sum(self.worker_demand) <= 0:
             raise InvalidInput("worker_demand", self.worker_demand, "some resource > 0", f"job {j}")
+
+    def _plainly_valid(self) -> bool:
+        """Every check below passes, for the common case of plain ``int`` counts and
+        finite floats (one expression: workloads build 10⁵ jobs); ``False`` means
+        "run the checks", which then raise for the first failure, or pass."""
+        try:
+            wd, pd, rw = self.worker_demand, self.ps_demand, self.requested_workers
+            wsum, psum = sum(wd), sum(pd)
+            return (
+                type(self.arrival) is int
+                and type(self.epochs) is int
+                and type(self.samples) is int
+                and type(self.batch) is int
+                and type(self.minibatches) is int
+                and self.arrival >= 0
+                and self.epochs >= 1
+                and self.samples >= 1
+                and self.batch >= 1
+                and self.minibatches >= 1
+                and 0.0 <= self.grad_mb < math.inf
+                and 0.0 < self.b_int < math.inf
+                and 0.0 < self.b_ext < math.inf
+                and 0.0 < self.tau < math.inf
+                and 0.0 < self.gamma < math.inf
+                and (
+                    (self.mode == "sync" and 1.0 <= self.straggler < math.inf)
+                    or (self.mode == "async" and self.straggler == 1.0)
+                )
+                and (rw is None or (type(rw) is int and 1 <= rw <= self.max_workers))
+                and self.ps_bandwidth > 0
+                and len(wd) == len(pd)
+                # a NaN or ±inf makes a sum NaN or inf; with every value >= 0, a finite
+                # sum means every value is finite
+                and 0.0 < wsum < math.inf
+                and 0.0 <= psum < math.inf
+                and min(wd) >= 0
+                and (not pd or min(pd) >= 0)
+            )
+        except TypeError:
+            return False
 
     @property
     def total_work(self) -> float:
@@ -231,6 +273,8 @@ class ClusterWorkload:
         # "fits some machine" only needs the distinct machine rows (a cluster of
         # identical machines has one): O(jobs), not O(jobs × machines)
         caps = np.unique(self.cluster.capacity, axis=0)
+        if self._all_fit(caps):
+            return
         for job in self.jobs:
             if len(job.worker_demand) != len(self.cluster.resources):
                 raise InvalidInput(
@@ -261,6 +305,26 @@ class ClusterWorkload:
                     f"<= largest machine capacity {cap_max[r]:g}",
                     f"job {job.id}",
                 )
+
+    def _all_fit(self, caps: np.ndarray) -> bool:
+        """Every job arrives before the horizon and its worker and PS each fit some
+        machine: the loop's checks over arrays; ``False`` means "run the loop" (it
+        raises for the first job that fails, naming it)."""
+        R = len(self.cluster.resources)
+        if not self.jobs or any(len(j.worker_demand) != R for j in self.jobs):
+            return not self.jobs
+        arrivals = np.fromiter((j.arrival for j in self.jobs), float, len(self.jobs))
+        if arrivals.max() >= self.horizon:
+            return False
+        for field_ in ("worker_demand", "ps_demand"):
+            left = np.array([getattr(j, field_) for j in self.jobs], dtype=float)
+            for c in caps:  # drop the demands this machine row fits
+                left = left[~np.all(c >= left, axis=1)]
+                if not len(left):
+                    break
+            if len(left):
+                return False
+        return True
 
 
 # ---- what a ``cluster`` scheduler returns for one slot (validated by the engine) ----

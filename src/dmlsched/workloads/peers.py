@@ -38,8 +38,8 @@ here):
   (placement ``1``) at the job's local batch (after accumulation, see
   :mod:`dmlsched.model.speed.measured`); g = 4 B × the model's published
   parameter count.  Pollux's own simulator counts *statistical* epochs
-  (goodput), so large batches need more real epochs there — we count plain
-  samples.
+  (goodput), so large batches need more real epochs there: ``speed="goodput"``
+  does too; the other speed models count plain samples.
 * **Gavel lines keep Gavel's sizes**: a step is one worker's step of the
   per-worker batch b of the job type (:mod:`dmlsched.workloads.gavel_table`),
   so E = 1, K = steps × b, F = b × scale factor; τ = 1 / (b × the table's
@@ -60,13 +60,18 @@ here):
   model) + 1; the engine stops as soon as nothing is left.
 * utility: u ≡ 1 (peers optimise JCT; ``total_utility`` = completed jobs).
 
-``speed="measured"`` attaches the peer's own measurements as
+``speed="measured"`` (default) attaches the peer's own measurements as
 ``workload.speed``: :class:`~dmlsched.model.speed.measured.MeasuredSpeed`
 (Pollux profiles, per-step time by placement) for ``pollux:``,
 :class:`~dmlsched.model.speed.gavel.GavelSpeed` (Gavel's table) for
-``gavel:``; ``"eq1"`` (default) leaves PD-ORS Eq. (1).  ``profiles`` is the
-Pollux profiles folder or Gavel's ``simulation_throughputs.json`` (default:
-``../shared/peers``).
+``gavel:``.  ``"goodput"`` (``pollux:`` only) adds Pollux's statistical
+epochs: each job's work becomes the samples of the steps Pollux's goodput
+model needs at the batch it trains with on its requested GPUs
+(:mod:`dmlsched.model.speed.goodput`, the artifact's validation traces read
+by :mod:`dmlsched.workloads.pollux_validation`), run at the measured
+throughput; Pollux's 30-s restart after each re-allocation is not modelled.
+``"eq1"`` leaves PD-ORS Eq. (1).  ``profiles`` is the Pollux profiles folder
+or Gavel's ``simulation_throughputs.json`` (default: ``../shared/peers``).
 
 Malformed lines raise :class:`InvalidInput` naming file, line and field (the
 CLI exits 2).
@@ -78,7 +83,7 @@ import csv
 import io
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +92,7 @@ from dmlsched.errors import InvalidInput
 from dmlsched.limits import MAX_SIZE
 from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload, SpeedModel
 from dmlsched.model.speed.gavel import GavelSpeed
+from dmlsched.model.speed.goodput import Validation, pollux_batch, statistical_steps
 from dmlsched.model.speed.measured import AppProfile, MeasuredSpeed, accumulation, step_time
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.utility import Sigmoid
@@ -97,6 +103,7 @@ from dmlsched.workloads.gavel_table import (
     load_gavel_table,
     parse_job_type,
 )
+from dmlsched.workloads.pollux_validation import load_validations
 from dmlsched.workloads.profiles import APPLICATIONS, load_profiles
 from dmlsched.workloads.registry import WorkloadParams, register_workload
 from dmlsched.workloads.textio import read_text
@@ -279,11 +286,14 @@ def _packed_counts(workers: int) -> tuple[list[int], list[int], list[int]]:
     return list(range(n)), ws, [1] + [0] * (n - 1)
 
 
-def _check(slot_seconds: float, speed: str, machines: int | None) -> int:
+SPEEDS = ("measured", "goodput", "eq1")
+
+
+def _check(slot_seconds: float, speed: str, machines: int | None, speeds=SPEEDS) -> int:
     if not slot_seconds > 0 or not math.isfinite(slot_seconds):
         raise InvalidInput("slot_seconds", slot_seconds, "> 0")
-    if speed not in ("eq1", "measured"):
-        raise InvalidInput("speed", speed, "eq1 | measured")
+    if speed not in speeds:
+        raise InvalidInput("speed", speed, " | ".join(speeds))
     H = machines or 16
     if H < 1:
         raise InvalidInput("machines", H, ">= 1")
@@ -322,7 +332,7 @@ def _assemble(
             "peer jobs synchronise by all-reduce, modelled as one PS per job (γ = workers)",
             *notes,
         ),
-        speed=measured if speed == "measured" else None,
+        speed=None if speed == "eq1" else measured,
         slot_seconds=slot_seconds,
         kinds={j.id: r.kind or r.application for j, r in zip(jobs, rows, strict=True)},
     )
@@ -336,15 +346,30 @@ def build_pollux_workload(
     machines: int | None = None,
     slots: int | None = None,
     profiles: Mapping[str, AppProfile] | None = None,
-    speed: str = "eq1",
+    speed: str = "measured",
+    validations: Mapping[str, Validation] | None = None,
 ) -> ClusterWorkload:
-    """Pollux rows → workload (see the module docstring)."""
+    """Pollux rows → workload (see the module docstring).
+
+    ``validations``: the goodput model's traces (default: the artifact's, read in place).
+    """
     H = _check(slot_seconds, speed, machines)
     profs = dict(profiles) if profiles is not None else load_profiles()
     jobs = [
         _job(i, r, slot_seconds, per_sample_seconds(profs[r.application], r.workers, r.batch))
         for i, r in enumerate(rows)
     ]
+    notes: tuple[str, ...] = ()
+    if speed == "goodput":
+        vals = dict(validations) if validations is not None else load_validations()
+        jobs = [
+            _goodput_work(j, r, profs[r.application], vals[r.application])
+            for j, r in zip(jobs, rows, strict=True)
+        ]
+        notes = (
+            "work: Pollux's statistical epochs at each job's batch (goodput model, "
+            "dmlsched.model.speed.goodput); no restart penalty",
+        )
     measured = MeasuredSpeed(
         profs, {j.id: r.application for j, r in zip(jobs, rows, strict=True)}, slot_seconds
     )
@@ -357,7 +382,18 @@ def build_pollux_workload(
         slots=slots,
         measured=measured,
         speed=speed,
+        notes=notes,
     )
+
+
+def _goodput_work(job: ClusterJob, row: PeerRow, prof: AppProfile, v: Validation) -> ClusterJob:
+    """The job with E·K = the samples of its statistical steps (goodput model, (†)) at
+    the batch Pollux trains with on the requested GPUs; E = the epochs trained."""
+    batch = pollux_batch(row.batch, row.workers, prof.max_local_bsz, v)
+    steps = statistical_steps(v, batch)
+    atomic, accum = accumulation(row.batch, row.workers, prof.max_local_bsz)
+    work = steps * row.workers * atomic * (accum + 1)  # samples of a step, as MeasuredSpeed
+    return replace(job, epochs=v.max_epochs, samples=max(1, round(work / v.max_epochs)))
 
 
 def build_gavel_workload(
@@ -369,13 +405,13 @@ def build_gavel_workload(
     slots: int | None = None,
     table: Mapping[tuple[str, int], float] | None = None,
     gpu: str = "v100",
-    speed: str = "eq1",
+    speed: str = "measured",
 ) -> ClusterWorkload:
     """Gavel lines → workload at Gavel's sizes (see the module docstring).
 
     ``table``: (job type, scale) → steps/s on ``gpu`` (default: Gavel's file).
     """
-    H = _check(slot_seconds, speed, machines)
+    H = _check(slot_seconds, speed, machines, ("measured", "eq1"))
     if gpu not in GPU_TYPES:
         raise InvalidInput("gpu", gpu, " | ".join(GPU_TYPES))
     tab = dict(table) if table is not None else load_gavel_table(gpu=gpu)
@@ -416,7 +452,7 @@ def _options(p: WorkloadParams) -> dict:
         slot_seconds=float(p.extra.get("slot_seconds") or 60.0),
         machines=p.machines,
         slots=p.slots,
-        speed=p.extra.get("speed") or "eq1",
+        speed=p.extra.get("speed") or "measured",
     )
 
 

@@ -142,10 +142,12 @@ from typing import Any
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterWorkload
-from dmlsched.model.speed.pdors import sync_rate
+from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterJob, ClusterWorkload
+from dmlsched.model.speed.pdors import comm_slots, sync_rate, sync_worker_rates
+from dmlsched.model.utility import Sigmoid
+from dmlsched.workloads.draws import SyncDraws, sync_job_draws
 from dmlsched.workloads.registry import WARNING, WorkloadParams, register_workload
-from dmlsched.workloads.synthetic import DEFAULT_MIX, machine_capacity, random_job
+from dmlsched.workloads.synthetic import DEFAULT_MIX, INT_EXT_RATIO, machine_capacity, random_job
 
 __all__ = [
     "GOOGLE_WINDOW_US",
@@ -943,6 +945,138 @@ def _split_work(work: float, epochs: int) -> tuple[int, int]:
     return max(1, round(work)), 1
 
 
+def _jobs_one_by_one(
+    sampled: list[TraceRow],
+    arrivals: np.ndarray,
+    rng: np.random.Generator,
+    cap: np.ndarray,
+    cap_max: np.ndarray,
+    known: np.ndarray,
+    mix: Sequence[float],
+    stragglers: Trace | None,
+) -> tuple[list[ClusterJob], int, int, int, int]:
+    """Each job drawn by ``random_job``, then the trace's fields put in (module docstring);
+    with the counts (workers from the trace, run times, resampled, set to 1)."""
+    n_workers = n_runtime = n_resampled = n_one = 0
+    jobs = []
+    for k, row in enumerate(sampled):
+        job = random_job(k, int(arrivals[k]), rng, mix=mix, mode="sync")
+        if row.workers is not None:
+            w = max(1, row.workers)
+            n_workers += 1
+        elif known.size:
+            w = max(1, int(rng.choice(known)))
+            n_resampled += 1
+        else:  # no count anywhere in the trace: keep the run time with one worker
+            w = 1
+            n_one += 1
+        change: dict[str, object] = {"batch": max(job.batch, w)}  # Eq. (4) must allow W
+        if row.gpu_share is not None:
+            change["worker_demand"] = (row.gpu_share, row.cpu, row.mem_gb, job.worker_demand[3])
+            # a drawn PS larger than every sampled node would make the job unplaceable
+            change["ps_demand"] = tuple(np.minimum(job.ps_demand, cap_max).tolist())
+        if stragglers is not None:
+            change["straggler"] = max(1.0, float(rng.choice(stragglers.stragglers)))
+        job = replace(job, **change)  # type: ignore[arg-type]
+        if row.runtime_s is not None:
+            s = job.min_ps(w)
+            bundle = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
+            internal = bool(np.any(np.all(cap >= bundle, axis=1)))  # Fact 1
+            work = row.runtime_s / SLOT_SECONDS * sync_rate(job, w, s, internal)
+            e, kk = _split_work(work, job.epochs)
+            job = replace(job, epochs=e, samples=kk)
+            n_runtime += 1
+        jobs.append(job)
+    return jobs, n_workers, n_runtime, n_resampled, n_one
+
+
+def _jobs_from_draws(
+    sampled: list[TraceRow],
+    arrivals: np.ndarray,
+    d: SyncDraws,
+    cap: np.ndarray,
+    cap_max: np.ndarray,
+    mix: Sequence[float],
+) -> list[ClusterJob]:
+    """:func:`_jobs_one_by_one` over arrays when every row has a worker count and no
+    straggler is drawn: the same operations on the same floats, so the same jobs."""
+    w = np.array([max(1, r.workers or 0) for r in sampled], dtype=np.int64)
+    batch = np.maximum(d.batch, w)  # Eq. (4) must allow W
+    worker, ps = d.worker, d.ps
+    share = np.array([r.gpu_share is not None for r in sampled])
+    if share.any():  # per-worker requests from the trace (Alibaba); storage stays drawn
+        worker = worker.copy()
+        rows = np.flatnonzero(share)
+        worker[rows, :3] = [(sampled[i].gpu_share, sampled[i].cpu, sampled[i].mem_gb) for i in rows]
+        ps = ps.copy()
+        ps[rows] = np.minimum(ps[rows], cap_max)
+    epochs, samples = d.epochs.copy(), d.samples.copy()
+    runtime = np.array([np.nan if r.runtime_s is None else r.runtime_s for r in sampled])
+    timed = np.flatnonzero(~np.isnan(runtime))
+    if timed.size:
+        wt, gamma, F = w[timed], d.gamma[timed], batch[timed]
+        s = np.maximum(1, np.ceil(wt / gamma - 1e-9)).astype(np.int64)  # ClusterJob.min_ps
+        bundle = wt[:, None] * worker[timed] + s[:, None] * ps[timed]
+        internal = np.zeros(timed.size, dtype=bool)
+        for c in cap:  # Fact 1: the bundle fits one machine
+            internal |= np.all(c >= bundle, axis=1)
+        b_ext = d.b_ext[timed]
+        gbps = np.where(internal, INT_EXT_RATIO * b_ext, b_ext)
+        straggler = np.ones(timed.size)
+        rate = wt * sync_worker_rates(gamma, F, d.grad_mb[timed], d.tau[timed], straggler, gbps)
+        short = s * gamma < wt  # sync_rate's other branch: fewer PSs than W/γ
+        if short.any():
+            comm = comm_slots(2.0 * d.grad_mb[timed][short] / s[short], gbps[short])
+            per_sample = d.tau[timed][short] * straggler[short] + comm * wt[short] / F[short]
+            rate[short] = wt[short] / per_sample
+        work = runtime[timed] / SLOT_SECONDS * rate
+        k = np.rint(work / epochs[timed])  # _split_work
+        small = k < 1
+        epochs[timed] = np.where(small, np.maximum(1, np.rint(work)), epochs[timed])
+        samples[timed] = np.where(small, 1, k)
+    b_ext_all = d.b_ext
+    b_int_all = INT_EXT_RATIO * b_ext_all
+    utility = [
+        Sigmoid(*t)
+        for t in zip(d.theta1.tolist(), d.theta2.tolist(), d.theta3.tolist(), strict=True)
+    ]
+    return [
+        ClusterJob(
+            id=k,
+            arrival=a,
+            worker_demand=tuple(wd),
+            ps_demand=tuple(pd),
+            b_ext=be,
+            b_int=bi,
+            utility=u,
+            mode="sync",
+            epochs=e,
+            samples=kk,
+            batch=f,
+            grad_mb=gm,
+            tau=ta,
+            gamma=ga,
+        )
+        for k, (a, wd, pd, be, bi, u, e, kk, f, gm, ta, ga) in enumerate(
+            zip(
+                arrivals.tolist(),
+                worker.tolist(),
+                ps.tolist(),
+                b_ext_all.tolist(),
+                b_int_all.tolist(),
+                utility,
+                epochs.tolist(),
+                samples.tolist(),
+                batch.tolist(),
+                d.grad_mb.tolist(),
+                d.tau.tolist(),
+                d.gamma.tolist(),
+                strict=True,
+            )
+        )
+    ]
+
+
 def trace_cluster(
     trace: Trace,
     n_jobs: int,
@@ -980,37 +1114,20 @@ def trace_cluster(
     arrivals = _to_slots(np.array([fits[i].arrival_s for i in idx]), lo, hi, slots)
     known = np.array([r.workers for r in rows if r.workers is not None], dtype=np.int64)
     cap_max = cap.max(axis=0)
-    n_workers = n_runtime = n_resampled = n_one = 0
-    jobs = []
-    for k, i in enumerate(idx):
-        row = fits[i]
-        job = random_job(k, int(arrivals[k]), rng, mix=mix, mode="sync")
-        if row.workers is not None:
-            w = max(1, row.workers)
-            n_workers += 1
-        elif known.size:
-            w = max(1, int(rng.choice(known)))
-            n_resampled += 1
-        else:  # no count anywhere in the trace: keep the run time with one worker
-            w = 1
-            n_one += 1
-        change: dict[str, object] = {"batch": max(job.batch, w)}  # Eq. (4) must allow W
-        if row.gpu_share is not None:
-            change["worker_demand"] = (row.gpu_share, row.cpu, row.mem_gb, job.worker_demand[3])
-            # a drawn PS larger than every sampled node would make the job unplaceable
-            change["ps_demand"] = tuple(np.minimum(job.ps_demand, cap_max).tolist())
-        if stragglers is not None:
-            change["straggler"] = max(1.0, float(rng.choice(stragglers.stragglers)))
-        job = replace(job, **change)  # type: ignore[arg-type]
-        if row.runtime_s is not None:
-            s = job.min_ps(w)
-            bundle = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
-            internal = bool(np.any(np.all(cap >= bundle, axis=1)))  # Fact 1
-            work = row.runtime_s / SLOT_SECONDS * sync_rate(job, w, s, internal)
-            e, kk = _split_work(work, job.epochs)
-            job = replace(job, epochs=e, samples=kk)
-            n_runtime += 1
-        jobs.append(job)
+    n_resampled = n_one = 0
+    sampled = [fits[i] for i in idx]
+    # random_job's draws for every job in one go, when nothing else is drawn between them
+    draws = None
+    if stragglers is None and all(r.workers is not None for r in sampled):
+        draws = sync_job_draws(len(sampled), rng, mix)
+    if draws is not None:
+        jobs = _jobs_from_draws(sampled, arrivals, draws, cap, cap_max, mix)
+        n_workers = len(jobs)
+        n_runtime = sum(r.runtime_s is not None for r in sampled)
+    else:
+        jobs, n_workers, n_runtime, n_resampled, n_one = _jobs_one_by_one(
+            sampled, arrivals, rng, cap, cap_max, known, mix, stragglers
+        )
     n = len(jobs)
     workers_note = f"workers ({n_workers}/{n}"
     if n_resampled:

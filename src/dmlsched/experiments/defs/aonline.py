@@ -48,10 +48,9 @@ Measured claims and the evidence where they fail: ``docs/aonline-claims.md``.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from dmlsched.experiments.catalogue import Experiment, Point, register
 from dmlsched.experiments.claims import Beats, Bound, Report, Trend
+from dmlsched.memo import shared
 from dmlsched.model.edge_cloud import EdgeCloudWorkload
 from dmlsched.rng import make_rng, spawn
 
@@ -149,12 +148,12 @@ def _simulate(wl: EdgeCloudWorkload, label: str, seed: int) -> dict[str, float]:
 _BUILDERS = {"fixed_servers": build_fixed_servers, "fixed_jobs": build_fixed_jobs}
 
 
-@lru_cache(maxsize=64)
+@shared(maxsize=64)  # one computation for all of a run's workers
 def _srtf_jct(kind: str, point: Point, seed: int, quick: bool, label: str = "srtf") -> float:
     return _simulate(_BUILDERS[kind](point, seed, quick), label, seed)["total_jct"]
 
 
-@lru_cache(maxsize=64)
+@shared(maxsize=64)
 def _opt_bound(kind: str, point: Point, seed: int, quick: bool) -> float:
     from dmlsched.offline.edge_cloud import lp_lower_bound
 
@@ -575,7 +574,7 @@ def build_setup(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
     return _SETUPS[fig](int(rest), seed, quick)
 
 
-@lru_cache(maxsize=64)
+@shared(maxsize=64)
 def _srtf_on(point: Point, seed: int, quick: bool) -> float:
     return _simulate(build_setup(point, seed, quick), "srtf", seed)["total_jct"]
 

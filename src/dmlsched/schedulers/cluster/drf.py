@@ -17,21 +17,30 @@ started and no pending job got workers (so the lists stay the same), the
 next slot's decision is this one again, so it holds until the next arrival
 or completion; otherwise the pointer has moved and the next slot places
 differently, so nothing is promised (holding would change DRF).
+
+On more than ``placement.SMALL_MACHINES`` machines, when every job is sync,
+the filling runs as one compiled call
+(:mod:`dmlsched.schedulers._shared.drf_kernel`): the same steps,
+placements and pointer, bit for bit, returned as one
+:class:`~dmlsched.model.cluster.PlacementTable` (the engine reads it without a
+Python object per job); a decision of a few hundred bundles on a thousand
+machines had been hundreds of small Python and NumPy calls per bundle.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.cluster import Cluster, ClusterDecision, Placement
+from dmlsched.model.cluster import Cluster, ClusterDecision, Placement, PlacementTable
 from dmlsched.model.reasons import Reason
 from dmlsched.model.speed.pdors import ps_bandwidth_load
 from dmlsched.model.views import ClusterView
-from dmlsched.schedulers._shared.placement import bundle, place_round_robin, take
+from dmlsched.schedulers._shared import placement
+from dmlsched.schedulers._shared.placement import EPS, bundle, place_round_robin, take
 from dmlsched.schedulers._shared.reasons import shortfall
 from dmlsched.schedulers.protocols import register
 
@@ -51,8 +60,65 @@ class Drf:
 
     def decide(self, view: ClusterView) -> ClusterDecision:
         start = self.pointer_
-        free = np.array(self.cluster_.capacity, dtype=float)
         jobs = list(view.active) + list(view.pending)
+        alloc: Mapping[int, Placement]
+        if self.cluster_.machines > placement.SMALL_MACHINES and all(
+            view.jobs[j].mode == "sync" for j in jobs
+        ):
+            alloc = self._fill_compiled(view, jobs)
+        else:
+            alloc = self._fill(view, jobs)
+        active = set(view.active)
+        steady = self.pointer_ == start and all(j in active for j in alloc)
+        until = self.horizon_ if steady else None  # see the module docstring
+        return ClusterDecision(allocations=alloc, until=until)
+
+    def _fill_compiled(self, view: ClusterView, jobs: list[int]) -> Mapping[int, Placement]:
+        """:meth:`_fill` for sync jobs in one compiled call (``drf_kernel``): the same
+        placements and pointer; the allocations as one table, jobs in the same order."""
+        from dmlsched.schedulers._shared.drf_kernel import drf_fill  # numba: when used
+
+        J = len(jobs)
+        free = np.array(self.cluster_.capacity, dtype=float)
+        self.free_ = free  # what progressive filling leaves (explain): filled in place
+        if not J:
+            return {}
+        R = self.cluster_.capacity.shape[1]
+        specs = [view.jobs[j] for j in jobs]
+        wd = np.array([job.worker_demand for job in specs], dtype=float).reshape(J, R)
+        pd = np.array([job.ps_demand for job in specs], dtype=float).reshape(J, R)
+        rec_k, rec_m, rec_w, rec_s, w, _, self.pointer_ = drf_fill(
+            free, wd, pd,
+            np.array([job.max_workers for job in specs], dtype=np.int64),
+            np.array([job.gamma for job in specs], dtype=float),
+            self.total_, self.pointer_, EPS,
+        )  # fmt: skip
+        self.pointer_ = int(self.pointer_)
+        # per job (in the decision's order) its machines ascending with summed counts
+        H = self.cluster_.machines
+        keys, where = np.unique(rec_k * H + rec_m, return_inverse=True)
+        workers = np.bincount(where, weights=rec_w).astype(np.int64)
+        ps = np.bincount(where, weights=rec_s).astype(np.int64)
+        rows = keys // H
+        placed = np.flatnonzero(w > 0)
+        offsets = np.searchsorted(rows, np.arange(J + 1))
+        keep = (
+            np.concatenate([np.arange(offsets[k], offsets[k + 1]) for k in placed.tolist()])
+            if placed.size
+            else np.zeros(0, dtype=np.int64)
+        )
+        sizes = offsets[placed + 1] - offsets[placed]
+        return PlacementTable(
+            jobs=np.asarray(jobs, dtype=np.int64)[placed],
+            offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            machines=(keys % H)[keep].astype(np.int64),
+            workers=workers[keep],
+            ps=ps[keep],
+        )
+
+    def _fill(self, view: ClusterView, jobs: list[int]) -> dict[int, Placement]:
+        """Progressive filling one bundle at a time (module docstring)."""
+        free = np.array(self.cluster_.capacity, dtype=float)
         w_cnt: dict[int, dict[int, int]] = {j: {} for j in jobs}
         s_cnt: dict[int, dict[int, int]] = {j: {} for j in jobs}
         size = dict.fromkeys(jobs, (0, 0))
@@ -84,12 +150,8 @@ class Drf:
             size[j] = (w1, s1)
             used = w1 * np.asarray(job.worker_demand) + s1 * np.asarray(job.ps_demand)
             heapq.heappush(heap, (float(np.max(used / self.total_)), k, j))
-        alloc = {j: Placement.from_counts(w_cnt[j], s_cnt[j]) for j in jobs if size[j][0] > 0}
         self.free_ = free  # what progressive filling left (explain)
-        active = set(view.active)
-        steady = self.pointer_ == start and all(j in active for j in alloc)
-        until = self.horizon_ if steady else None  # see the module docstring
-        return ClusterDecision(allocations=alloc, until=until)
+        return {j: Placement.from_counts(w_cnt[j], s_cnt[j]) for j in jobs if size[j][0] > 0}
 
     def explain(self, view: ClusterView, jobs: Sequence[int]) -> dict[int, Reason]:
         """A job with no worker this slot: progressive filling left no room for one more

@@ -73,10 +73,14 @@ __all__ = [
     "QResult",
     "Queued",
     "calculate_q",
+    "q_of_pending",
     "timeline",
 ]
 
 _TOL = 1e-9
+#: A_greedy evaluates Eq. (5) lazily (see ``_greedy``: the same choices; ``False``
+#: evaluates every worker first, the reference the tests compare with)
+LAZY_Q = True
 
 
 @dataclass
@@ -155,8 +159,19 @@ def calculate_q(
     inv_d: float,
 ) -> QResult:
     """Alg. 3 lines 9–12 / Eq. (5) for an edge worker; ``delay`` = Δ_js, ``p`` = ⌈E_jB_j/n_jsw⌉."""
+    return q_of_pending(timeline(queue, rem, now, now + delay), now, delay, new_key, p, inv_d)
+
+
+def q_of_pending(
+    pend: list[tuple[Queued, int]],
+    now: int,
+    delay: int,
+    new_key: tuple[float, int],
+    p: int,
+    inv_d: float,
+) -> QResult:
+    """:func:`calculate_q` given the worker's pending chunks at t0 (:func:`timeline`)."""
     t0 = now + delay
-    pend = timeline(queue, rem, now, t0)
     wait = 0
     low_weight = 0.0
     postponed = []
@@ -202,6 +217,7 @@ class AOnline:
         self.queues_: dict[int, list[Queued]] = {}  # edge worker gid -> HAPRF queue
         self.keys_: dict[int, list[tuple[float, int]]] = {}
         self.cloud_: dict[int, tuple[np.ndarray, int]] = {}  # job -> (chunks, ready slot)
+        self.cloud_left_: dict[int, tuple[int, tuple[int, ...]]] = {}  # its unfinished ones
         self.rates_: dict[int, float] = {}
         self.fresh_: dict[int, float] = {}  # jobs dispatched this slot: E_j B_j
         self.ps_type_: dict[int, int] = {}
@@ -211,6 +227,7 @@ class AOnline:
         self.beta_: dict[tuple[int, int], list[float]] = {}  # (j,d) -> [start, end, weight]
         self.job_end_: dict[int, float] = {}  # planned completion (exclusive) per job
         self.undo_: list[tuple] | None = None  # cloud_check's trial placement log
+        self.pending_: dict[int, dict[int, list[tuple[Queued, int]]]] = {}
 
     # ------------------------------------------------------------------ duals
     def alpha_sum(self) -> float:
@@ -228,6 +245,7 @@ class AOnline:
     def decide(self, view: EdgeCloudView) -> EdgeCloudDecision:
         t = view.slot
         self.fresh_ = {}
+        self.pending_ = {}  # worker -> Δ -> its timeline this slot (``_q``)
         rem = _RemainingSlots(self, view)
         dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
         used = list(view.storage_used)
@@ -277,14 +295,35 @@ class AOnline:
         version: dict[tuple[int, int], int] = {}
         results: dict[tuple[int, int], QResult] = {}
         key = haprf_key(rate0, total_work, self.seq_)
+        # Lazily, with the same pops as holding every worker's Q (LAZY_Q):
+        # * idle workers (empty queue) of a server all have the same Q (Eq. (5) with no
+        #   pending chunk): the heap holds the lowest-numbered one, the next is pushed
+        #   when it is chosen;
+        # * a busy worker enters with its lower bound (Δ + p)/D_j — its Q with nothing
+        #   pending, ≤ its Q since float addition is monotone — as version −1, and its
+        #   Q is computed (as at the job's start: its queue has not changed) when that
+        #   bound reaches the top; an exact entry on top is then below every bound.
+        idle: dict[int, list[int]] = {}  # server -> its idle workers, the one in the heap last
         for s, w in self.by_type_.get(job.worker_type, ()):
             if not fits(s):
                 continue
             g = system.worker_gid(s, w)
-            res = calculate_q(self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d)
+            queue = self.queues_.get(g)
+            if queue is None and LAZY_Q:
+                waiting = idle.setdefault(s, [])
+                waiting.append(w)
+                if len(waiting) > 1:
+                    continue
+            if queue is not None and LAZY_Q:
+                bound = q_of_pending([], now, job.delay[s], key, p_edge, inv_d)
+                heap.append((bound.q, s, w, -1))
+                continue
+            res = self._q(g, queue or [], rem, now, job.delay[s], key, p_edge, inv_d)
             results[(s, w)] = res
             version[(s, w)] = 0
             heap.append((res.q, s, w, 0))
+        for waiting in idle.values():
+            waiting.reverse()  # descending: the one in the heap last, the next below it
         cloud_q = None
         if not self.edge_only:
             p_c1 = chunk_slots(job, 1, sp)
@@ -305,6 +344,16 @@ class AOnline:
         for d in range(D):
             while True:  # line 11, lazily skipping stale entries and full servers
                 q, s, w, ver = heapq.heappop(heap)
+                if ver < 0:  # a busy worker's bound on top: its Q now
+                    if fits(s):
+                        g = system.worker_gid(s, w)
+                        res = self._q(
+                            g, self.queues_[g], rem, now, job.delay[s], key, p_edge, inv_d
+                        )
+                        results[(s, w)] = res
+                        version[(s, w)] = 0
+                        heapq.heappush(heap, (res.q, s, w, 0))
+                    continue
                 if version.get((s, w)) == ver and (s == S or fits(s)):
                     break
             if s == S:  # lines 12–16: the rest of the job goes to the cloud
@@ -337,9 +386,16 @@ class AOnline:
             if d == 0 and cloud_q is not None:  # lines 17–20: cloud Q with ζ_j = 0
                 version[(S, 0)] += 1
                 heapq.heappush(heap, (inv_d * (job.delay[S] + p_edge), S, 0, version[(S, 0)]))
+            waiting = idle.get(s)
+            if waiting and waiting[-1] == w:  # it was its server's idle one: the next in line
+                waiting.pop()
+                if waiting:
+                    results[(s, waiting[-1])] = results[(s, w)]
+                    version[(s, waiting[-1])] = 0
+                    heapq.heappush(heap, (results[(s, w)].q, s, waiting[-1], 0))
             # lines 21–22: only the chosen worker's Q changes for the next chunk
             nk = haprf_key(rate0, total_work, self.seq_)
-            res = calculate_q(self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
+            res = self._q(g, self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
             results[(s, w)] = res
             version[(s, w)] += 1
             heapq.heappush(heap, (res.q, s, w, version[(s, w)]))
@@ -354,6 +410,29 @@ class AOnline:
             if s < S:
                 used[s] += job.chunk_gb
         return tuple(places)
+
+    def _q(
+        self,
+        g: int,
+        queue: list[Queued],
+        rem: _RemainingSlots,
+        now: int,
+        delay: int,
+        key: tuple[float, int],
+        p: int,
+        inv_d: float,
+    ) -> QResult:
+        """:func:`calculate_q` with worker ``g``'s timeline kept for the slot: within a
+        slot it changes only when a chunk joins or leaves ``g``'s queue (``_touch``)."""
+        kept = self.pending_.setdefault(g, {})
+        hit = kept.get(delay)
+        if hit is None:
+            hit = kept[delay] = timeline(queue, rem, now, now + delay)
+        return q_of_pending(hit, now, delay, key, p, inv_d)
+
+    def _touch(self, g: int) -> None:
+        """Worker ``g``'s queue changed: forget its kept timelines."""
+        self.pending_.pop(g, None)
 
     def _place_cloud(
         self, job: EdgeJob, d: int, zeta: int, q: float, now: int, places: list
@@ -400,6 +479,7 @@ class AOnline:
             self._rollback(job, rem)
             self.seq_ = seq0
             self.cloud_.pop(job.id, None)
+            self.cloud_left_.pop(job.id, None)
             places = []
             self._place_cloud(job, 0, 1, all_cloud - job.arrival, now, places)
         self.undo_ = None
@@ -411,6 +491,7 @@ class AOnline:
         for rec in reversed(self.undo_):
             if rec[0] == "insert":
                 _, g, entry = rec
+                self._touch(g)
                 i = self.queues_[g].index(entry)
                 del self.queues_[g][i]
                 del self.keys_[g][i]
@@ -465,6 +546,7 @@ class AOnline:
             self._rollback(job, rem)
             self.seq_ = seq0
             self.cloud_.pop(job.id, None)
+            self.cloud_left_.pop(job.id, None)
             places: list[tuple[int, int]] = []
             if any(s < S for s, _ in trial[0]) and trial[1] < all_cloud:
                 plan = self._plan(job, now, rem, room, True)
@@ -566,6 +648,7 @@ class AOnline:
         """Alg. 4: schedule d on [t*, t*+p), postpone A_2 by p, grow β."""
         queue = self.queues_.setdefault(g, [])
         keys = self.keys_.setdefault(g, [])
+        self._touch(g)
         i = bisect.bisect_right(keys, entry.key)
         keys.insert(i, entry.key)
         queue.insert(i, entry)
@@ -608,17 +691,26 @@ class AOnline:
             if not queue:
                 del self.queues_[g]
                 del self.keys_[g]
+        out = {j: tuple(sorted(c)) for j, c in run.items()}
         for j in list(self.cloud_):
             chunks, ready = self.cloud_[j]
             arr = remaining.get(j)
             if j not in self.fresh_ and arr is None:
                 del self.cloud_[j]
+                self.cloud_left_.pop(j, None)
                 continue
             if ready <= t:
                 left = chunks if arr is None else chunks[arr[chunks] > 0]
-                if len(left):
-                    run.setdefault(j, []).extend(int(d) for d in left)
-        return {j: tuple(sorted(c)) for j, c in run.items()}
+                if not len(left):
+                    continue
+                # chunks only ever finish: the same count is the same chunks, so their
+                # tuple (ascending, as ``chunks``) is made once per change
+                hit = self.cloud_left_.get(j)
+                if hit is None or hit[0] != len(left):
+                    hit = self.cloud_left_[j] = (len(left), tuple(left.tolist()))
+                mine = out.get(j)
+                out[j] = hit[1] if mine is None else tuple(sorted(mine + hit[1]))
+        return out
 
 
 @register

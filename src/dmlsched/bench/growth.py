@@ -1,0 +1,92 @@
+"""Growth: how a scheduler's run time scales from the paper's size to ten times it.
+
+``growth`` (opt-in: ``--only growth``, several minutes): for each scheduler, one
+run at its paper size and one at ten times (jobs and machines/servers ×10, the
+horizon unchanged; mlBroker: jobs ×10 over the same 15 DCs and 50 slots), each in
+a fresh process after a small warm-up run in it (imports, numba's loading and
+compiled kernels are not what grows).  Figures: CPU seconds ``growth_<name>_1x_s``,
+``growth_<name>_10x_s`` and the exponent ``growth_<name>_exponent`` =
+log10(t₁₀ₓ / t₁ₓ) — 1 is linear growth, 2 quadratic.
+
+=============  =====================================  =============================
+scheduler      paper size (1×)                        workload
+=============  =====================================  =============================
+``drf``        1,000 jobs, 100 machines, 1,000 slots  Philly arrivals (``trace_cluster``)
+``pd-ors+``    the same                               the same
+``a-online``   300 jobs, 100 servers, 300 slots       Sec. V (``edge_cloud_workload``)
+``mlbroker``   100 jobs, 15 DCs, 50 slots, 500 GB     Sec. 6.1 (``mlbroker-fig8``'s)
+=============  =====================================  =============================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+from dmlsched.bench import benchmark
+
+__all__ = ["SIZES", "growth"]
+
+#: scheduler -> (setting, 1× size, warm-up size); sizes as the child's ``build`` reads them
+SIZES: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {
+    "drf": ("cluster", (1000, 100, 1000), (60, 70, 20)),
+    "pd-ors+": ("cluster", (1000, 100, 1000), (40, 70, 20)),
+    "a-online": ("edge-cloud", (300, 100, 300), (30, 10, 40)),
+    "mlbroker": ("geo", (100, 15, 50), (6, 3, 5)),
+}
+
+_CHILD = """
+import json, sys, time
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.engine import simulate
+name, setting = sys.argv[1], sys.argv[2]
+size, warm = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+def build(n, m, t):
+    if setting == "cluster":
+        from dmlsched.workloads.traces import load_trace, trace_cluster
+        return trace_cluster(load_trace("philly"), n, m, t, make_rng(0))
+    if setting == "edge-cloud":
+        from dmlsched.workloads.edge_cloud import edge_cloud_workload
+        return edge_cloud_workload(n, m, t, make_rng(0))
+    from dmlsched.experiments.defs.mlbroker import _instance
+    return _instance(0, m, t, n, data_gb=500.0)
+def run(wl):
+    _, rng = spawn(make_rng(0), 2)
+    c = time.process_time()
+    simulate(setting, wl, make_scheduler(setting, name), rng, record_events=False)
+    return time.process_time() - c
+run(build(*warm))
+print(json.dumps({"cpu": run(build(*size))}))
+"""
+
+
+def _cpu(name: str, setting: str, size: tuple[int, ...], warm: tuple[int, ...]) -> float:
+    cmd = [sys.executable, "-c", _CHILD, name, setting, json.dumps(size), json.dumps(warm)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return float(json.loads(out)["cpu"])
+
+
+def _tenfold(setting: str, size: tuple[int, ...]) -> tuple[int, ...]:
+    if setting == "geo":  # jobs ×10 over the same DCs and slots
+        return (size[0] * 10, *size[1:])
+    return (size[0] * 10, size[1] * 10, size[2])  # jobs and machines ×10, same horizon
+
+
+@benchmark("growth", default=False)
+def growth() -> dict[str, float]:
+    from dmlsched.workloads.traces import default_trace_dir
+
+    out: dict[str, float] = {}
+    for name, (setting, size, warm) in SIZES.items():
+        if setting == "cluster" and default_trace_dir("philly") is None:
+            continue
+        one = _cpu(name, setting, size, warm)
+        ten = _cpu(name, setting, _tenfold(setting, size), warm)
+        key = name.replace("-", "_").replace("+", "_plus")
+        out[f"growth_{key}_1x_s"] = one
+        out[f"growth_{key}_10x_s"] = ten
+        out[f"growth_{key}_exponent"] = math.log10(ten / one)
+    return out
