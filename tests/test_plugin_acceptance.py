@@ -8,7 +8,8 @@ in every setting; the testbed's loop refuses it (the catalogue through
 ``run_cluster`` with the fake executor and clock, the scheduler loaded through the
 plugin mechanism; and once the real ``dmlsched testbed run``, which never starts a
 training process for it); a real ``dmlsched serve`` refuses it and commits nothing
-over capacity to its log.
+over capacity to its log.  The real processes run the whole catalogue too, most of it
+under the ``slow`` marker.
 """
 
 from __future__ import annotations
@@ -103,10 +104,19 @@ def test_the_testbed_loop_refuses_a_lying_plugin(plugin_sandbox: Path, cheat: Ch
     _refusal(run.refusal, cheat)
 
 
+def _catalogue(fast: list[str]) -> list[Any]:
+    """The cluster catalogue's refused cheats, those not in ``fast`` marked slow (each is a
+    real process: ``make test-slow`` runs them all)."""
+    return [
+        pytest.param(c, id=c.name, marks=() if c.name in fast else pytest.mark.slow)
+        for c in CLUSTER
+    ]
+
+
+@pytest.mark.parametrize("cheat", _catalogue(["zeroed-demands-packed-on-machine-0"]))
 def test_dmlsched_testbed_run_refuses_a_lying_plugin_before_any_training_starts(
-    plugin_sandbox: Path, capsys: pytest.CaptureFixture[str]
+    plugin_sandbox: Path, capsys: pytest.CaptureFixture[str], cheat: Cheat
 ) -> None:
-    cheat = next(c for c in CLUSTER if c.name == "zeroed-demands-packed-on-machine-0")
     out, state = plugin_sandbox / "out", plugin_sandbox / "state"
     args = [
         "testbed",
@@ -172,14 +182,13 @@ def _usage_over_capacity(records: list[Any]) -> list[str]:
     return over
 
 
-@pytest.mark.parametrize("name", SERVE_CHEATS)
+@pytest.mark.parametrize("cheat", _catalogue(SERVE_CHEATS))
 def test_dmlsched_serve_refuses_a_lying_plugin_and_commits_nothing_over_capacity(
-    plugin_sandbox: Path, name: str
+    plugin_sandbox: Path, cheat: Cheat
 ) -> None:
     from dmlsched.service.loadtest import JOB, ServiceProcess
     from dmlsched.service.store import open_store
 
-    cheat = next(c for c in CLUSTER if c.name == name)
     db = plugin_sandbox / "service.db"
     plugin = cheater(plugin_sandbox, cheat)
     args = ["--plugin", plugin, "--scheduler", "cheater", "--db", str(db), "--manual-clock"]
