@@ -179,3 +179,15 @@ def test_calibration_fit_recovers_the_links_constants():
     for p in probes:
         assert _predict("links", x, p, g, 50.0) == pytest.approx(p.step_s, rel=1e-4)
     assert x[4] == pytest.approx(0.2, abs=1e-3) and x[5] == pytest.approx(0.6, abs=1e-3)
+
+
+def test_the_namespace_prefix_comes_from_the_environment(monkeypatch):
+    from dmlsched.testbed import state
+
+    monkeypatch.setenv(state.PREFIX_ENV, "dmtb")
+    assert state._prefix() == "dmtb-"
+    monkeypatch.delenv(state.PREFIX_ENV)
+    assert state._prefix() == "dmlt-"
+    monkeypatch.setenv(state.PREFIX_ENV, "Bad-Name")
+    with pytest.raises(InvalidInput, match=state.PREFIX_ENV):
+        state._prefix()

@@ -19,7 +19,7 @@ import pytest
 from dmlsched.model.cluster import Placement
 from dmlsched.testbed.emulation import netns_available
 from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
-from dmlsched.testbed.state import cleanup, live_resources
+from dmlsched.testbed.state import PREFIX, cleanup, live_resources
 
 NETNS = netns_available()
 needs_netns = pytest.mark.skipif(NETNS is not None, reason=NETNS or "")
@@ -199,10 +199,10 @@ def test_cleanup_from_another_state_folder_spares_a_live_runs_namespaces(tmp_pat
     # concurrent runs (pytest -n 2) keep their state in different folders; the orphan
     # sweep of one must not delete the other's namespaces while its owner lives
     with Testbed(1, tmp_path / "run", emulation="netns", state_dir=tmp_path / "a") as tb:
-        mine = [ns for ns in _netns() if ns.startswith(f"dmlt-{tb.run_id}")]
+        mine = [ns for ns in _netns() if ns.startswith(f"{PREFIX}{tb.run_id}")]
         assert mine
         cleanup(tmp_path / "b")
-        assert [ns for ns in _netns() if ns.startswith(f"dmlt-{tb.run_id}")] == mine
+        assert [ns for ns in _netns() if ns.startswith(f"{PREFIX}{tb.run_id}")] == mine
         run_id = tb.run_id
     assert live_resources(run_id) == []
 
