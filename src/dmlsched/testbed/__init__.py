@@ -37,7 +37,7 @@ through the engine's boundary and checks (:mod:`dmlsched.sim.cluster`), as
 :func:`.run.run_cluster` does.
 
 **Runs and calibration** — :func:`.run.run_cluster` (the slot loop with a
-registered scheduler and measured progress), :func:`.run.predict` (the
+registered scheduler and measured progress), :func:`.predict.predict` (the
 simulator's prediction of the same run), :func:`.report.write_run`,
 :func:`.calibrate.calibrate` (probes → ``profile.json`` for ``--speed``),
 :func:`.workload.testbed_workload`.  CLI: ``dmlsched testbed run |
