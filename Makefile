@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml requirements.lock | cksum | cut -d' ' -f1)
 SEEDS ?= 10
 
-.PHONY: install demo quickstart test test-deps test-slow bench bench-service lint reproduce-all clean
+.PHONY: install demo quickstart test test-deps test-slow bench bench-service lint reproduce-all testbed-validate clean
 
 install: $(STAMP)
 
@@ -64,6 +64,13 @@ lint: $(STAMP)
 
 reproduce-all: $(STAMP)
 	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --out results/reproduce-all $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
+
+# the testbed's sim-vs-real check on held-out seeds (real processes, both emulations, about
+# two hours; netns needs root): calibration with held-out probes, every cluster scheduler,
+# then the errors pooled over every job per scheduler and mode
+testbed-validate: $(STAMP)
+	$(BIN)/dmlsched reproduce testbed-pdors --seeds 3 --workers 1 --out results/testbed-pdors
+	$(BIN)/python -m dmlsched.testbed.pooled
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

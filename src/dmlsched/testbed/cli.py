@@ -181,6 +181,13 @@ def calibrate_cmd(
     probe_seconds: Annotated[float, typer.Option(help="Measured seconds per probe.")] = 3.0,
     slot_seconds: Annotated[float, typer.Option(help="Slot length the profile assumes.")] = 20.0,
     state_dir: Annotated[Path | None, typer.Option(help=_STATE_HELP)] = None,
+    held_out: Annotated[
+        bool,
+        typer.Option(
+            help="Then measure probes the fit never saw (a 15 Mbit/s cap, jobs sharing links) "
+            "and print the model's error on them (about 3 more minutes)."
+        ),
+    ] = True,
 ) -> None:
     """Fit Eq. (1)'s τ, g/b (and the link model) to measured step times; write a profile."""
     from dmlsched.testbed.calibrate import calibrate
@@ -206,6 +213,7 @@ def calibrate_cmd(
         slot_seconds=slot_seconds,
         state_dir=state_dir or DEFAULT_STATE_DIR,
         log=typer.echo,
+        held_out=held_out,
     )
     typer.echo((out / "calibration.md").read_text())
     typer.echo(f"wrote {path}")
