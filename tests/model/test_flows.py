@@ -75,3 +75,14 @@ def test_uncapped_links_cost_nothing():
     assert step_seconds([_split(1, wm=0, pm=0, compute=0.01)], _net(), "fair") == [
         pytest.approx(0.01)
     ]
+
+
+def test_start_offsets_average_the_phase_of_fair_sharing():
+    # in lockstep two jobs halve each other; half a step apart one pushes while the other
+    # pulls (full duplex) and neither slows; the fluid model keeps any offset, so over
+    # evenly spread offsets the slowdown is in between (linear in the offset: ≈ 1.5)
+    a, b = step_seconds([_split(1), _split(1)], _net(), "fair", phases=8)
+    assert 1.35 * 2 * T1 < a < 1.65 * 2 * T1 and b == pytest.approx(a, rel=0.05)
+    # fifo settles into the alternation whatever the offset
+    a, _ = step_seconds([_split(1), _split(1)], _net(), "fifo", phases=8)
+    assert a == pytest.approx(2 * T1, rel=0.02)

@@ -39,7 +39,7 @@ HELD_OUT_CAP = 15.0
 MIN_STEPS = 8
 BATCH = 64
 HIDDEN = 256
-REPEATS = 2
+REPEATS = 3
 
 
 @dataclass(frozen=True)

@@ -38,15 +38,12 @@ def profile_speed(
     consts = {k: float(v) for k, v in profile["forms"][form].items()}
     if form == "eq1":
         consts["ref_mbit"] = float(profile["ext_mbit"][0])
-    # how jobs share a link: the emulation's (token buckets in order, or TCP flows)
-    transport = "fifo" if profile.get("emulation") == "local" else "fair"
     return CalibratedSpeed(
         form=form,
         slot_seconds=float(slot_seconds or profile["slot_seconds"]),
         grad_bytes=float(profile["grad_bytes"]),
         ext_mbit=tuple(ext_mbit or profile["ext_mbit"]),
         int_mbit=tuple(int_mbit or profile.get("int_mbit", (0.0,))),
-        transport=transport,
         **consts,
     )
 

@@ -34,8 +34,8 @@ placement (machines, w_h, s_h) with W = Σ w_h workers and S = Σ s_h PSs:
 Jobs running together (:meth:`CalibratedSpeed.joint_steps`, the engine's
 ``slot_rates``): a job's step alone is the fitted form; the links it shares
 stretch its communication by the ratio a flow-level simulation of every
-connection gives (:mod:`dmlsched.model.speed.flows`: max-min fair TCP
-flows in ``netns``, the token buckets' order in ``local``).
+connection gives (:mod:`dmlsched.model.speed.flows`), a link serving its
+flows max-min fairly for the share 1 − ω and in arrival order for ω.
 
 Async jobs (thesis (3.1)): a worker's mini-batch time is the same
 expression with W = 1 seen from that worker (its own PSs), summed as rates.
@@ -55,11 +55,12 @@ from dataclasses import dataclass
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import ClusterJob, Placement
-from dmlsched.model.speed.flows import TRANSPORTS, FlowJob, Network, step_seconds
+from dmlsched.model.speed.flows import FlowJob, Network, step_seconds
 
 __all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step", "one_worker_ext"]
 
 FORMS = ("eq1", "links")
+PHASES = 8  # start offsets the flow-level model averages over (joint_steps)
 _MIN_STEP_S = 1e-6  # a fit with τ = c = 0 must not promise infinite speed
 
 
@@ -163,15 +164,12 @@ class CalibratedSpeed:
     ext_mbit: tuple[float, ...] = (20.0,)
     int_mbit: tuple[float, ...] = (0.0,)  # 0 = uncapped loopback
     ref_mbit: float = 0.0  # eq1: the cap g_over_b_ext was fitted at (0 = this run's)
-    transport: str = "fair"  # links: how jobs share a link (flows.TRANSPORTS; netns fair)
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
             raise InvalidInput("form", self.form, " | ".join(FORMS))
         if not self.slot_seconds > 0:
             raise InvalidInput("slot_seconds", self.slot_seconds, "> 0")
-        if self.transport not in TRANSPORTS:
-            raise InvalidInput("transport", self.transport, " | ".join(TRANSPORTS))
 
     @staticmethod
     def _cap(caps: tuple[float, ...], h: int) -> float:
@@ -253,10 +251,16 @@ class CalibratedSpeed:
         """Seconds per sync step of (batch, placement) pairs running together (``links``).
 
         Each job's step alone is the fitted ``links`` form (its κ, ω, η and
-        overhead kept); sharing stretches its communication — the step minus
-        its compute τ·F/W + c — by the ratio the flow-level simulation
-        (:func:`dmlsched.model.speed.flows.step_seconds`, transport
-        ``transport``) gives between the job among the others and alone.
+        overhead kept); the links it shares stretch its communication — the
+        step minus its compute τ·F/W + c — by the ratio, among the others
+        to alone, of a flow-level simulation of every connection
+        (:func:`dmlsched.model.speed.flows.step_seconds`, averaged over
+        ``PHASES`` start offsets: jobs start at unrelated times).  A link
+        serves its flows partly in arrival order and partly max-min fairly:
+        the ratio is (1 − ω)·fair + ω·fifo, ω the fitted share of a single
+        job's push/pull overlap — the same property of the link (ω = 1: one
+        message at a time, as the token buckets; ω = 0: TCP flows shared
+        evenly, no pipelining).
         """
         solo = [
             self.step_seconds(b, p.machines, p.workers, p.ps)
@@ -269,14 +273,19 @@ class CalibratedSpeed:
             return solo
         H = 1 + max(m for k in live for m in items[k][1].machines)
         net = self.network(H)
-        fj = [self.flow_job(*items[k]) for k in live]
-        shared = _flow_steps(tuple(fj), net, self.transport)
+        fj = tuple(self.flow_job(*items[k]) for k in live)
         out = list(solo)
-        for k, f, sh in zip(live, fj, shared, strict=True):
-            alone = _flow_steps((f,), net, self.transport)[0]
-            comm = alone - f.compute_s
-            if comm > 1e-9 * alone:
-                out[k] = f.compute_s + (solo[k] - f.compute_s) * (sh - f.compute_s) / comm
+        stretch = [0.0] * len(fj)
+        for transport, weight in (("fair", 1.0 - self.pipeline), ("fifo", self.pipeline)):
+            if weight <= 0:
+                continue
+            shared = _flow_steps(fj, net, transport, PHASES)
+            for n, (f, sh) in enumerate(zip(fj, shared, strict=True)):
+                alone = _flow_steps((f,), net, transport, 1)[0]
+                comm = alone - f.compute_s
+                stretch[n] += weight * ((sh - f.compute_s) / comm if comm > 1e-9 * alone else 1.0)
+        for k, f, x in zip(live, fj, stretch, strict=True):
+            out[k] = f.compute_s + (solo[k] - f.compute_s) * x
         return out
 
     def slot_rates(self, items: Sequence[tuple[ClusterJob, Placement]]) -> list[float]:
@@ -296,5 +305,7 @@ class CalibratedSpeed:
 
 
 @functools.lru_cache(maxsize=4096)
-def _flow_steps(jobs: tuple[FlowJob, ...], net: Network, transport: str) -> tuple[float, ...]:
-    return tuple(step_seconds(jobs, net, transport))
+def _flow_steps(
+    jobs: tuple[FlowJob, ...], net: Network, transport: str, phases: int
+) -> tuple[float, ...]:
+    return tuple(step_seconds(jobs, net, transport, phases=phases))

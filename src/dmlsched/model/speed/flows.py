@@ -42,6 +42,7 @@ TRANSPORTS = ("fair", "fifo")
 HEADER_BYTES = 40  # transport.HEADER.size: a message's header, sent (and reserved) first
 CHUNK_BYTES = 64 * 1024  # transport._CHUNK: bytes reserved per token-bucket request
 _EPS = 1e-12
+_PHI = (math.sqrt(5.0) - 1.0) / 2.0  # a Weyl sequence of start offsets: evenly spread phases
 MAX_EVENTS = 400_000  # a deterministic bound on one simulation's work
 
 
@@ -93,14 +94,31 @@ def step_seconds(
     *,
     steps: int = 20,
     warmup: int = 3,
+    phases: int = 1,
 ) -> list[float]:
-    """Each job's mean seconds per step when all run together (module docstring)."""
+    """Each job's mean seconds per step when all run together (module docstring).
+
+    ``phases`` > 1: the mean over that many start offsets of the jobs (module
+    docstring), else all start at once.
+    """
     if transport not in TRANSPORTS:
         raise InvalidInput("transport", transport, " | ".join(TRANSPORTS))
     out = [0.0] * len(jobs)
+    sim = _fair if transport == "fair" else _fifo
     for group in _groups(jobs, net):
-        sim = _fair if transport == "fair" else _fifo
-        for k, v in zip(group, sim([jobs[k] for k in group], net, steps, warmup), strict=True):
+        sub = [jobs[k] for k in group]
+        if len(sub) == 1 or phases <= 1:
+            got = sim(sub, net, steps, warmup, [0.0] * len(sub))
+        else:  # the mean over start offsets: job k starts frac(i·k·φ) of its step alone late
+            alone = [sim([j], net, steps, warmup, [0.0])[0] for j in sub]
+            runs = [
+                sim(
+                    sub, net, steps, warmup, [(i * k * _PHI) % 1.0 * a for k, a in enumerate(alone)]
+                )
+                for i in range(phases)
+            ]
+            got = [float(sum(r[k] for r in runs) / phases) for k in range(len(sub))]
+        for k, v in zip(group, got, strict=True):
             out[k] = v
     return out
 
@@ -154,7 +172,9 @@ class _Steps:
         return out
 
 
-def _fair(jobs: list[FlowJob], net: Network, steps: int, warmup: int) -> list[float]:
+def _fair(
+    jobs: list[FlowJob], net: Network, steps: int, warmup: int, offsets: list[float]
+) -> list[float]:
     """Fluid flows, max-min fair per link (``fair`` transport)."""
     rec = _Steps(len(jobs), steps, warmup)
     # flows: id -> [remaining bytes, links, job, worker, ps, is_push]
@@ -166,7 +186,7 @@ def _fair(jobs: list[FlowJob], net: Network, steps: int, warmup: int) -> list[fl
     t = 0.0
     for jb, j in enumerate(jobs):
         for i in range(len(j.worker_machines)):
-            heapq.heappush(timers, (j.compute_s, seq, jb, i))
+            heapq.heappush(timers, (offsets[jb] + j.compute_s, seq, jb, i))
             seq += 1
     nid = 0
 
@@ -248,7 +268,9 @@ def _maxmin(flows: dict[int, list], net: Network) -> dict[int, float]:
     return rates
 
 
-def _fifo(jobs: list[FlowJob], net: Network, steps: int, warmup: int) -> list[float]:
+def _fifo(
+    jobs: list[FlowJob], net: Network, steps: int, warmup: int, offsets: list[float]
+) -> list[float]:
     """Sequential senders over debt token buckets (``fifo`` transport, shaping.py's rule)."""
     rec = _Steps(len(jobs), steps, warmup)
     level: dict[int, float] = {}
@@ -284,7 +306,7 @@ def _fifo(jobs: list[FlowJob], net: Network, steps: int, warmup: int) -> list[fl
 
     for jb, j in enumerate(jobs):
         for i in range(len(j.worker_machines)):
-            schedule(j.compute_s, jb, "w", i, 0, -1.0)  # -1: the header comes first
+            schedule(offsets[jb] + j.compute_s, jb, "w", i, 0, -1.0)  # -1: header first
     t = 0.0
     events = 0
     while heap and not rec.enough() and events < MAX_EVENTS:
