@@ -293,6 +293,8 @@ def calibrate(
         },
         "fit": {"errors": errs, "loo_median": all_loo, "speedups": speedups},
     }
+    path = out / "profile.json"
+    path.write_text(json.dumps(profile, indent=1) + "\n")  # the fit, whatever happens next
     if held_out:
         colocated = {(p.W, p.S): p.step_s for p in probes if p.kind == "co-located"}
         profile["validation"] = validate(

@@ -40,6 +40,7 @@ MIN_STEPS = 8
 BATCH = 64
 HIDDEN = 256
 REPEATS = 3
+START_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,8 @@ def measure_steps(
     first_id: int,
 ) -> list[float]:
     """Seconds per step of jobs run at once: (Δ wall time) ÷ (Δ steps) of each job's PS 0,
-    over ``seconds`` after a one-second warm-up (longer, up to four times, until every
-    job has made ``MIN_STEPS`` steps)."""
+    over ``seconds`` after a one-second warm-up from the moment every job's PS 0
+    reported (longer, up to four times, until every job has made ``MIN_STEPS`` steps)."""
     jobs = []
     for k, (w, s) in enumerate(placements):
         spec = TrainSpec(job=first_id + k, target=1e12, batch=BATCH, hidden=HIDDEN, seed=7)
@@ -80,8 +81,14 @@ def measure_steps(
         job.start(Placement(tuple(range(len(w))), w, s))
         jobs.append(job)
     try:
-        time.sleep(1.0)
         paths = [job.dir / "inc-0" / "ps-0.json" for job in jobs]
+        deadline = time.monotonic() + START_TIMEOUT_S  # a loaded machine starts slowly
+        while not all(p.exists() for p in paths):
+            if time.monotonic() > deadline:
+                missing = [str(p) for p in paths if not p.exists()]
+                raise RuntimeError(f"probe jobs did not start in {START_TIMEOUT_S:g} s: {missing}")
+            time.sleep(0.1)
+        time.sleep(1.0)
         a = [json.loads(p.read_text()) for p in paths]
         time.sleep(seconds)
         b = [json.loads(p.read_text()) for p in paths]
