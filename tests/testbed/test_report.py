@@ -126,3 +126,23 @@ def test_the_summary_reads_did_not_finish_never_nan(tmp_path):
     text = (tmp_path / "summary.md").read_text()
     assert "did not finish (" in text and "nan" not in text.lower().replace("n/a", "")
     assert (tmp_path / "gantt.png").stat().st_size > 0
+
+
+def test_held_out_probes_print_as_a_table():
+    from dmlsched.testbed.validate import summary_lines
+
+    val = {
+        "split_vs_colocated": [
+            {"W": 1, "S": 1, "cap_mbit": 15.0, "split_s": 0.08, "colocated_s": 0.026,
+             "measured": 3.1, "predicted": 3.0, "error": -0.03}
+        ],
+        "shared": [
+            {"case": "same links, W=1", "job": 0, "workers": [1, 0, 0], "ps": [0, 1, 0],
+             "alone_s": 0.12, "shared_s": [0.13, 0.16], "measured": 1.2, "predicted": 1.3,
+             "error": 0.083}
+        ],
+    }  # fmt: skip
+    text = "\n".join(summary_lines(val))
+    assert "| 1 | 1 | 80.0 | 26.0 | 3.10 | 3.00 | -3.0% |" in text
+    assert "| same links, W=1 | 0 | [1, 0, 0] | [0, 1, 0] | 120 | 130 / 160 |" in text
+    assert "Largest |error| 8.3%, median 5.7% over 2 held-out slowdowns; 2 within 10%." in text

@@ -210,3 +210,13 @@ def test_cleanup_from_another_state_folder_spares_a_live_runs_namespaces(tmp_pat
 def _netns() -> list[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return [ln.split()[0] for ln in out.splitlines() if ln.strip()]
+
+
+def test_probe_jobs_run_together_and_report_their_steps(tmp_path):
+    from dmlsched.testbed.validate import measure_steps
+
+    with Testbed(3, tmp_path / "run", emulation="local", ext_mbit=20.0, state_dir=tmp_path) as tb:
+        steps = measure_steps(tb, [((1, 0, 0), (0, 1, 0)), ((0, 0, 1), (0, 1, 0))], 1.0, 0)
+        run_id = tb.run_id
+    assert len(steps) == 2 and all(0 < s < 5 for s in steps)
+    assert live_resources(run_id) == []

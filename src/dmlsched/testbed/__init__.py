@@ -9,8 +9,9 @@ with ``mode`` ``"netns"`` (a network namespace per machine, veths into a
 bridge in a switch namespace, ``tbf`` on each machine's external link in
 both directions, optional ``tbf`` on its loopback) or ``"local"`` (host
 namespace, token buckets in the transport).  Every resource is named
-``dmlt-<run id>-…`` (``$DMLSCHED_TESTBED_PREFIX`` for ``dmlt``) and recorded in ``<state_dir>/<run id>.json`` before it
-is created; :func:`.state.cleanup` removes what dead runs left,
+``dmlt-<run id>-…`` (``$DMLSCHED_TESTBED_PREFIX`` for ``dmlt``) and
+recorded in ``<state_dir>/<run id>.json`` before it is created;
+:func:`.state.cleanup` removes what dead runs left,
 :func:`.state.live_resources` lists what of a run still exists.
 
 **Process runtime** (:mod:`.runtime`, :mod:`.agent`, :mod:`.training`,
