@@ -13,7 +13,12 @@ def _run(root, sched, mode, seed, errors, overrun=0.0):
     path.parent.mkdir(parents=True)
     rows = []
     for j, e in enumerate(errors):
-        m = {"sim_error": e, "sim_error_censored": float(e > 0.5), "real_progress": 1.0}
+        m = {
+            "sim_error": e,
+            "sim_error_censored": float(e > 0.5),
+            "real_progress": 1.0,
+            "replay_error": e / 2,
+        }
         rows += cell_rows("x", "cluster", CellKey(sched, str(j), seed), "job", m)
     rows += cell_rows(
         "x", "cluster", CellKey(sched, "all", seed), "job", {"overrun_slots": overrun}
@@ -31,6 +36,7 @@ def test_jobs_pool_per_scheduler_and_mode_and_the_calibration_seed_is_left_out(t
     assert p.runs == 2 and sorted(p.errors) == [0.01, 0.02, 0.03, 0.6]
     assert p.median == pytest.approx(0.025) and p.censored == 1
     assert p.distorted == ["seed 2: 0 distorted, 2 overrun"]
+    assert p.replay_stats()[0] == pytest.approx(0.0125)
     text = render(pools)
     assert "| local | **all** | 2 | 4 |" in text and "| **both** | **all** | 3 | 5 |" in text
     main([str(tmp_path)])

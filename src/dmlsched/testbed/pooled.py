@@ -5,8 +5,10 @@ the claim is about every job of the held-out seeds together.  Each cell
 writes its run's report (``<runs>/<id>-<scheduler>-<emulation>-<seed>/report/results.csv``,
 per-job ``sim_error`` over every job either side started, unfinished ones
 censored — :mod:`dmlsched.testbed.report`); :func:`pooled_errors` reads them
-and pools the jobs.  Runs with overrun or distorted slots are counted and
-named, not dropped.
+and pools the jobs, the closed-loop error (the engine runs the scheduler
+itself) beside the replay error (the run's own decisions at the model's
+rates: the speed model alone, without the scheduler's divergence).  Runs
+with overrun or distorted slots are counted and named, not dropped.
 
 ``python -m dmlsched.testbed.pooled [RUNS] [--min-seed 1]`` prints the
 Markdown table (default ``RUNS``: ``/tmp/dmlsched-testbed-calibration/runs``).
@@ -15,6 +17,7 @@ Markdown table (default ``RUNS``: ``/tmp/dmlsched-testbed-calibration/runs``).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +37,7 @@ class Pool:
     """Every counted job of a set of runs."""
 
     errors: list[float]
+    replay: list[float] = dataclasses.field(default_factory=list)  # the run's own decisions
     censored: int = 0
     finished_real: int = 0
     finished_sim: int = 0
@@ -47,6 +51,10 @@ class Pool:
     @property
     def p90(self) -> float:
         return float(np.percentile(self.errors, 90)) if self.errors else math.nan
+
+    def replay_stats(self) -> tuple[float, float]:
+        r = self.replay
+        return (float(np.median(r)), float(np.percentile(r, 90))) if r else (math.nan, math.nan)
 
 
 def pooled_errors(
@@ -78,6 +86,8 @@ def pooled_errors(
             if not math.isfinite(e):
                 continue  # started by neither side
             pool.errors.append(e)
+            if math.isfinite(m.get("replay_error", math.nan)):
+                pool.replay.append(m["replay_error"])
             pool.censored += int(m.get("sim_error_censored", 0.0))
             pool.finished_real += int(m.get("real_progress", 0.0) >= 1.0)
             pool.finished_sim += int(m.get("sim_progress", 0.0) >= 1.0)
@@ -88,8 +98,8 @@ def render(pools: dict[tuple[str, str], Pool]) -> str:
     """Markdown: per scheduler and mode, per mode and overall."""
     lines = [
         "| mode | scheduler | runs | jobs | finished real / sim | censored | median | p90 | "
-        "distorted runs |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "replay median | replay p90 | distorted runs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     modes = sorted({m for _, m in pools})
     for mode in modes:
@@ -105,6 +115,7 @@ def _merge(pools: Sequence[Pool]) -> Pool:
     out = Pool([], distorted=[])
     for p in pools:
         out.errors += p.errors
+        out.replay += p.replay
         out.censored += p.censored
         out.finished_real += p.finished_real
         out.finished_sim += p.finished_sim
@@ -117,9 +128,10 @@ def _row(mode: str, sched: str, p: Pool) -> str:
     n = len(p.errors)
     fin = f"{p.finished_real} / {p.finished_sim}"
     dist = "; ".join(p.distorted or []) if sched != "**all**" else str(len(p.distorted or []))
+    rm, r90 = p.replay_stats()
     return (
         f"| {mode} | {sched} | {p.runs} | {n} | {fin} | {p.censored} | {100 * p.median:.1f}% | "
-        f"{100 * p.p90:.1f}% | {dist or '—'} |"
+        f"{100 * p.p90:.1f}% | {100 * rm:.1f}% | {100 * r90:.1f}% | {dist or '—'} |"
     )
 
 

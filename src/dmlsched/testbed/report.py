@@ -5,7 +5,8 @@
 ``param = "job"``: one group of rows per job id (``real_jct``, ``sim_jct``
 — NaN where that side did not finish —, ``real_progress``,
 ``sim_progress``, ``sim_error``, ``sim_error_censored``, ``replay_jct``,
-``replay_error``, ``work``, ``bytes``, ``final_loss``, ``accuracy``,
+``replay_error`` — the run's own decisions at the model's rates, counted and
+censored alike —, ``work``, ``bytes``, ``final_loss``, ``accuracy``,
 ``preemptions``, ``moves``, ``resizes``, ``comm_seconds``,
 ``compute_seconds``) and one with ``value = "all"`` (:func:`run_metrics`).
 ``slots.csv`` has one row per job and slot (placement, executor action,
@@ -160,12 +161,6 @@ def outcomes(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int
     return out
 
 
-def _err(sim: float, real: float) -> float:
-    if not (math.isfinite(sim) and math.isfinite(real)) or real <= 0:
-        return float("nan")
-    return abs(sim - real) / real
-
-
 def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int, dict]:
     out = {}
     outs = outcomes(tw, run, pred)
@@ -175,6 +170,12 @@ def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
         st = run.status.get(j)
         real = run.real_jct.get(j, float("nan"))
         rep = pred.replay_jct.get(j, float("nan"))
+        rep_err = float("nan")
+        if o.counted:  # the run's own decisions at the model's rates, censored alike
+            done = math.isfinite(rep)
+            rep_err, _ = job_error(
+                o.real_done, o.real_jct, o.real_progress, done, rep if done else o.sim_jct, 0.0
+            )
         curve = run.loss_curves.get(j) or []
         out[j] = {
             "arrival": float(job.arrival),
@@ -186,7 +187,7 @@ def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
             "sim_error": o.error,
             "sim_error_censored": float(o.censored),
             "replay_jct": rep,
-            "replay_error": _err(rep, real),
+            "replay_error": rep_err,
             "work": st.work if st else 0.0,
             "bytes": float(st.bytes) if st else 0.0,
             "final_loss": curve[-1][2] if curve else float("nan"),
@@ -247,6 +248,7 @@ def run_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
         "p90_sim_error": float(np.percentile(errs, 90)) if errs else nan,
         "max_sim_error": float(np.max(errs)) if errs else nan,
         "median_replay_error": float(np.median(rerrs)) if rerrs else nan,
+        "p90_replay_error": float(np.percentile(rerrs, 90)) if rerrs else nan,
         "median_slot_rate_error": slot_err,
         "total_utility_real": float(utility),
         "total_utility_sim": pred.sim_metrics.get("total_utility", nan),
