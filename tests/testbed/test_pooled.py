@@ -17,7 +17,9 @@ def _run(root, sched, mode, seed, errors, overrun=0.0):
             "sim_error": e,
             "sim_error_censored": float(e > 0.5),
             "real_progress": 1.0,
-            "replay_error": e / 2,
+            "arrival": 0.0,
+            "real_jct": 2.0,
+            "replay_jct": 2.0 * (1 + e / 2),  # a replay error of e / 2
         }
         rows += cell_rows("x", "cluster", CellKey(sched, str(j), seed), "job", m)
     rows += cell_rows(

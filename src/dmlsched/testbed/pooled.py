@@ -86,12 +86,23 @@ def pooled_errors(
             if not math.isfinite(e):
                 continue  # started by neither side
             pool.errors.append(e)
-            if math.isfinite(m.get("replay_error", math.nan)):
-                pool.replay.append(m["replay_error"])
+            pool.replay.append(_replay_error(m, summary))
             pool.censored += int(m.get("sim_error_censored", 0.0))
             pool.finished_real += int(m.get("real_progress", 0.0) >= 1.0)
             pool.finished_sim += int(m.get("sim_progress", 0.0) >= 1.0)
     return out
+
+
+def _replay_error(m: dict[str, float], summary: dict[str, float]) -> float:
+    """A job's replay error from its row (report.py's rule; older reports lack the column)."""
+    from dmlsched.testbed.report import job_error
+
+    real, rep = m.get("real_jct", math.nan), m.get("replay_jct", math.nan)
+    a = m.get("arrival", 0.0)
+    r_done, rep_done = math.isfinite(real), math.isfinite(rep)
+    r = real if r_done else summary.get("slots_run", math.nan) - a
+    s = rep if rep_done else summary.get("horizon", math.nan) - a
+    return job_error(r_done, r, 1.0 if r_done else m.get("real_progress", 0.0), rep_done, s, 0.0)[0]
 
 
 def render(pools: dict[tuple[str, str], Pool]) -> str:
