@@ -131,7 +131,8 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
             ext_mbit=EXT_MBIT,
             int_mbit=INT_MBIT,
         ) as tb:
-            run = run_cluster(tw, scheduler, tb, wl_seed, scheduler_params=params)
+            # no early stop for stalls: OASiS admits jobs whose planned start is slots away
+            run = run_cluster(tw, scheduler, tb, wl_seed, scheduler_params=params, stall_slots=0)
         load_end = os.getloadavg()[0]
     caps = dict(slot_seconds=slot_s, ext_mbit=(EXT_MBIT,), int_mbit=(INT_MBIT,))
     pred = predict(tw, run, profile_speed(prof, **caps), params)
