@@ -146,3 +146,10 @@ def test_held_out_probes_print_as_a_table():
     assert "| 1 | 1 | 80.0 | 26.0 | 3.10 | 3.00 | -3.0% |" in text
     assert "| same links, W=1 | 0 | [1, 0, 0] | [0, 1, 0] | 120 | 130 / 160 |" in text
     assert "Largest |error| 8.3%, median 5.7% over 2 held-out slowdowns; 2 within 10%." in text
+
+
+def test_an_unfinished_job_never_reads_100_percent_done():
+    from dmlsched.testbed.report import JobOutcome
+
+    o = JobOutcome(0, True, False, 3.0, 0.996, True, 2.0, 1.0, 0.5, True)
+    assert o.real_text() == "did not finish (99% done)"

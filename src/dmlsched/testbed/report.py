@@ -103,7 +103,8 @@ class JobOutcome:
 
 
 def _unfinished(progress: float) -> str:
-    return f"did not finish ({100 * progress:.0f}% done)"
+    # rounded down: an unfinished job never reads "100% done"
+    return f"did not finish ({math.floor(100 * progress)}% done)"
 
 
 def job_error(
@@ -519,7 +520,7 @@ def _gantt(
             ax.text(
                 run.slots_run + 0.1,
                 y,
-                f"j{j} {100 * o.real_progress:.0f}%",
+                f"j{j} {math.floor(100 * o.real_progress)}%",
                 fontsize=6,
                 va="center",
                 color="tab:red",
