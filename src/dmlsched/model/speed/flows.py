@@ -29,6 +29,7 @@ between processes is not modelled: a worker's compute takes ``compute_s``.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Sequence
@@ -69,9 +70,17 @@ class Network:
     loopback: tuple[float, ...]
     burst_bytes: float = 0.0  # fifo: bucket depth (shaping.TokenBuckets' burst)
 
+    @functools.cached_property
+    def caps(self) -> tuple[float, ...]:
+        """Capacity by link id (3h: egress, 3h + 1: ingress, 3h + 2: loopback)."""
+        return tuple(
+            c
+            for h in range(len(self.egress))
+            for c in (self.egress[h], self.ingress[h], self.loopback[h])
+        )
+
     def capacity(self, link: int) -> float:
-        h, kind = divmod(link, 3)
-        return (self.egress, self.ingress, self.loopback)[kind][h]
+        return self.caps[link]
 
 
 def _route(src: int, dst: int) -> tuple[int, ...]:
@@ -247,12 +256,16 @@ def _maxmin(flows: dict[int, list], net: Network) -> dict[int, float]:
     """Max-min fair rates by progressive filling: the tightest link fixes its flows' rates."""
     rates = {fid: math.inf for fid, f in flows.items() if not f[1]}
     left = {fid: f[1] for fid, f in flows.items() if f[1]}
+    caps = net.caps
     cap: dict[int, float] = {}
     users: dict[int, set[int]] = {}
     for fid, links in left.items():
         for lk in links:
-            cap.setdefault(lk, net.capacity(lk))
-            users.setdefault(lk, set()).add(fid)
+            if lk not in cap:
+                cap[lk] = caps[lk]
+                users[lk] = {fid}
+            else:
+                users[lk].add(fid)
     while left:
         lk = min(users, key=lambda x: (cap[x] / len(users[x]), x))
         share = cap[lk] / len(users[lk])
