@@ -20,9 +20,15 @@ machine crosses its loopback.  Each link has a capacity in bytes per second
   :class:`~dmlsched.testbed.transport.Channel` does; a PS replies to its
   workers in worker order.
 
-:func:`step_seconds` simulates the jobs from a common start for at least
-``steps`` steps of every job after ``warmup`` (a deterministic cap on
-events bounds the work) and returns each job's mean step time.  Jobs that
+:func:`step_seconds` simulates the jobs for at least ``steps`` steps of
+every job after ``warmup`` (a deterministic cap on events bounds the work)
+and returns each job's mean step time.  The *fair* model keeps whatever
+phase jobs start in (two identical jobs half a step apart never meet on a
+link — one pushes while the other pulls, full duplex — and in lockstep
+halve each other), so with ``phases`` = n it returns the mean over n runs
+whose job k starts frac(i·k·φ) of its step alone late (i < n, φ the golden
+ratio's fractional part: evenly spread offsets); ``phases`` = 1 starts all
+at once.  Jobs that
 share no capped link with any other are simulated alone.  CPU contention
 between processes is not modelled: a worker's compute takes ``compute_s``.
 """
@@ -105,11 +111,7 @@ def step_seconds(
     warmup: int = 3,
     phases: int = 1,
 ) -> list[float]:
-    """Each job's mean seconds per step when all run together (module docstring).
-
-    ``phases`` > 1: the mean over that many start offsets of the jobs (module
-    docstring), else all start at once.
-    """
+    """Each job's mean seconds per step when all run together (module docstring)."""
     if transport not in TRANSPORTS:
         raise InvalidInput("transport", transport, " | ".join(TRANSPORTS))
     out = [0.0] * len(jobs)
@@ -118,7 +120,7 @@ def step_seconds(
         sub = [jobs[k] for k in group]
         if len(sub) == 1 or phases <= 1:
             got = sim(sub, net, steps, warmup, [0.0] * len(sub))
-        else:  # the mean over start offsets: job k starts frac(i·k·φ) of its step alone late
+        else:  # the mean over start offsets (module docstring)
             alone = [sim([j], net, steps, warmup, [0.0])[0] for j in sub]
             runs = [
                 sim(
