@@ -17,7 +17,7 @@ SEED_BASE ?= 0
 HELD_OUT ?= 100
 
 .PHONY: install install-core $(EXTRAS:%=install-%) demo quickstart test test-deps test-slow \
-	bench bench-service lint reproduce-all clean
+	bench bench-service lint reproduce-all testbed-validate clean
 
 install: install-core $(EXTRAS:%=install-%)
 
@@ -104,6 +104,13 @@ reproduce-all: install-core
 	$(BIN)/dmlsched reproduce --all --seeds $(SEEDS) --seed-base $(SEED_BASE) \
 	  $(if $(HELD_OUT),--held-out $(HELD_OUT)) --out results/reproduce-all \
 	  $(if $(ONLY),--only "$(ONLY)",--report docs/reproduction.md)
+
+# the testbed's sim-vs-real check on held-out seeds (real processes, both emulations, about
+# two hours; netns needs root): calibration with held-out probes, every cluster scheduler,
+# then the errors pooled over every job per scheduler and mode
+testbed-validate: install-core install-testbed
+	$(BIN)/dmlsched reproduce testbed-pdors --seeds 3 --workers 1 --out results/testbed-pdors
+	$(BIN)/python -m dmlsched.testbed.pooled
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

@@ -11,6 +11,7 @@ and output checks live in :mod:`dmlsched.cli_options`.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fnmatch
 import functools
@@ -58,6 +59,7 @@ from dmlsched.experiments.reproduction import SeedSet, log_run, write_reproducti
 from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.extras import MissingExtra, extra_of, require
+from dmlsched.model.speed.saturating import COMPUTE_HELP
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.plugins import load_plugins
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
@@ -140,6 +142,9 @@ FormatOpt = Annotated[
         help="Also write every figure as pdf or svg (vector) beside its PNG.",
     ),
 ]
+ComputeOpt = Annotated[
+    str | None, typer.Option(help=f"Compute per step (cluster): {COMPUTE_HELP}.")
+]
 GpuOpt = Annotated[
     str | None, typer.Option("--gpu", help="GPU type of gavel: workloads: v100 | p100 | k80.")
 ]
@@ -204,13 +209,18 @@ def _build(
         hit = build_workload(setting, workload, params, wl_rng)
         profile = params.extra.get("speed_profile") if params.extra else None
         if profile:
-            import dataclasses
-
             from dmlsched.workloads.speed_profile import load_speed_profile
 
             if setting != "cluster":
                 raise InvalidInput("speed", profile, "a profile only with --setting cluster")
             hit = dataclasses.replace(hit, speed=load_speed_profile(profile))
+        compute = params.extra.get("compute") if params.extra else None
+        if compute:
+            from dmlsched.experiments.step_scaling import with_compute
+
+            if setting != "cluster":
+                raise InvalidInput("compute", compute, "only with --setting cluster")
+            hit = with_compute(hit, compute)
         if len(_BUILT) >= 4:  # a few seeds' worth; large traces stay bounded
             _BUILT.clear()
         _BUILT[key] = hit
@@ -373,6 +383,7 @@ def compare(
     speed: SpeedOpt = None,
     profiles: ProfilesOpt = None,
     gpu: GpuOpt = None,
+    compute: ComputeOpt = None,
     wait: Wait = False,
     plots: Annotated[
         bool,
@@ -396,6 +407,11 @@ def compare(
     extra: dict[str, Any] = {**_workload_extra(skip_bad_rows, nodes), **peer}
     if mode is not None:
         extra["mode"] = mode
+    if compute is not None and compute != "linear":
+        from dmlsched.experiments.step_scaling import compute_speed
+
+        compute_speed(compute)  # validates: a missing profile exits 2 naming the field
+        extra["compute"] = compute
     params = WorkloadParams(jobs=jobs, machines=machines, slots=slots, trace=trace, extra=extra)
     first = _build(setting, workload, params, workload, 0, False)  # validates input up front
     _check_taken(first, peer)  # the workload carries the slot length to every scheduler
@@ -427,6 +443,7 @@ def compare(
             "nodes": str(nodes) if nodes else None,
             "mode": mode,
             **peer,
+            **({"compute": extra["compute"]} if "compute" in extra else {}),
         },
     )
     results = _run(exp, out, cfg, f"compare {setting}", plots=plots or fmt is not None, fmt=fmt)
@@ -482,6 +499,7 @@ def reproduce(
             help="Trace folder laid out like ../shared/traces (philly-pollux/, google-2011/, ...)."
         ),
     ] = None,
+    compute: ComputeOpt = None,
     wait: Wait = False,
     fmt: FormatOpt = None,
     seed_base: Annotated[
@@ -515,8 +533,17 @@ def reproduce(
         raise InvalidInput("traces", str(traces), "an existing folder like ../shared/traces")
     traces = traces.resolve() if traces is not None else None
 
+    computed = compute is not None and compute != "linear"
+    if computed:
+        from dmlsched.experiments.step_scaling import compute_speed
+
+        compute_speed(compute)  # validates before any work
+        if all_:
+            raise InvalidInput("compute", compute, "linear with --all (one experiment ID)")
+
     def config(e: Experiment, first: int = seed_base) -> RunConfig:
         n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
+        extra = {"compute": compute} if computed else None
         return RunConfig(
             n,
             quick=quick,
@@ -526,6 +553,7 @@ def reproduce(
             traces=traces,
             seed_base=first,
             plugins=plugins,
+            extra=extra,
         )
 
     if all_:
@@ -566,6 +594,12 @@ def reproduce(
         raise InvalidInput("experiment", None, "an ID, --list or --all")
     exp = get(experiment)
     out = out or Path("results") / exp.id
+    if computed:
+        from dmlsched.experiments.step_scaling import WithCompute
+
+        if exp.setting != "cluster" or exp.opt_in:
+            raise InvalidInput("compute", compute, "cluster experiments (not the testbed's)")
+        exp = dataclasses.replace(exp, build=WithCompute(exp.build, compute))  # type: ignore[arg-type]
     _run(exp, out, config(exp), exp.id, fmt=fmt)
     console.print((out / "summary.md").read_text(), markup=False)
 
@@ -737,12 +771,35 @@ def export(
 
 @app.command()
 def calibrate(
-    out: Annotated[Path, typer.Option(help="Output folder.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (optional with --step-profile).")
+    ] = None,
     profiles: Annotated[
         Path | None, typer.Option(help="Pollux profiles folder (default: ../shared/peers).")
     ] = None,
+    step_profile: Annotated[
+        Path | None,
+        typer.Option(
+            help="Instead: fit per-worker step curves max(t0, tau*b) + c to a GPU step-scaling "
+            "JSON (e.g. ../shared/profiles/h200-step-scaling.json); prints each model's fit "
+            "and its error at every batch (what --compute saturating uses)."
+        ),
+    ] = None,
 ) -> None:
-    """Eq. (1)'s slowdown from spanning 1, 2, 4 machines vs the Pollux measurements."""
+    """Eq. (1)'s slowdown from spanning 1, 2, 4 machines vs the Pollux measurements
+    (or, with --step-profile, saturating compute curves fitted to a GPU profile)."""
+    if step_profile is not None:
+        from dmlsched.experiments.step_scaling import fit_profile, write_step_fits
+
+        if profiles is not None:
+            raise InvalidInput("profiles", str(profiles), "not with --step-profile")
+        text = write_step_fits(fit_profile(step_profile), step_profile.name, out)
+        console.print(text, markup=False)
+        if out is not None:
+            console.print(f"wrote {out / 'step_fit.md'}, step_fit.json and step_fit.png")
+        return
+    if out is None:
+        raise InvalidInput("out", None, "an output folder (or --step-profile FILE)")
     from dmlsched.experiments.calibrate import calibrate as run_calibration
 
     path = run_calibration(out, profiles)

@@ -19,7 +19,7 @@ import pytest
 from dmlsched.model.cluster import Placement
 from dmlsched.testbed.emulation import netns_available
 from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
-from dmlsched.testbed.state import cleanup, live_resources
+from dmlsched.testbed.state import PREFIX, cleanup, live_resources
 
 NETNS = netns_available()
 needs_netns = pytest.mark.skipif(NETNS is not None, reason=NETNS or "")
@@ -199,10 +199,10 @@ def test_cleanup_from_another_state_folder_spares_a_live_runs_namespaces(tmp_pat
     # concurrent runs (pytest -n 2) keep their state in different folders; the orphan
     # sweep of one must not delete the other's namespaces while its owner lives
     with Testbed(1, tmp_path / "run", emulation="netns", state_dir=tmp_path / "a") as tb:
-        mine = [ns for ns in _netns() if ns.startswith(f"dmlt-{tb.run_id}")]
+        mine = [ns for ns in _netns() if ns.startswith(f"{PREFIX}{tb.run_id}")]
         assert mine
         cleanup(tmp_path / "b")
-        assert [ns for ns in _netns() if ns.startswith(f"dmlt-{tb.run_id}")] == mine
+        assert [ns for ns in _netns() if ns.startswith(f"{PREFIX}{tb.run_id}")] == mine
         run_id = tb.run_id
     assert live_resources(run_id) == []
 
@@ -210,3 +210,13 @@ def test_cleanup_from_another_state_folder_spares_a_live_runs_namespaces(tmp_pat
 def _netns() -> list[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     return [ln.split()[0] for ln in out.splitlines() if ln.strip()]
+
+
+def test_probe_jobs_run_together_and_report_their_steps(tmp_path):
+    from dmlsched.testbed.validate import measure_steps
+
+    with Testbed(3, tmp_path / "run", emulation="local", ext_mbit=20.0, state_dir=tmp_path) as tb:
+        steps = measure_steps(tb, [((1, 0, 0), (0, 1, 0)), ((0, 0, 1), (0, 1, 0))], 1.0, 0)
+        run_id = tb.run_id
+    assert len(steps) == 2 and all(0 < s < 5 for s in steps)
+    assert live_resources(run_id) == []

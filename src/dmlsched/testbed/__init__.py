@@ -9,8 +9,9 @@ with ``mode`` ``"netns"`` (a network namespace per machine, veths into a
 bridge in a switch namespace, ``tbf`` on each machine's external link in
 both directions, optional ``tbf`` on its loopback) or ``"local"`` (host
 namespace, token buckets in the transport).  Every resource is named
-``dmlt-<run id>-…`` and recorded in ``<state_dir>/<run id>.json`` before it
-is created; :func:`.state.cleanup` removes what dead runs left,
+``dmlt-<run id>-…`` (``$DMLSCHED_TESTBED_PREFIX`` for ``dmlt``) and
+recorded in ``<state_dir>/<run id>.json`` before it is created;
+:func:`.state.cleanup` removes what dead runs left,
 :func:`.state.live_resources` lists what of a run still exists.
 
 **Process runtime** (:mod:`.runtime`, :mod:`.agent`, :mod:`.training`,
@@ -39,10 +40,12 @@ clock: :mod:`.protocols`; :mod:`.fake` has an executor and a clock without
 processes.
 
 **Runs and calibration** — :func:`.run.run_cluster` (the slot loop with a
-registered scheduler and measured progress), :func:`.run.predict` (the
-simulator's prediction of the same run), :func:`.report.write_run`,
-:func:`.calibrate.calibrate` (probes → ``profile.json`` for ``--speed``),
-:func:`.workload.testbed_workload`.  CLI: ``dmlsched testbed run |
+registered scheduler and measured progress), :func:`.predict.predict` (the
+simulator's prediction of the same run), :func:`.report.write_run` (every
+job counted, in words), :func:`.calibrate.calibrate` (probes →
+``profile.json`` for ``--speed``; :func:`.validate.validate`: probes the fit
+never saw), :func:`.workload.testbed_workload`, :func:`.pooled.pooled_errors`
+(errors over the jobs of many runs).  CLI: ``dmlsched testbed run |
 calibrate | cleanup`` (:mod:`.cli`).  ``edge-cloud`` and ``geo`` in
 closed loop: :func:`.edge_geo.run_edge_cloud` and :func:`.edge_geo.run_geo`
 drive the engine states with measured progress (mini-batches per trained

@@ -47,7 +47,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,23 +54,21 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares, nnls
 
-from dmlsched.model.cluster import Placement
 from dmlsched.model.speed.calibrated import link_times, links_step
-from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
+from dmlsched.testbed.runtime import Testbed
 from dmlsched.testbed.state import DEFAULT_STATE_DIR
 from dmlsched.testbed.training import n_params
+from dmlsched.testbed.validate import BATCH, HIDDEN, measure_steps, summary_lines, validate
 from dmlsched.workloads.speed_profile import PROFILE_FORMAT
 
 __all__ = ["CALIBRATION_VERSION", "Probe", "calibrate", "fit"]
 
 # 2: the links form's κ, ω fitted by nonlinear least squares; split probes up to W = 4
-CALIBRATION_VERSION = 2
+# 3: held-out probes (a cap not fitted, jobs sharing links) measured and predicted
+CALIBRATION_VERSION = 3
 
-BATCH = 64
-HIDDEN = 256
 COLOCATED = ((1, 1), (2, 1), (2, 2), (3, 1))
 SPLIT = ((1, 1), (2, 1), (2, 2), (3, 1), (4, 4))
-MIN_STEPS = 8
 MIXED = (((1, 1, 0), (1, 0, 0)), ((2, 1, 0), (1, 0, 0)))
 
 
@@ -110,25 +107,7 @@ def _plan(caps: list[float]) -> list[Probe]:
 
 
 def _measure(tb: Testbed, probe: Probe, seconds: float, n: int) -> float:
-    spec = TrainSpec(job=n, target=1e12, batch=BATCH, hidden=HIDDEN, seed=7)
-    job = Job(tb, spec)
-    ms = tuple(range(len(probe.workers)))
-    job.start(Placement(ms, probe.workers, probe.ps))
-    try:
-        time.sleep(1.0)
-        path = job.dir / "inc-0" / "ps-0.json"
-        a = json.loads(path.read_text())
-        time.sleep(seconds)
-        b = json.loads(path.read_text())
-        for _ in range(int(3 * seconds / 0.5)):  # slow probes: wait for MIN_STEPS steps
-            if b["step"] - a["step"] >= MIN_STEPS:
-                break
-            time.sleep(0.5)
-            b = json.loads(path.read_text())
-    finally:
-        job.stop()
-    steps = b["step"] - a["step"]
-    return (b["time"] - a["time"]) / steps if steps > 0 else float("nan")
+    return measure_steps(tb, [(probe.workers, probe.ps)], seconds, n)[0]
 
 
 def _features(p: Probe, g: float, int_mbit: float | None) -> tuple[list[float], list[float]]:
@@ -202,8 +181,13 @@ def calibrate(
     slot_seconds: float = 20.0,
     state_dir: Path = DEFAULT_STATE_DIR,
     log: Callable[[str], None] = lambda s: None,
+    held_out: bool = True,
 ) -> Path:
-    """Probe, fit, write profile.json, probes.csv and calibration.md; returns the profile."""
+    """Probe, fit, write profile.json, probes.csv and calibration.md; returns the profile.
+
+    ``held_out``: then measure the probes the fit never saw and predict them
+    (:mod:`.validate`: a cap not probed, jobs sharing links).
+    """
     caps = caps or [5.0, 10.0, 20.0]
     out.mkdir(parents=True, exist_ok=True)
     g = 4.0 * n_params(HIDDEN)
@@ -310,6 +294,21 @@ def calibrate(
         "fit": {"errors": errs, "loo_median": all_loo, "speedups": speedups},
     }
     path = out / "profile.json"
+    path.write_text(json.dumps(profile, indent=1) + "\n")  # the fit, whatever happens next
+    if held_out:
+        colocated = {(p.W, p.S): p.step_s for p in probes if p.kind == "co-located"}
+        profile["validation"] = validate(
+            profile,
+            colocated,
+            out / "run",
+            emulation=emulation,
+            ref_cap=ref,
+            int_mbit=int_mbit,
+            probe_seconds=probe_seconds,
+            state_dir=state_dir,
+            log=log,
+        )
+    path = out / "profile.json"
     path.write_text(json.dumps(profile, indent=1) + "\n")
     with (out / "probes.csv").open("w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
@@ -414,4 +413,6 @@ def _write_md(
     ]
     for p in probes:
         lines.append(f"| {p.kind} | {p.workers} | {p.ps} | {p.cap_mbit:g} | {1e3 * p.step_s:.1f} |")
+    if "validation" in prof:
+        lines += ["", *summary_lines(prof["validation"])]
     path.write_text("\n".join(lines) + "\n")

@@ -106,8 +106,9 @@ def run_cmd(
     from dmlsched.schedulers.plugins import load_plugins
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.testbed.emulation import EMULATIONS, netns_available
-    from dmlsched.testbed.report import run_metrics, write_run
-    from dmlsched.testbed.run import predict, run_cluster
+    from dmlsched.testbed.predict import predict
+    from dmlsched.testbed.report import headline, run_notes, write_run
+    from dmlsched.testbed.run import run_cluster
     from dmlsched.testbed.runtime import Testbed
     from dmlsched.testbed.state import DEFAULT_STATE_DIR
     from dmlsched.testbed.workload import testbed_workload
@@ -165,13 +166,11 @@ def run_cmd(
         else None
     )
     pred = predict(tw, run, speed, params)
-    write_run(out, tw, run, pred, title=f"testbed run: {scheduler} ({emulation})")
-    m = run_metrics(tw, run, pred)
-    typer.echo(
-        f"{m['completed_jobs']:.0f}/{jobs} jobs done in {m['wall_seconds']:.0f} s; "
-        f"mean real JCT {m['mean_real_jct']:.3f} slots, sim {m['mean_sim_jct']:.3f}; "
-        f"median |sim-real|/real {100 * m['median_sim_error']:.1f}%"
-    )
+    title = f"testbed run: {scheduler} ({emulation})"
+    write_run(out, tw, run, pred, title=title, params=params)
+    typer.echo(f"{headline(tw, run, pred)} ({run.wall_s:.0f} s)")
+    for note in run_notes(tw, run, pred, params):
+        typer.echo(f"- {note}")
     typer.echo(f"wrote {out / 'results.csv'}, {out / 'summary.md'}, gantt.png, loss.png")
 
 
@@ -186,6 +185,13 @@ def calibrate_cmd(
     probe_seconds: Annotated[float, typer.Option(help="Measured seconds per probe.")] = 3.0,
     slot_seconds: Annotated[float, typer.Option(help="Slot length the profile assumes.")] = 20.0,
     state_dir: Annotated[Path | None, typer.Option(help=_STATE_HELP)] = None,
+    held_out: Annotated[
+        bool,
+        typer.Option(
+            help="Then measure probes the fit never saw (a 15 Mbit/s cap, jobs sharing links) "
+            "and print the model's error on them (about 3 more minutes)."
+        ),
+    ] = True,
 ) -> None:
     """Fit Eq. (1)'s τ, g/b (and the link model) to measured step times; write a profile."""
     from dmlsched.testbed.calibrate import calibrate
@@ -211,6 +217,7 @@ def calibrate_cmd(
         slot_seconds=slot_seconds,
         state_dir=state_dir or DEFAULT_STATE_DIR,
         log=typer.echo,
+        held_out=held_out,
     )
     typer.echo((out / "calibration.md").read_text())
     typer.echo(f"wrote {path}")

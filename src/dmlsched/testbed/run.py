@@ -31,28 +31,17 @@ engine's ``mean_jct``.  The executor and the clock can be replaced
 (``executor=``, ``clock=``): the contract tests drive the loop with a fake
 of each and no process.
 
-Predictions with a speed model (the calibrated profile, or Eq. (1) on the
-jobs' own fields when none is given):
-
-* ``sim_jct`` — the engine runs the same scheduler on the same workload
-  (closed loop: its decisions may differ if its progress differs);
-* ``replay_jct`` — the testbed's own decisions, slot by slot, with the
-  model's rate (after the job's last real slot, its last placement goes on);
-* per slot, the predicted work of each job's placement beside the measured
-  one (``slots.csv``: ``pred_work``/``work``).
+The simulator's predictions of a run: :mod:`.predict`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dmlsched.model.cluster import Placement, SpeedModel
-from dmlsched.model.speed.pdors import job_rate
+from dmlsched.model.cluster import Placement
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import ClusterScheduler, make_scheduler
 from dmlsched.sim.cluster import ClusterState
@@ -61,7 +50,7 @@ from dmlsched.testbed.protocols import WALL_CLOCK, Clock, Executor
 from dmlsched.testbed.runtime import JobStatus, Testbed
 from dmlsched.testbed.workload import TestbedWorkload
 
-__all__ = ["SlotRow", "TestbedRun", "predict", "run_cluster"]
+__all__ = ["SlotRow", "TestbedRun", "run_cluster"]
 
 
 @dataclass(frozen=True)
@@ -212,62 +201,3 @@ def _stalled(state: ClusterState, idle: Mapping[int, int], stall_slots: int) -> 
         and not state.pending
         and all(idle.get(j, 0) >= stall_slots for j in state.active)
     )
-
-
-@dataclass(frozen=True)
-class Prediction:
-    sim_jct: dict[int, float]
-    replay_jct: dict[int, float]
-    sim_metrics: dict[str, float]
-    rows: list[SlotRow]
-
-
-def predict(
-    tw: TestbedWorkload, run: TestbedRun, speed: SpeedModel | None, scheduler_params=None
-) -> Prediction:
-    """The simulator's view of the same run (module docstring)."""
-    from dmlsched.sim.cluster import simulate_cluster
-
-    wl = dataclasses.replace(tw.workload, speed=speed) if speed is not None else tw.workload
-    rate_of = speed.rate if speed is not None else job_rate
-    sched = make_scheduler("cluster", run.scheduler, **(scheduler_params or {}))
-    _, rng = spawn(make_rng(run.seed), 2)
-    res = simulate_cluster(wl, sched, rng, record_events=False)
-    sim_jct = {j.id: float(v) for j, v in zip(wl.jobs, res.series["jct"], strict=True)}
-    jobs = {j.id: j for j in wl.jobs}
-    rows: list[SlotRow] = []
-    by_job: dict[int, list[SlotRow]] = defaultdict(list)
-    by_slot: dict[int, list[SlotRow]] = defaultdict(list)
-    for r in run.rows:
-        by_slot[r.slot].append(r)
-    joint = getattr(speed, "slot_rates", None)
-    for _, group in sorted(by_slot.items()):
-        items = []
-        for r in group:
-            ms, ws, ss = zip(*r.placement, strict=True) if r.placement else ((), (), ())
-            items.append((jobs[r.job], Placement(tuple(ms), tuple(ws), tuple(ss))))
-        if joint is not None and len(items) > 1:
-            rates = list(joint(items))
-        else:
-            rates = [rate_of(j, p.machines, p.workers, p.ps) for j, p in items]
-        for r, rate in zip(group, rates, strict=True):
-            r2 = dataclasses.replace(r, pred_work=float(rate))
-            rows.append(r2)
-            by_job[r.job].append(r2)
-    replay: dict[int, float] = {}
-    for j, job in jobs.items():
-        done = 0.0
-        total = job.total_work
-        rs = sorted(by_job.get(j, []), key=lambda r: r.slot)
-        jct = float("nan")
-        for r in rs:
-            if r.pred_work > 0 and done + r.pred_work >= total:
-                jct = r.slot - job.arrival + (total - done) / r.pred_work
-                break
-            done += r.pred_work
-        else:
-            if rs and rs[-1].pred_work > 0:
-                extra = (total - done) / rs[-1].pred_work
-                jct = rs[-1].slot + 1 - job.arrival + extra
-        replay[j] = jct
-    return Prediction(sim_jct, replay, dict(res.metrics), rows)

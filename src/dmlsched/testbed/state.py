@@ -12,7 +12,9 @@ processes they fork.
 (or for one run id, or all with ``force``): processes whose command line
 names the run, processes inside its namespaces, the namespaces, cgroups and
 files, then the state file.  It also removes namespaces named ``dmlt-*``
-that no live run owns (a state file lost with its disk, say).  Ownership is
+that no live run owns (a state file lost with its disk, say).  The ``dmlt``
+is ``$DMLSCHED_TESTBED_PREFIX`` when set, so that several users of one
+machine (or several checkouts) sweep only their own namespaces.  Ownership is
 decided by a marker every run writes to ``/dev/shm/dmlt-<id>-owner`` (owner
 pid and start time) whatever its state folder, so runs with different state
 folders — concurrent tests, say — never delete each other's namespaces.  A run calls it
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -34,9 +37,22 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULT_STATE_DIR", "PREFIX", "RunState", "cleanup", "live_resources"]
+from dmlsched.errors import InvalidInput
 
-PREFIX = "dmlt-"
+__all__ = ["DEFAULT_STATE_DIR", "PREFIX", "PREFIX_ENV", "RunState", "cleanup", "live_resources"]
+
+PREFIX_ENV = "DMLSCHED_TESTBED_PREFIX"
+
+
+def _prefix() -> str:
+    """``$DMLSCHED_TESTBED_PREFIX`` (2–8 lowercase letters or digits; default ``dmlt``) + ``-``."""
+    name = os.environ.get(PREFIX_ENV, "") or "dmlt"
+    if not re.fullmatch(r"[a-z0-9]{2,8}", name):
+        raise InvalidInput(PREFIX_ENV, name, "2-8 lowercase letters or digits")
+    return f"{name}-"
+
+
+PREFIX = _prefix()
 DEFAULT_STATE_DIR = Path("/tmp/dmlsched-testbed")
 _OWNERS = Path("/dev/shm")
 

@@ -23,6 +23,10 @@ step into g/b).
 Machines: capacity (GPU 1, CPU 4, memory 8 GB, storage 8 GB); a worker or a
 PS takes 0 GPU, 1 CPU, 1 GB, 1 GB — so at most four processes per machine,
 and a job that wants Fact 1's internal rate must fit on one machine.
+Gangs (``gangs`` = (lo, hi)): each job asks for W ∈ [lo, hi] workers
+(``ClusterJob.requested_workers``: FIFO and Tiresias give a job its request;
+the others choose their own counts) — without it, those two draw W ∈ [1, 30]
+and reject what three 4-process machines cannot hold.
 Utilities: PD-ORS's sigmoid θ1/(1 + e^{θ2(t − θ3)}) with θ1 ∈ [1, 100],
 θ2 ∈ [0.5, 2], θ3 ∈ [2, 6] slots.  Arrivals: uniform over the first
 ``arrive_within`` slots.
@@ -30,6 +34,7 @@ Utilities: PD-ORS's sigmoid θ1/(1 + e^{θ2(t − θ3)}) with θ1 ∈ [1, 100],
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -80,6 +85,7 @@ def testbed_workload(
     gamma: tuple[float, float] = (1.0, 2.0),
     arrive_within: int = 3,
     profile: dict | None = None,
+    gangs: tuple[int, int] | None = None,
 ) -> TestbedWorkload:
     """A seeded testbed instance (module docstring)."""
     if jobs < 1:
@@ -131,6 +137,12 @@ def testbed_workload(
         specs[i] = TrainSpec(
             job=i, target=target, mode=mode, batch=batch, hidden=hidden, lr=0.1, seed=1000 + i
         )
+    if gangs is not None:  # drawn after every other field: those stay what they were
+        asked = rng.integers(gangs[0], gangs[1] + 1, size=jobs).tolist()
+        out_jobs = [
+            dataclasses.replace(j, requested_workers=min(int(w), j.max_workers))
+            for j, w in zip(out_jobs, asked, strict=True)
+        ]
     out_jobs.sort(key=lambda j: (j.arrival, j.id))
     wl = ClusterWorkload(
         tuple(out_jobs),

@@ -31,6 +31,12 @@ placement (machines, w_h, s_h) with W = Σ w_h workers and S = Σ s_h PSs:
   pulling, so W workers take (W + 1)·t_one instead of 2W·t_one).  κ = 1,
   ω = 0 is the form as first fitted (profiles without them load so).
 
+Jobs running together (:meth:`CalibratedSpeed.joint_steps`, the engine's
+``slot_rates``): a job's step alone is the fitted form; the links it shares
+stretch its communication by the ratio a flow-level simulation of every
+connection gives (:mod:`dmlsched.model.speed.flows`), a link serving its
+flows max-min fairly for the share 1 − ω and in arrival order for ω.
+
 Async jobs (thesis (3.1)): a worker's mini-batch time is the same
 expression with W = 1 seen from that worker (its own PSs), summed as rates.
 
@@ -42,15 +48,19 @@ F, the mode and the placement.
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import ClusterJob, Placement
+from dmlsched.model.speed.flows import FlowJob, Network, step_seconds
 
 __all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step", "one_worker_ext"]
 
 FORMS = ("eq1", "links")
+PHASES = 8  # start offsets the flow-level model averages over (joint_steps)
 _MIN_STEP_S = 1e-6  # a fit with τ = c = 0 must not promise infinite speed
 
 
@@ -221,74 +231,81 @@ class CalibratedSpeed:
             total += w / step * self.slot_seconds
         return total
 
-    def slot_rates(self, items: Sequence[tuple[ClusterJob, Placement]]) -> list[float]:
-        """Rates of jobs running together: ``links`` shares every machine's links.
+    def network(self, machines: int) -> Network:
+        """Machines 0..machines-1's links at the fitted efficiencies (bytes/s; ∞: uncapped)."""
+        ext = tuple(self._cap(self.ext_mbit, h) / self.inv_eta_ext for h in range(machines))
+        loop = tuple(self._cap(self.int_mbit, h) / self.inv_eta_int for h in range(machines))
+        return Network(ext, ext, loop)
 
-        Ours (the papers' jobs never share a link).  A job's transfers on a
-        link it shares run, on average, at 1 / (1 + Σ_j d_j) of its solo
-        speed, where d_j ≤ 1 is the duty cycle of each other job j on that
-        link (the share of j's step it keeps the link busy): while two jobs
-        transfer at once each gets half the link (TCP's per-connection
-        fairness through one FIFO qdisc, roughly per job for these
-        all-to-all jobs), and a job that is mostly computing takes little.
-        Steps and duty cycles depend on each other: a damped fixed-point
-        iteration (at most 100 rounds).  Measured on the FIFO runs of
-        ``testbed-pdors`` this sharing predicts the per-slot work better
-        than sharing a saturated link in proportion to offered load
-        (docs/testbed.md).  Async jobs and the ``eq1`` form: solo rates.
+    def flow_job(self, batch: int, p: Placement) -> FlowJob:
+        """The placement's processes and per-step constants for :mod:`.flows`."""
+        W, S = p.total_workers, p.total_ps
+        return FlowJob(
+            tuple(m for m, w in zip(p.machines, p.workers, strict=True) for _ in range(w)),
+            tuple(m for m, s in zip(p.machines, p.ps, strict=True) for _ in range(s)),
+            self.grad_bytes / S,
+            batch / W * self.batch_tau_s + self.overhead_s,
+        )
+
+    def joint_steps(self, items: Sequence[tuple[int, Placement]]) -> list[float]:
+        """Seconds per sync step of (batch, placement) pairs running together (``links``).
+
+        Each job's step alone is the fitted ``links`` form (its κ, ω, η and
+        overhead kept); the links it shares stretch its communication — the
+        step minus its compute τ·F/W + c — by the ratio, among the others
+        to alone, of a flow-level simulation of every connection
+        (:func:`dmlsched.model.speed.flows.step_seconds`, averaged over
+        ``PHASES`` start offsets: jobs start at unrelated times).  A link
+        serves its flows partly in arrival order and partly max-min fairly:
+        the ratio is (1 − ω)·fair + ω·fifo, ω the fitted share of a single
+        job's push/pull overlap — the same property of the link (ω = 1: one
+        message at a time, as the token buckets; ω = 0: TCP flows shared
+        evenly, no pipelining).
+        """
+        solo = [
+            self.step_seconds(b, p.machines, p.workers, p.ps)
+            if p.total_workers and p.total_ps
+            else math.inf
+            for b, p in items
+        ]
+        live = [k for k, (_, p) in enumerate(items) if p.total_workers and p.total_ps]
+        if self.form != "links" or len(live) < 2:
+            return solo
+        H = 1 + max(m for k in live for m in items[k][1].machines)
+        net = self.network(H)
+        fj = tuple(self.flow_job(*items[k]) for k in live)
+        out = list(solo)
+        stretch = [0.0] * len(fj)
+        for transport, weight in (("fair", 1.0 - self.pipeline), ("fifo", self.pipeline)):
+            if weight <= 0:
+                continue
+            shared = _flow_steps(fj, net, transport, PHASES)
+            for n, (f, sh) in enumerate(zip(fj, shared, strict=True)):
+                alone = _flow_steps((f,), net, transport, 1)[0]
+                comm = alone - f.compute_s
+                stretch[n] += weight * ((sh - f.compute_s) / comm if comm > 1e-9 * alone else 1.0)
+        for k, f, x in zip(live, fj, stretch, strict=True):
+            out[k] = f.compute_s + (solo[k] - f.compute_s) * x
+        return out
+
+    def slot_rates(self, items: Sequence[tuple[ClusterJob, Placement]]) -> list[float]:
+        """Rates of jobs running together: the ``links`` form shares every machine's links.
+
+        Sync jobs: :meth:`joint_steps` (the flow-level model); async jobs and
+        the ``eq1`` form: each job's rate alone.
         """
         solo = [self.rate(j, p.machines, p.workers, p.ps) for j, p in items]
         if self.form != "links" or any(j.mode != "sync" for j, _ in items):
             return solo
-        # per job: compute part, and per (machine, kind) the busy time per step at full cap
-        base: list[float] = []
-        busy: list[dict[tuple[int, str], float]] = []
-        for job, p in items:
-            W, S = p.total_workers, p.total_ps
-            base.append(job.batch / max(W, 1) * self.batch_tau_s + self.overhead_s)
-            b: dict[tuple[int, str], float] = {}
-            if W and S:
-                caps = [self._cap(self.ext_mbit, m) for m in p.machines]
-                t_ext, _ = link_times(p.workers, p.ps, caps, [0.0] * len(caps), self.grad_bytes)
-                t_one = one_worker_ext(p.workers, p.ps, caps, self.grad_bytes)
-                # the job's push/pull overlap (ω) shortens its time on every external link
-                pipe = 1.0 - self.pipeline * (t_ext - t_one) / (2.0 * t_ext) if t_ext else 1.0
-                g = self.grad_bytes / S
-                for m, w, s, ce in zip(p.machines, p.workers, p.ps, caps, strict=True):
-                    ext = max(w * (S - s), s * (W - w)) * g
-                    loc = w * s * g
-                    ci = self._cap(self.int_mbit, m)
-                    if ext and ce < float("inf"):
-                        b[(m, "e")] = 2.0 * ext / ce * self.inv_eta_ext * pipe
-                    if loc and ci < float("inf"):
-                        b[(m, "i")] = 2.0 * loc / ci * self.inv_eta_int
-            busy.append(b)
-
-        def steps(stretch: list[dict[tuple[int, str], float]]) -> list[float]:
-            out = []
-            for k, b in enumerate(busy):
-                te = max((v * stretch[k][lk] for lk, v in b.items() if lk[1] == "e"), default=0.0)
-                ti = max((v * stretch[k][lk] for lk, v in b.items() if lk[1] == "i"), default=0.0)
-                out.append(max(base[k] + combine(te, ti, self.overlap), _MIN_STEP_S))
-            return out
-
-        step = steps([dict.fromkeys(b, 1.0) for b in busy])
-        for _ in range(100):
-            duty: dict[tuple[int, str], float] = {}  # Σ over jobs of duty cycles per link
-            for k, b in enumerate(busy):
-                for lk, v in b.items():
-                    duty[lk] = duty.get(lk, 0.0) + min(1.0, v / step[k])
-            new = steps(
-                [
-                    {lk: 1.0 + duty[lk] - min(1.0, v / step[k]) for lk, v in b.items()}
-                    for k, b in enumerate(busy)
-                ]
-            )
-            done = max(abs(a / b_ - 1.0) for a, b_ in zip(new, step, strict=True)) < 1e-9
-            step = [0.5 * (a + b_) for a, b_ in zip(new, step, strict=True)]
-            if done:
-                break
+        steps = self.joint_steps([(j.batch, p) for j, p in items])
         return [
-            job.batch / st * self.slot_seconds if sum(p.workers) and sum(p.ps) else 0.0
-            for (job, p), st in zip(items, step, strict=True)
+            j.batch / max(st, _MIN_STEP_S) * self.slot_seconds if r > 0 else 0.0
+            for (j, _), st, r in zip(items, steps, solo, strict=True)
         ]
+
+
+@functools.lru_cache(maxsize=4096)
+def _flow_steps(
+    jobs: tuple[FlowJob, ...], net: Network, transport: str, phases: int
+) -> tuple[float, ...]:
+    return tuple(step_seconds(jobs, net, transport, phases=phases))

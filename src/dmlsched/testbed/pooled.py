@@ -1,0 +1,159 @@
+"""Sim-vs-real errors pooled over the jobs of many testbed runs: per scheduler and mode, overall.
+
+``reproduce testbed-pdors`` reports each cell's median and 90th percentile;
+the claim is about every job of the held-out seeds together.  Each cell
+writes its run's report (``<runs>/<id>-<scheduler>-<emulation>-<seed>/report/results.csv``,
+per-job ``sim_error`` over every job either side started, unfinished ones
+censored — :mod:`dmlsched.testbed.report`); :func:`pooled_errors` reads them
+and pools the jobs, the closed-loop error (the engine runs the scheduler
+itself) beside the replay error (the run's own decisions at the model's
+rates: the speed model alone, without the scheduler's divergence).  Runs
+with overrun or distorted slots are counted and named, not dropped.
+
+``python -m dmlsched.testbed.pooled [RUNS] [--min-seed 1]`` prints the
+Markdown table (default ``RUNS``: ``/tmp/dmlsched-testbed-calibration/runs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dmlsched.experiments.results import columns, scan_results
+
+__all__ = ["Pool", "pooled_errors", "render"]
+
+DEFAULT_RUNS = Path("/tmp/dmlsched-testbed-calibration/runs")
+
+
+@dataclass
+class Pool:
+    """Every counted job of a set of runs."""
+
+    errors: list[float]
+    replay: list[float] = dataclasses.field(default_factory=list)  # the run's own decisions
+    censored: int = 0
+    finished_real: int = 0
+    finished_sim: int = 0
+    runs: int = 0
+    distorted: list[str] | None = None
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.errors)) if self.errors else math.nan
+
+    @property
+    def p90(self) -> float:
+        return float(np.percentile(self.errors, 90)) if self.errors else math.nan
+
+    def replay_stats(self) -> tuple[float, float]:
+        r = self.replay
+        return (float(np.median(r)), float(np.percentile(r, 90))) if r else (math.nan, math.nan)
+
+
+def pooled_errors(
+    runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1
+) -> dict[tuple[str, str], Pool]:
+    """(scheduler, emulation) → the pooled jobs of the runs of workload seed ≥ ``min_seed``."""
+    out: dict[tuple[str, str], Pool] = {}
+    for res in sorted(runs.glob(f"{experiment}-*/report/results.csv")):
+        name = res.parent.parent.name[len(experiment) + 1 :]
+        rest, _, seed = name.rpartition("-")
+        sched, _, emulation = rest.rpartition("-")
+        if not seed.isdigit() or int(seed) < min_seed:
+            continue
+        cols = columns(scan_results(res).rows)
+        per: dict[str, dict[str, float]] = {}
+        for v, m, x in zip(cols["value"], cols["metric"], cols["metric_value"], strict=True):
+            per.setdefault(str(v), {})[str(m)] = float(x)
+        pool = out.setdefault((sched, emulation), Pool([], distorted=[]))
+        pool.runs += 1
+        summary = per.pop("all", {})
+        if summary.get("overrun_slots", 0) or summary.get("distorted_slots", 0):
+            assert pool.distorted is not None
+            pool.distorted.append(
+                f"seed {seed}: {summary.get('distorted_slots', 0):.0f} distorted, "
+                f"{summary.get('overrun_slots', 0):.0f} overrun"
+            )
+        for m in per.values():
+            e = m.get("sim_error", math.nan)
+            if not math.isfinite(e):
+                continue  # started by neither side
+            pool.errors.append(e)
+            pool.replay.append(_replay_error(m, summary))
+            pool.censored += int(m.get("sim_error_censored", 0.0))
+            pool.finished_real += int(m.get("real_progress", 0.0) >= 1.0)
+            pool.finished_sim += int(m.get("sim_progress", 0.0) >= 1.0)
+    return out
+
+
+def _replay_error(m: dict[str, float], summary: dict[str, float]) -> float:
+    """A job's replay error from its row (report.py's rule; older reports lack the column)."""
+    from dmlsched.testbed.report import job_error
+
+    real, rep = m.get("real_jct", math.nan), m.get("replay_jct", math.nan)
+    a = m.get("arrival", 0.0)
+    r_done, rep_done = math.isfinite(real), math.isfinite(rep)
+    r = real if r_done else summary.get("slots_run", math.nan) - a
+    s = rep if rep_done else summary.get("horizon", math.nan) - a
+    return job_error(r_done, r, 1.0 if r_done else m.get("real_progress", 0.0), rep_done, s, 0.0)[0]
+
+
+def render(pools: dict[tuple[str, str], Pool]) -> str:
+    """Markdown: per scheduler and mode, per mode and overall."""
+    lines = [
+        "| mode | scheduler | runs | jobs | finished real / sim | censored | median | p90 | "
+        "replay median | replay p90 | distorted runs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    modes = sorted({m for _, m in pools})
+    for mode in modes:
+        keys = sorted(k for k in pools if k[1] == mode)
+        for key in keys:
+            lines.append(_row(mode, key[0], pools[key]))
+        lines.append(_row(mode, "**all**", _merge([pools[k] for k in keys])))
+    lines.append(_row("**both**", "**all**", _merge(list(pools.values()))))
+    return "\n".join(lines) + "\n"
+
+
+def _merge(pools: Sequence[Pool]) -> Pool:
+    out = Pool([], distorted=[])
+    for p in pools:
+        out.errors += p.errors
+        out.replay += p.replay
+        out.censored += p.censored
+        out.finished_real += p.finished_real
+        out.finished_sim += p.finished_sim
+        out.runs += p.runs
+        out.distorted = [*(out.distorted or []), *(p.distorted or [])]
+    return out
+
+
+def _row(mode: str, sched: str, p: Pool) -> str:
+    n = len(p.errors)
+    fin = f"{p.finished_real} / {p.finished_sim}"
+    dist = "; ".join(p.distorted or []) if sched != "**all**" else str(len(p.distorted or []))
+    rm, r90 = p.replay_stats()
+    return (
+        f"| {mode} | {sched} | {p.runs} | {n} | {fin} | {p.censored} | {100 * p.median:.1f}% | "
+        f"{100 * p.p90:.1f}% | {100 * rm:.1f}% | {100 * r90:.1f}% | {dist or '—'} |"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("runs", nargs="?", type=Path, default=DEFAULT_RUNS)
+    ap.add_argument("--experiment", default="testbed-pdors")
+    ap.add_argument("--min-seed", type=int, default=1, help="held-out workload seeds from here")
+    a = ap.parse_args(argv)
+    print(render(pooled_errors(a.runs, a.experiment, a.min_seed)), end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""The simulator's view of a testbed run: the same scheduler in the engine, and the run replayed.
+
+Predictions with a speed model (the calibrated profile, or Eq. (1) on the
+jobs' own fields when none is given):
+
+* ``sim_jct`` — the engine runs the same scheduler on the same workload
+  (closed loop: its decisions may differ if its progress differs), asked
+  every slot (``event_driven=False``: the same result, and a view of every
+  slot's remaining work); ``sim_progress`` — each job's share of its work
+  the engine got through by the horizon (1 when it completed);
+  ``sim_started`` — the jobs the engine ever ran;
+* ``replay_jct`` — the testbed's own decisions, slot by slot, with the
+  model's rates (after the job's last real slot, its last placement goes on);
+* per slot, the predicted work of each job's placement beside the measured
+  one (``rows``' ``pred_work`` beside ``work``).
+
+Rates of jobs running together come from the model's ``slot_rates`` when it
+has one (shared links), as in the engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dmlsched.model.cluster import ClusterJob, Placement, SpeedModel
+from dmlsched.model.speed.pdors import job_rate
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.testbed.run import SlotRow, TestbedRun
+from dmlsched.testbed.workload import TestbedWorkload
+
+__all__ = ["Prediction", "predict", "slot_rates"]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    sim_jct: dict[int, float]  # NaN: the engine did not finish the job by the horizon
+    replay_jct: dict[int, float]
+    sim_metrics: dict[str, float]
+    rows: list[SlotRow]
+    sim_progress: dict[int, float] = dataclasses.field(default_factory=dict)
+    sim_started: frozenset[int] = frozenset()
+
+
+def slot_rates(
+    speed: SpeedModel | None, items: Sequence[tuple[ClusterJob, Placement]]
+) -> list[float]:
+    """Work per slot of jobs running together, as the engine credits it."""
+    joint = getattr(speed, "slot_rates", None)
+    if joint is not None and len(items) > 1:
+        return [float(r) for r in joint(items)]
+    rate_of = speed.rate if speed is not None else job_rate
+    return [float(rate_of(j, p.machines, p.workers, p.ps)) for j, p in items]
+
+
+class _Recorder:
+    """The scheduler, recording each slot's remaining work and allocations (a view's copy)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.slots: list[tuple[int, dict[int, float], dict[int, Placement]]] = []
+
+    def reset(self, *a: Any) -> None:
+        self.inner.reset(*a)
+
+    def decide(self, view: Any) -> Any:
+        d = self.inner.decide(view)
+        allocs = {
+            int(j): Placement(tuple(p.machines), tuple(p.workers), tuple(p.ps))
+            for j, p in d.allocations.items()
+        }
+        self.slots.append((view.slot, dict(view.remaining), allocs))
+        return d
+
+
+def predict(
+    tw: TestbedWorkload, run: TestbedRun, speed: SpeedModel | None, scheduler_params=None
+) -> Prediction:
+    """The simulator's view of the same run (module docstring)."""
+    from dmlsched.sim.cluster import simulate_cluster
+
+    wl = dataclasses.replace(tw.workload, speed=speed) if speed is not None else tw.workload
+    inner = make_scheduler("cluster", run.scheduler, **(scheduler_params or {}))
+    # the engine names a scheduler by its class's ``name``
+    rec = type("Recording", (_Recorder,), {"name": type(inner).name})(inner)
+    _, rng = spawn(make_rng(run.seed), 2)
+    res = simulate_cluster(wl, rec, rng, record_events=False, event_driven=False)  # type: ignore[arg-type]
+    sim_jct = {j.id: float(v) for j, v in zip(wl.jobs, res.series["jct"], strict=True)}
+    jobs = {j.id: j for j in wl.jobs}
+    started = frozenset(
+        j for _, _, allocs in rec.slots for j, p in allocs.items() if p.total_workers > 0
+    )
+    progress = _sim_progress(jobs, sim_jct, rec, speed)
+    rows: list[SlotRow] = []
+    by_job: dict[int, list[SlotRow]] = defaultdict(list)
+    by_slot: dict[int, list[SlotRow]] = defaultdict(list)
+    for r in run.rows:
+        by_slot[r.slot].append(r)
+    for _, group in sorted(by_slot.items()):
+        items = []
+        for r in group:
+            ms, ws, ss = zip(*r.placement, strict=True) if r.placement else ((), (), ())
+            items.append((jobs[r.job], Placement(tuple(ms), tuple(ws), tuple(ss))))
+        for r, rate in zip(group, slot_rates(speed, items), strict=True):
+            r2 = dataclasses.replace(r, pred_work=rate)
+            rows.append(r2)
+            by_job[r.job].append(r2)
+    replay: dict[int, float] = {}
+    for j, job in jobs.items():
+        done = 0.0
+        total = job.total_work
+        rs = sorted(by_job.get(j, []), key=lambda r: r.slot)
+        jct = float("nan")
+        for r in rs:
+            if r.pred_work > 0 and done + r.pred_work >= total:
+                jct = r.slot - job.arrival + (total - done) / r.pred_work
+                break
+            done += r.pred_work
+        else:
+            if rs and rs[-1].pred_work > 0:
+                extra = (total - done) / rs[-1].pred_work
+                jct = rs[-1].slot + 1 - job.arrival + extra
+        replay[j] = jct
+    return Prediction(sim_jct, replay, dict(res.metrics), rows, progress, started)
+
+
+def _sim_progress(
+    jobs: dict[int, ClusterJob],
+    sim_jct: dict[int, float],
+    rec: _Recorder,
+    speed: SpeedModel | None,
+) -> dict[int, float]:
+    """Each job's share of its work the engine did by the horizon (module docstring).
+
+    The last view the engine showed has the work left at the start of its
+    slot; that slot's own work (its allocations at the model's rates) is
+    added.
+    """
+    out = {j: 1.0 if sim_jct[j] == sim_jct[j] else 0.0 for j in jobs}
+    if not rec.slots:
+        return out
+    _, remaining, allocs = rec.slots[-1]
+    running = [j for j in allocs if j in remaining and allocs[j].total_workers > 0]
+    last = dict(
+        zip(running, slot_rates(speed, [(jobs[j], allocs[j]) for j in running]), strict=True)
+    )
+    for j, left in remaining.items():
+        if out[j] < 1.0:
+            total = jobs[j].total_work
+            out[j] = min(1.0, max(0.0, (total - left + last.get(j, 0.0)) / total))
+    return out

@@ -1,0 +1,45 @@
+"""Errors pooled over the jobs of many testbed runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from dmlsched.experiments.results import CellKey, append_rows, cell_rows
+from dmlsched.testbed.pooled import main, pooled_errors, render
+
+
+def _run(root, sched, mode, seed, errors, overrun=0.0):
+    path = root / f"testbed-pdors-{sched}-{mode}-{seed}" / "report" / "results.csv"
+    path.parent.mkdir(parents=True)
+    rows = []
+    for j, e in enumerate(errors):
+        m = {
+            "sim_error": e,
+            "sim_error_censored": float(e > 0.5),
+            "real_progress": 1.0,
+            "arrival": 0.0,
+            "real_jct": 2.0,
+            "replay_jct": 2.0 * (1 + e / 2),  # a replay error of e / 2
+        }
+        rows += cell_rows("x", "cluster", CellKey(sched, str(j), seed), "job", m)
+    rows += cell_rows(
+        "x", "cluster", CellKey(sched, "all", seed), "job", {"overrun_slots": overrun}
+    )
+    append_rows(path, rows)
+
+
+def test_jobs_pool_per_scheduler_and_mode_and_the_calibration_seed_is_left_out(tmp_path, capsys):
+    _run(tmp_path, "pd-ors+", "local", 0, [0.9, 0.9])  # the calibration seed
+    _run(tmp_path, "pd-ors+", "local", 1, [0.01, 0.02, float("nan")])
+    _run(tmp_path, "pd-ors+", "local", 2, [0.03, 0.6], overrun=2.0)
+    _run(tmp_path, "fifo", "netns", 1, [0.1])
+    pools = pooled_errors(tmp_path)
+    p = pools[("pd-ors+", "local")]
+    assert p.runs == 2 and sorted(p.errors) == [0.01, 0.02, 0.03, 0.6]
+    assert p.median == pytest.approx(0.025) and p.censored == 1
+    assert p.distorted == ["seed 2: 0 distorted, 2 overrun"]
+    assert p.replay_stats()[0] == pytest.approx(0.0125)
+    text = render(pools)
+    assert "| local | **all** | 2 | 4 |" in text and "| **both** | **all** | 3 | 5 |" in text
+    main([str(tmp_path)])
+    assert "pd-ors+" in capsys.readouterr().out
