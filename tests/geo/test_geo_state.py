@@ -21,6 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmlsched.sim.geo_referee as geo_referee
+from dmlsched.checks.replay import result_bytes
+from dmlsched.checks.tiny import run_rng, tiny
 from dmlsched.errors import InvalidDecision, InvalidReport
 from dmlsched.model.geo import GeoDecision, GeoJob, GeoPlacement, GeoWorkload
 from dmlsched.rng import make_rng, spawn
@@ -30,7 +32,6 @@ from dmlsched.sim.geo import GeoState
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 from tests.geo.random_geo import RandomGeo
 from tests.geo.test_engine import Fixed, central0, sites, workload
-from tests.sim.cheats import result_bytes, run_rng, tiny
 from tests.sim.stepwise import engine_snapshot, stepwise
 
 RNG = make_rng(0)

@@ -19,6 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmlsched.sim.interval_referee as interval_referee
+from dmlsched.checks.replay import result_bytes
+from dmlsched.checks.tiny import run_rng
 from dmlsched.errors import InvalidDecision, InvalidReport
 from dmlsched.model.interval import IntervalDecision
 from dmlsched.model.speed.smd import completion_time, job_etas, speed
@@ -28,7 +30,6 @@ from dmlsched.sim.engine import simulate
 from dmlsched.sim.interval import IntervalState
 from dmlsched.workloads.interval import synthetic_interval
 from tests.interval.test_engine_interval import WL, Fixed
-from tests.sim.cheats import result_bytes, run_rng
 from tests.sim.stepwise import engine_snapshot, stepwise
 
 RNG = np.random.default_rng(0)

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from dmlsched.checks.replay import snapshot
 from dmlsched.sim.edge_cloud import EdgeCloudState
 from dmlsched.sim.engine import RunResult
 from dmlsched.sim.geo import GeoState
 from dmlsched.sim.interval import IntervalState
-from tests.sim.cheats import snapshot
 
 STATES: dict[str, Any] = {"edge-cloud": EdgeCloudState, "geo": GeoState, "interval": IntervalState}
 

@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dmlsched.checks.replay import result_bytes
+from dmlsched.checks.tiny import run_rng, tiny
 from dmlsched.errors import InvalidDecision, InvalidReport
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudWorkload
 from dmlsched.model.edge_cloud import EdgeCloudDecision as Dec
@@ -29,7 +31,6 @@ from dmlsched.sim.edge_cloud_referee import Plan
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.registry import WorkloadParams, build_workload
 from tests.edge_cloud_helpers import RandomEdge, Scripted, ec_job, workload
-from tests.sim.cheats import result_bytes, run_rng, tiny
 from tests.sim.stepwise import engine_snapshot, stepwise
 
 EDGE = ("a-online", "a-online+", "a-online-edge", "batchsche", "srtf", "tiresias-l")

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from dmlsched.checks.replay import Replay, result_bytes
+from dmlsched.checks.tiny import run_rng, tiny
 from dmlsched.errors import InvalidDecision
 from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
 from dmlsched.sim.engine import simulate
-from tests.sim.cheats import Replay, result_bytes, run_rng, tiny
 from tests.sim.stepwise import STATES, engine_snapshot, stepwise
 from tests.sim.test_boundary import CHEATS, honest
 

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from dmlsched.checks.replay import Replay, result_bytes
+from dmlsched.checks.tiny import run_rng, tiny
 from dmlsched.errors import InvalidDecision, InvalidReport
 from dmlsched.model.cluster import Placement
 from dmlsched.model.speed.aonline import processing_capacity
@@ -18,7 +20,6 @@ from dmlsched.sim.engine import simulate
 from dmlsched.testbed.edge_geo import run_edge_cloud, run_geo
 from dmlsched.testbed.runtime import TrainSpec
 from dmlsched.testbed.workload import testbed_edge_workload as edge_workload
-from tests.sim.cheats import Replay, result_bytes, run_rng, tiny
 from tests.sim.test_boundary import CHEATS, honest
 from tests.testbed.fakes import FakeClock, RateExecutor
 
