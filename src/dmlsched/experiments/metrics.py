@@ -112,6 +112,26 @@ _METRICS: dict[str, Metric] = {
     "cost_communication": Metric("Communication cost", "USD", 0.0),
     # testbed (real processes; ``sim_<metric>`` = the simulator's value, see describe)
     "median_sim_error": Metric("Median |simulated − real| ÷ real JCT", "fraction", 0.0),
+    "p90_sim_error": Metric("90th percentile |simulated − real| ÷ real JCT", "fraction", 0.0),
+    "counted_jobs": Metric("Jobs the testbed or the simulator started", "jobs", 0.0),
+    "censored_jobs": Metric("Counted jobs unfinished on one side (censored)", "jobs", 0.0),
+    "finished_share_real": Metric(
+        "Share of counted jobs finished on the testbed", "fraction", 0.0, 1.0
+    ),
+    "finished_share_sim": Metric(
+        "Share of counted jobs finished in simulation", "fraction", 0.0, 1.0
+    ),
+    "median_slot_rate_error": Metric(
+        "Median |predicted − measured| ÷ measured work per slot", "fraction", 0.0
+    ),
+    "distorted_slots": Metric(
+        "Slots whose decision and reconfiguration took > 10% of it", "slots", 0.0
+    ),
+    "overrun_slots": Metric(
+        "Slots whose decision and reconfiguration overran the slot", "slots", 0.0
+    ),
+    "load_start": Metric("Load average when the run started", "load", 0.0),
+    "load_end": Metric("Load average when the run ended", "load", 0.0),
     "median_sim_error_eq1": Metric("Median JCT error with the Eq. (1) fit", "fraction", 0.0),
     "median_sim_error_nominal": Metric("Median JCT error before calibration", "fraction", 0.0),
     "median_replay_error": Metric("Median JCT error, decisions replayed", "fraction", 0.0),
