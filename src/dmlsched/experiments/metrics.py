@@ -115,6 +115,18 @@ _METRICS: dict[str, Metric] = {
     "median_sim_error_eq1": Metric("Median JCT error with the Eq. (1) fit", "fraction", 0.0),
     "median_sim_error_nominal": Metric("Median JCT error before calibration", "fraction", 0.0),
     "median_replay_error": Metric("Median JCT error, decisions replayed", "fraction", 0.0),
+    "p90_sim_error": Metric("90th percentile of |simulated − real| ÷ real JCT", "fraction", 0.0),
+    "finished_share_real": Metric("Started jobs the testbed finished", "fraction", 0.0, 1.0),
+    "finished_share_sim": Metric("Started jobs the simulator finished", "fraction", 0.0, 1.0),
+    "median_slot_rate_error": Metric(
+        "Median |measured − model| ÷ model work in a kept slot", "fraction", 0.0
+    ),
+    "counted_jobs": Metric("Jobs either side started", "jobs", 0.0),
+    "censored_jobs": Metric("Jobs unfinished at the run's end (censored)", "jobs", 0.0),
+    "distorted_slots": Metric("Slots where deciding and reconfiguring took > 10%", "slots", 0.0),
+    "overrun_slots": Metric("Slots where deciding and reconfiguring overran", "slots", 0.0),
+    "load_start": Metric("Load average when the run started", "runnable processes", 0.0),
+    "load_end": Metric("Load average when the run ended", "runnable processes", 0.0),
     "mean_real_jct": Metric("Mean measured job completion time", "slots", 0.0),
     "mean_sim_jct": Metric("Mean simulated job completion time", "slots", 0.0),
     "total_utility_real": Metric("Total utility, measured", "sum of job utilities", 0.0),

@@ -41,9 +41,8 @@ Each cell also writes the run's own report (per-job ``results.csv``,
 :func:`dmlsched.testbed.pooled.pooled_errors` pools their jobs per
 scheduler and mode, and over all (``make testbed-validate``).
 
-Not built (see docs/testbed.md): ``testbed-aonline-fig4``–``fig6`` and
-``testbed-mlbroker-table4`` need executors for the ``edge-cloud`` and
-``geo`` decisions.
+The ``edge-cloud`` and ``geo`` testbed experiments (``testbed-aonline-fig4``
+to ``fig6``, ``testbed-mlbroker-table4``) live in :mod:`.testbed_edge_geo`.
 """
 
 from __future__ import annotations
