@@ -523,9 +523,11 @@ def reproduce(
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
         sets = [SeedSet(_seed_label(seed_base, seeds), base)]
+        firsts = [seed_base]
         if held_out is not None:
             sets.append(SeedSet("held-out " + _seed_label(held_out, seeds), base / "held-out"))
-        for s, first in zip(sets, (seed_base, held_out), strict=False):
+            firsts.append(held_out)
+        for s, first in zip(sets, firsts, strict=True):
             _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt)
         meta = {
             "command": "dmlsched reproduce --all"
@@ -775,7 +777,7 @@ class _BenchCommand(typer.core.TyperCommand):
         default = ", ".join(n for n in names if n not in OPT_IN)
         opt_in = ", ".join(n for n in names if n in OPT_IN)
         for p in self.params:
-            if p.name == "only":
+            if p.name == "only" and isinstance(p, typer.core.TyperOption):
                 p.help = f"Comma-separated benchmarks: {default} (run by default)" + (
                     f"; {opt_in} (only when named)." if opt_in else "."
                 )

@@ -52,7 +52,7 @@ def _timed_run(
         """Times each job's plan; a subclass, not a wrapped attribute, so the throwaway
         copy that reset warms the compiled kernels on plans as itself (and is not timed)."""
 
-        def plan(self, job, now):  # type: ignore[no-untyped-def]
+        def plan(self, job, now):
             t0 = time.perf_counter()
             out = super().plan(job, now)
             if self is sched:

@@ -680,8 +680,8 @@ class Report(_ClaimBase):
         live = {p: m for p, m in means.items() if not math.isnan(m)}
         if not live:
             return ClaimResult(self.text, REPORTED, "every point excluded" + note, "", k, n)
-        p_lo = min(live, key=live.get)  # type: ignore[arg-type]
-        p_hi = max(live, key=live.get)  # type: ignore[arg-type]
+        p_lo = min(live, key=live.__getitem__)
+        p_hi = max(live, key=live.__getitem__)
         value = f"{fmt_ci(_arr(per[p_lo]))} (at {p_lo}) to {fmt_ci(_arr(per[p_hi]))} (at {p_hi})"
         return ClaimResult(
             self.text, REPORTED, f"measured {live[p_lo]:.4g} – {live[p_hi]:.4g}" + note, value, k, n
@@ -771,7 +771,7 @@ def _as_reference(claim: Claim, ref: str) -> Claim:
     if isinstance(claim, Beats):
         losers = tuple(lo for lo in claim.losers if lo != ref)
         return dataclasses.replace(claim, winner=ref, losers=losers)
-    return dataclasses.replace(claim, scheduler=ref)  # type: ignore[type-var]  # every other form names it scheduler
+    return dataclasses.replace(claim, scheduler=ref)
 
 
 def judge(

@@ -44,7 +44,10 @@ class Metric:
         return lo, hi
 
 
-_SHARE = dict(unit="fraction of capacity", low=0.0, high=1.0)
+def _share(label: str) -> Metric:
+    return Metric(label, "fraction of capacity", 0.0, 1.0)
+
+
 _METRICS: dict[str, Metric] = {
     "total_utility": Metric("Total utility", "sum of job utilities", 0.0),
     "median_training_time": Metric("Median training time, unfinished = T − a", "slots", 0.0),
@@ -63,8 +66,8 @@ _METRICS: dict[str, Metric] = {
     "jct_rate_edge": Metric("Total JCT ÷ edge-only SRTF's", "ratio", 0.0),
     "mean_progress": Metric("Mean share of work done by the horizon", "fraction", 0.0, 1.0),
     "mean_workers": Metric("Workers per running job", "workers", 0.0),
-    "mean_utilization": Metric("Mean utilization", **_SHARE),
-    "utilization": Metric("Edge utilization", **_SHARE),
+    "mean_utilization": _share("Mean utilization"),
+    "utilization": _share("Edge utilization"),
     "preemptions": Metric("Preemptions", "count", 0.0),
     "makespan": Metric("Makespan", "slots", 0.0),
     "competitive_ratio": Metric("Competitive ratio", "optimum ÷ ours", 0.0),
@@ -181,7 +184,7 @@ def describe(metric: str) -> Metric:
         return Metric(f"{d.label}, P_i ∈ [{rng.replace('-', ', ')}]", d.unit, d.low, d.high)
     if metric.startswith("mean_utilization_"):
         res = metric.removeprefix("mean_utilization_")
-        return Metric(f"Mean {res.upper() if len(res) <= 3 else res} utilization", **_SHARE)
+        return _share(f"Mean {res.upper() if len(res) <= 3 else res} utilization")
     words = metric.replace("_", " ")
     return Metric(words[:1].upper() + words[1:])
 

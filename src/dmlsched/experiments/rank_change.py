@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = ap.parse_args(argv)
     scheds = a.schedulers.split(",")
     labels = tuple(a.labels.split(",", 1))
-    print(render(per_seed(a.first, a.metric), per_seed(a.vs, a.metric), scheds, labels))  # type: ignore[arg-type]
+    print(render(per_seed(a.first, a.metric), per_seed(a.vs, a.metric), scheds, labels))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # a DataFrame only on demand (frame): pandas is slow to import
     import pandas as pd
@@ -233,7 +233,8 @@ def columns(data: Iterable[Row] | pd.DataFrame) -> Columns:
     ``dmlsched compare``'s start-up); a DataFrame's columns are taken as named.
     """
     if hasattr(data, "columns"):
-        return {str(c): data[c].tolist() for c in data.columns}
+        df = cast("pd.DataFrame", data)
+        return {str(c): df[c].tolist() for c in df.columns}
     rows = list(data)
     return {c: [r[i] for r in rows] for i, c in enumerate(COLUMNS)}
 

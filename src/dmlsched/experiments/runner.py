@@ -49,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,7 +262,7 @@ def _stale(
     return stale, fresh
 
 
-def _then(first: list[_Done], rest: Iterator[_Done]) -> Iterator[_Done]:
+def _then(first: list[_Done], rest: Iterator[_Done]) -> Generator[_Done, None, None]:
     yield from first
     yield from rest  # closing this closes ``rest`` (its pool) too
 
@@ -316,7 +316,10 @@ def _ray(exp: Experiment, cells: list[tuple[CellKey, Point]], cfg: RunConfig) ->
         else:
             ray.init(address=cfg.ray, log_to_driver=False)
     remote = ray.remote(_cell)
-    refs = [remote.remote(exp, key, point, cfg.quick, cfg.traces) for key, point in cells]
+    refs = [
+        remote.remote(exp, key, point, cfg.quick, cfg.traces)  # type: ignore[call-arg]  # ray's overloads type _cell by its 4 required parameters
+        for key, point in cells
+    ]
     try:
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)

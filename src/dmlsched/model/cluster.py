@@ -409,7 +409,7 @@ class PlacementTable(Mapping[int, Placement]):
     def __len__(self) -> int:
         return len(self.jobs)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self.jobs.tolist())
 
     def __getitem__(self, job: int) -> Placement:

@@ -23,7 +23,8 @@ __all__ = ["InverseTime", "Linear", "Sigmoid", "Utility", "utility_from_dict"]
 
 @runtime_checkable
 class Utility(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     def __call__(self, t: float) -> float: ...
 
@@ -94,6 +95,6 @@ def utility_from_dict(d: dict[str, object]) -> Utility:
         raise InvalidInput("utility.kind", kind, " | ".join(_KINDS))
     params = {k: float(v) for k, v in d.items() if k != "kind"}  # type: ignore[arg-type]
     try:
-        return _KINDS[kind](**params)  # type: ignore[no-any-return]
+        return _KINDS[kind](**params)
     except TypeError as e:
         raise InvalidInput("utility", d, f"parameters of {kind}") from e

@@ -43,7 +43,7 @@ _JOB_FIELDS: dict[str, Any] = {
     if name not in ("id", "arrival", "utility")
 }
 
-_JobFields = create_model("_JobFields", __base__=_Strict, **_JOB_FIELDS)  # type: ignore[call-overload]
+_JobFields = create_model("_JobFields", __base__=_Strict, **_JOB_FIELDS)
 
 
 class JobRequest(_JobFields):  # type: ignore[misc,valid-type]

@@ -156,7 +156,7 @@ def expect_type(sched: str, slot: int, obj: object, cls: type[T], job: int | Non
     if type(obj) is not cls:
         what = "decide returned" if job is None else "placement is a"
         refuse(sched, job, slot, f"{what} {type(obj).__name__}, expected exactly {cls.__name__}")
-    return obj  # type: ignore[return-value]
+    return obj
 
 
 def read_int(v: object) -> int | None:
@@ -181,7 +181,7 @@ def read_ints(
         return tuple(arr.tolist())
     if t not in _SEQ_TYPES:
         refuse(sched, job, slot, f"{what} is a {t.__name__}, expected a tuple of integers")
-    vals = tuple(seq)  # type: ignore[arg-type]
+    vals: tuple[Any, ...] = tuple(seq)  # type: ignore[arg-type]
     kinds = set(map(type, vals))  # C-level: these run every slot for every job
     if kinds <= PLAIN_INT:
         return vals  # immutable all the way down
@@ -203,14 +203,14 @@ def read_pair(sched: str, slot: int, job: int, what: str, pair: object) -> tuple
             slot,
             f"{what} ({shown(pair[0])}, {shown(pair[1])}) is not integers",  # type: ignore[index]
         )
-    return a, b  # type: ignore[return-value]
+    return a, b
 
 
 def _key(sched: str, slot: int, what: str, key: object) -> int:
     j = read_int(key)
     if j is None:
         refuse(sched, None, slot, f"{what}: job id {shown(key)} is not an integer")
-    return j  # type: ignore[return-value]
+    return j
 
 
 def read_mapping(

@@ -329,9 +329,9 @@ class GeoState:
             "workers": self._workers,
             "discounted_share": self._disc_over / self._disc_used if self._disc_used else 0.0,
         }
-        series["total"] = sum(
-            series[k] for k in ("transfer", "resource", "deploy", "communication")
-        )
+        series["total"] = (  # the same sum (from 0) as sum() over the four parts
+            0.0 + series["transfer"] + series["resource"] + series["deploy"]
+        ) + series["communication"]
         events = tuple(self._events) if self.record_events else ()
         return RunResult(metrics=metrics, events=events, series=series)
 

@@ -107,7 +107,7 @@ class LinearModel:
 
     def set_row_bounds(self, rows: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
         rows = np.asarray(rows, dtype=np.int32)
-        self._h.changeRowsBounds(
+        self._h.changeRowsBounds(  # type: ignore[attr-defined]  # highspy's stubs omit this binding
             len(rows), rows, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         )
 

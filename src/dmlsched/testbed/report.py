@@ -50,6 +50,7 @@ import inspect
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -501,7 +502,7 @@ def _gantt(
                 where[j] = tuple(m for m, _, _ in rows_now[-1].placement)
             if state == "running":
                 continue
-            style = (
+            style: dict[str, Any] = (
                 {"facecolor": "none", "edgecolor": "0.4", "hatch": "///"}
                 if state == "preempted"
                 else {"facecolor": "none", "edgecolor": "tab:red", "hatch": "xxx"}

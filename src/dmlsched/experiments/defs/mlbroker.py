@@ -58,7 +58,7 @@ from __future__ import annotations
 import dataclasses
 
 from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, memo, register
-from dmlsched.experiments.claims import Across, Beats, Bound, Report, Trend
+from dmlsched.experiments.claims import Across, Beats, Bound, Claim, Report, Trend
 from dmlsched.model.geo import GeoWorkload
 from dmlsched.rng import make_rng, spawn
 from dmlsched.workloads.geo import (
@@ -444,7 +444,7 @@ _CLAIM8 = Beats(
     reason=_RELAXATION,
     shown_by="mlbroker-fig7 (relaxation_gap, rounding_loss); ablation-mlbroker",
 )
-_SEC63 = {  # Sec. 6.3's statements on Figs. 8 and 11–14
+_SEC63: dict[str, tuple[Claim, ...]] = {  # Sec. 6.3's statements on Figs. 8 and 11–14
     "fig8": (_CLAIM8,),
     "fig11": (
         Beats(

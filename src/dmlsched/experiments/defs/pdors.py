@@ -892,13 +892,13 @@ register(
         reproduces="Yu thesis 2019 Fig. 3.12",
     )
 )
-for _fig, _metric, _text in (
+for _tfig, _metric, _text in (
     ("3.13", "rounding_attempts", "thesis: attempts lowest (~570) near G = 1.006, all < 1000"),
     ("3.14", "rounding_ratio", "thesis: rounding approximation ratio ≤ 1.0025 for all G"),
 ):
     register(
         Experiment(
-            id=f"thesis-fig{_fig}",
+            id=f"thesis-fig{_tfig}",
             setting="cluster",
             title=f"Async PD-ORS: {_metric} vs pre-rounding gain G (H=50, T=100)",
             param="g",
@@ -909,8 +909,8 @@ for _fig, _metric, _text in (
             metrics=(_metric, "probe_failures", "roundings", "total_utility"),
             build=build_t313,
             cell=cell_thesis_g,
-            claims=(Report(_metric, "pd-ors", _text, paper=f"Fig. {_fig}"),),
-            reproduces=f"Yu thesis 2019 Fig. {_fig}",
-            same_runs_as="" if _fig == "3.13" else "thesis-fig3.13",  # one sweep, two metrics
+            claims=(Report(_metric, "pd-ors", _text, paper=f"Fig. {_tfig}"),),
+            reproduces=f"Yu thesis 2019 Fig. {_tfig}",
+            same_runs_as="" if _tfig == "3.13" else "thesis-fig3.13",  # one sweep, two metrics
         )
     )

@@ -208,7 +208,7 @@ def _packed_kernel(
     below: bool,
 ) -> tuple:
     ref, cls = classes if classes is not None else _NO_CLASSES
-    return kernels().packed_fit(  # type: ignore[no-any-return]
+    return kernels().packed_fit(
         free, ref, cls, wd, pd, int(workers), int(ps), EPS, BIG,
         bool(below) and classes is not None,
     )  # fmt: skip
@@ -244,7 +244,7 @@ def _next_fit(free: np.ndarray, left: dict[int, np.ndarray], d: np.ndarray, h: i
         m = (h + k) % H
         if (left.get(m, free[m]) >= need).all():
             return m
-    ok = (free >= need).all(axis=1)
+    ok = np.all(free >= need, axis=1)
     for m, row in left.items():
         ok[m] = (row >= need).all()
     fits = np.flatnonzero(ok)
