@@ -561,7 +561,7 @@ def reproduce(
 
         if exp.setting != "cluster" or exp.opt_in:
             raise InvalidInput("compute", compute, "cluster experiments (not the testbed's)")
-        exp = dataclasses.replace(exp, build=WithCompute(exp.build, compute))  # type: ignore[arg-type]
+        exp = dataclasses.replace(exp, build=WithCompute(exp.build, compute))  # type: ignore[arg-type]  # WithCompute is a callable build, not the Callable type the field names
     _run(exp, out, config(exp), exp.id, fmt=fmt)
     console.print((out / "summary.md").read_text(), markup=False)
 

@@ -48,7 +48,7 @@ def _timed_run(
     per_job: list[float] = []
     base = type(sched)
 
-    class Timed(base):  # type: ignore[valid-type,misc]
+    class Timed(base):  # type: ignore[valid-type,misc]  # a subclass of the scheduler's own (runtime) class
         """Times each job's plan; a subclass, not a wrapped attribute, so the throwaway
         copy that reset warms the compiled kernels on plans as itself (and is not timed)."""
 

@@ -210,7 +210,7 @@ def peer_sims(say: Callable[[str], None] | None = None) -> dict[str, float]:
             _pairs(
                 f"pollux_w{w}_tiresias",
                 pairs,
-                lambda csv=csv: run_pollux(pollux, csv),  # type: ignore[misc]
+                lambda csv=csv: run_pollux(pollux, csv),  # type: ignore[misc]  # the default binds this iteration's csv
                 _ours("pollux", csv, "tiresias", "goodput"),
             )
         )

@@ -368,13 +368,13 @@ class _ClaimBase:
     def for_scheduler(self, old: str, new: str) -> Any:
         """The same claim with scheduler ``old`` replaced by ``new`` wherever it appears."""
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # every claim form is a dataclass
             v = getattr(self, f.name)
             if f.name in ("winner", "scheduler") and v == old:
                 changes[f.name] = new
             elif f.name == "losers" and old in v:
                 changes[f.name] = tuple(new if x == old else x for x in v)
-        return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]
+        return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]  # every claim form is a dataclass
 
     @property
     def subject(self) -> str:

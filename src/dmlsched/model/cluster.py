@@ -413,7 +413,7 @@ class PlacementTable(Mapping[int, Placement]):
         return iter(self.jobs.tolist())
 
     def __getitem__(self, job: int) -> Placement:
-        row = self._row  # type: ignore[attr-defined]
+        row = self._row  # type: ignore[attr-defined]  # _row is set in __post_init__ with object.__setattr__ (frozen)
         if row is None:
             row = dict(zip(self.jobs.tolist(), range(len(self.jobs)), strict=True))
             object.__setattr__(self, "_row", row)

@@ -93,7 +93,7 @@ def utility_from_dict(d: dict[str, object]) -> Utility:
     kind = str(d.get("kind", "sigmoid"))
     if kind not in _KINDS:
         raise InvalidInput("utility.kind", kind, " | ".join(_KINDS))
-    params = {k: float(v) for k, v in d.items() if k != "kind"}  # type: ignore[arg-type]
+    params = {k: float(v) for k, v in d.items() if k != "kind"}  # type: ignore[arg-type]  # float() of a job-spec value; a bad one raises and is reported below
     try:
         return _KINDS[kind](**params)
     except TypeError as e:

@@ -397,5 +397,5 @@ def simulate_geo(
     """Run ``scheduler`` on ``workload``; the engine validates and prices every slot
     (``progress`` hears (slot, horizon, jobs arrived, jobs ended) after each;
     ``record_events=False``: no event log)."""
-    name = type(scheduler).name  # type: ignore[attr-defined]
+    name = type(scheduler).name  # type: ignore[attr-defined]  # every registered scheduler class has a name (the registry's contract)
     return drive(GeoState(workload, name, record_events=record_events), scheduler, rng, progress)

@@ -17,6 +17,7 @@ HiGHS warm-start from the previous basis.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import highspy
 import numpy as np
@@ -155,10 +156,10 @@ def solve_lp(
     row_upper: np.ndarray,
     col_lower: np.ndarray,
     col_upper: np.ndarray,
-    **kwargs: object,
+    **kwargs: Any,
 ) -> Solution:
     """Build and solve once (see :class:`LinearModel` for the arguments)."""
-    return LinearModel(c, a, row_lower, row_upper, col_lower, col_upper, **kwargs).solve()  # type: ignore[arg-type]
+    return LinearModel(c, a, row_lower, row_upper, col_lower, col_upper, **kwargs).solve()
 
 
 def set_coefficients(

@@ -85,6 +85,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -456,25 +457,25 @@ def _options(p: WorkloadParams) -> dict:
     )
 
 
-def load_pollux(path: Path, profiles_dir: Path | None = None, **kw: object) -> ClusterWorkload:
+def load_pollux(path: Path, profiles_dir: Path | None = None, **kw: Any) -> ClusterWorkload:
     """``pollux:PATH`` → workload; keywords as :func:`build_pollux_workload`."""
     if profiles_dir is not None:
         kw["profiles"] = load_profiles(Path(profiles_dir))
     return build_pollux_workload(
         read_pollux(Path(path)),
         source=f"pollux:{Path(path).name}",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
-def load_gavel(path: Path, table_path: Path | None = None, **kw: object) -> ClusterWorkload:
+def load_gavel(path: Path, table_path: Path | None = None, **kw: Any) -> ClusterWorkload:
     """``gavel:PATH`` → workload; keywords as :func:`build_gavel_workload`."""
     if table_path is not None:
         kw["table"] = load_gavel_table(Path(table_path), str(kw.get("gpu", "v100")))
     return build_gavel_workload(
         read_gavel(Path(path)),
         source=f"gavel:{Path(path).name}",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

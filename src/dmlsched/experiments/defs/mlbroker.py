@@ -56,6 +56,7 @@ ratio to the MILP (8)'s proved bound 1.30–1.37 (mlbroker+ 1.19–1.27, Local
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, memo, register
 from dmlsched.experiments.claims import Across, Beats, Bound, Claim, Report, Trend
@@ -105,11 +106,11 @@ def _size(quick: bool, *, milp: bool = False) -> tuple[int, int, int]:
     return (5, 10, 20) if quick else (15, 50, 100)
 
 
-def _instance(seed: int, dcs: int, slots: int, jobs: int, **kw: object) -> GeoWorkload:
+def _instance(seed: int, dcs: int, slots: int, jobs: int, **kw: Any) -> GeoWorkload:
     wl_rng, _ = spawn(make_rng(seed), 2)
     arr_rng, job_rng = spawn(wl_rng, 2)
     arrivals, notes = google_arrivals_with_notes(jobs, slots, arr_rng)
-    wl = synthetic_geo(jobs, dcs, slots, job_rng, arrivals=arrivals, **kw)  # type: ignore[arg-type]
+    wl = synthetic_geo(jobs, dcs, slots, job_rng, arrivals=arrivals, **kw)
     return dataclasses.replace(wl, notes=notes)
 
 
@@ -170,8 +171,8 @@ def _run(setting: str, wl: GeoWorkload, name: str, seed: int, **params: object):
 
 def _split(sched: object, total: float) -> dict[str, float]:
     """A_round's ratio to the P_f objective and its two factors (module docstring)."""
-    pf = sum(sched.fractional_costs_)  # type: ignore[attr-defined]
-    true = sum(sched.fractional_true_costs_)  # type: ignore[attr-defined]
+    pf = sum(sched.fractional_costs_)  # type: ignore[attr-defined]  # mlbroker's A_round keeps its P_f costs (only it is passed)
+    true = sum(sched.fractional_true_costs_)  # type: ignore[attr-defined]  # mlbroker's A_round keeps its P_f costs (only it is passed)
     return {
         "around_ratio": total / pf,
         "relaxation_gap": true / pf,

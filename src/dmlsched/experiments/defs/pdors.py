@@ -132,9 +132,9 @@ GAIN_PAPER = "Figs. 14-17: PD-ORS above OASiS; larger gain with more time-critic
 FIG10_DRAWS = 64  # instances tried per seed for one with OPT > 0 (build_fig10)
 
 
-def _sync(jobs: int, machines: int, slots: int, seed: int, **kw: object) -> ClusterWorkload:
+def _sync(jobs: int, machines: int, slots: int, seed: int, **kw: Any) -> ClusterWorkload:
     wl_rng, _ = spawn(make_rng(seed), 2)
-    return synthetic_cluster(jobs, machines, slots, wl_rng, **kw)  # type: ignore[arg-type]
+    return synthetic_cluster(jobs, machines, slots, wl_rng, **kw)
 
 
 def _google(jobs: int, machines: int, slots: int, seed: int, mix=DEFAULT_MIX) -> ClusterWorkload:
