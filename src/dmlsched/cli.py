@@ -55,10 +55,10 @@ from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, expla
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.reproduction import SeedSet, log_run, write_reproduction
-from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.extras import MissingExtra, extra_of, require
 from dmlsched.model.speed.saturating import COMPUTE_HELP
+from dmlsched.results import columns, done_cells, groups, scan_results
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
 from dmlsched.service import cli as _service_cli

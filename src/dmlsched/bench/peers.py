@@ -70,9 +70,7 @@ POLLUX_WORKLOADS = (6, 1, 8)
 def _compiled() -> None:
     """Bytecode cached, as after pip's install or any first run (an environment with
     PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module each run)."""
-    import dmlsched
-
-    compileall.compile_dir(Path(dmlsched.__file__).parent, quiet=2)
+    compileall.compile_dir(Path(__file__).resolve().parents[1], quiet=2)  # the package
 
 
 def _stderr(text: str) -> None:

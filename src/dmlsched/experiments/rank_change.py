@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dmlsched.experiments.results import columns, scan_results
+from dmlsched.results import columns, scan_results
 
 __all__ = ["PairChange", "per_seed", "rank_changes", "render"]
 

@@ -36,7 +36,7 @@ Safety (issue 14):
   parent;
 * a torn or cut last cell (a kill during a write) is dropped and recomputed;
   a corrupted ``results.csv`` or ``config.json`` is InvalidInput naming the
-  file and line (:mod:`dmlsched.experiments.results`).
+  file and line (:mod:`dmlsched.results`).
 
 An experiment whose cells are another's (``Experiment.same_runs_as``) takes
 the cells that experiment already computed in this command (``reuse``): the
@@ -60,7 +60,8 @@ from dmlsched.experiments.catalogue import Experiment, Point
 from dmlsched.experiments.curves import CellResult, append_curves, prune_curves, sort_curves
 from dmlsched.experiments.lock import hold
 from dmlsched.experiments.pool import kill_workers, sigint_blocked, worker_pool
-from dmlsched.experiments.results import (
+from dmlsched.memo import shared_folder
+from dmlsched.results import (
     PROVENANCE,
     CellKey,
     Provenance,
@@ -75,7 +76,6 @@ from dmlsched.experiments.results import (
     sort_results,
     write_provenance,
 )
-from dmlsched.memo import shared_folder
 
 __all__ = ["RunConfig", "run_experiment"]
 

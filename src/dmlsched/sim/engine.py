@@ -76,14 +76,11 @@ def register_engine(setting: str) -> Callable[[Engine], Engine]:
 
 
 def _load_all() -> None:
-    import dmlsched.sim.cluster  # noqa: F401
-
-    for mod in ("interval", "edge_cloud", "geo"):
-        try:
-            __import__(f"dmlsched.sim.{mod}")
-        except ModuleNotFoundError as e:  # a setting not built yet
-            if e.name != f"dmlsched.sim.{mod}":
-                raise
+    # each setting's module registers its engine on import (and imports this module)
+    import dmlsched.sim.cluster
+    import dmlsched.sim.edge_cloud
+    import dmlsched.sim.geo
+    import dmlsched.sim.interval  # noqa: F401
 
 
 def simulate(

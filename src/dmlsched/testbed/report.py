@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlsched.experiments.results import CellKey, append_rows, cell_rows
+from dmlsched.results import CellKey, append_rows, cell_rows
 from dmlsched.testbed.predict import Prediction
 from dmlsched.testbed.run import TestbedRun
 from dmlsched.testbed.workload import TestbedWorkload
@@ -269,7 +269,7 @@ def run_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
 
 def _why_nothing(tw: TestbedWorkload, run: TestbedRun, params: dict | None) -> str:
     """Why the scheduler placed no job (module docstring)."""
-    from dmlsched.experiments.diagnose import alone_rate
+    from dmlsched.schedulers._shared.alone import alone_rate
     from dmlsched.schedulers.protocols import registry
 
     wl = tw.workload

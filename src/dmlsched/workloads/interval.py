@@ -39,7 +39,7 @@ import numpy as np
 from dmlsched.errors import InvalidInput
 from dmlsched.model.interval import COMM_MODELS, RESOURCES, IntervalJob, IntervalWorkload
 from dmlsched.model.utility import Sigmoid
-from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 
 __all__ = ["CAPACITY_UNIT", "INSTANCE", "instance_capacity", "synthetic_interval"]
 

@@ -97,6 +97,7 @@ from dmlsched.model.speed.goodput import Validation, pollux_batch, statistical_s
 from dmlsched.model.speed.measured import AppProfile, MeasuredSpeed, accumulation, step_time
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.utility import Sigmoid
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 from dmlsched.workloads.gavel_table import (
     GAVEL_JOB_TYPES,
     GPU_TYPES,
@@ -106,7 +107,6 @@ from dmlsched.workloads.gavel_table import (
 )
 from dmlsched.workloads.pollux_validation import load_validations
 from dmlsched.workloads.profiles import APPLICATIONS, load_profiles
-from dmlsched.workloads.registry import WorkloadParams, register_workload
 from dmlsched.workloads.textio import read_text
 
 __all__ = [

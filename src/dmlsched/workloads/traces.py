@@ -145,8 +145,8 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.speed.pdors import comm_slots, sync_rate, sync_worker_rates
 from dmlsched.model.utility import Sigmoid
+from dmlsched.workloads.builders import WARNING, WorkloadParams, register_workload
 from dmlsched.workloads.draws import SyncDraws, sync_job_draws
-from dmlsched.workloads.registry import WARNING, WorkloadParams, register_workload
 from dmlsched.workloads.synthetic import DEFAULT_MIX, INT_EXT_RATIO, machine_capacity, random_job
 
 __all__ = [

@@ -62,8 +62,8 @@ import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, default_cell, register
 from dmlsched.experiments.claims import Beats, Versus
-from dmlsched.experiments.diagnose import alone_rate
 from dmlsched.model.cluster import ClusterWorkload
+from dmlsched.schedulers._shared.alone import alone_rate
 from dmlsched.workloads.gavel_table import default_gavel_table
 from dmlsched.workloads.peers import load_gavel, load_pollux
 from dmlsched.workloads.profiles import default_profile_dir
