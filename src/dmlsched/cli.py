@@ -198,7 +198,7 @@ def _build(
 ) -> Any:
     """The workload of one seed, built once per process: a command checks its input on
     seed 0, records its notes and runs cells on it; each build reads and parses the
-    trace again (a third of ``compare``'s time on a peer replay).  Workloads are
+    trace again (a large share of ``compare``'s time on a peer replay).  Workloads are
     frozen and every engine copies what it uses, so sharing one is safe."""
     key = repr((setting, workload, params, seed))
     hit = _BUILT.get(key)

@@ -229,8 +229,8 @@ def columns(data: Iterable[Row] | pd.DataFrame) -> Columns:
     """A results table as one list per column, from rows or a DataFrame.
 
     The summary and the console table read results this way, so a command
-    that draws no plots and checks no claims never imports pandas (a third of
-    ``dmlsched compare``'s start-up); a DataFrame's columns are taken as named.
+    that draws no plots and checks no claims never imports pandas (slow to import);
+    a DataFrame's columns are taken as named.
     """
     if hasattr(data, "columns"):
         df = cast("pd.DataFrame", data)

@@ -161,7 +161,7 @@ def mean_interval(values: Iterable[float], confidence: float = CONFIDENCE) -> In
     sd = float(v.std(ddof=1))
     if sd == 0.0:
         return Interval(m, m, m, n)
-    from scipy import stats  # deferred: scipy.stats costs ~1 s of CLI start-up
+    from scipy import stats  # deferred: scipy.stats is slow to import
 
     half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Interval(m, m - half, m + half, n)

@@ -26,7 +26,7 @@ mixing cells of different code in one file.
 Seeds: ``RunConfig.seeds`` seeds from ``RunConfig.seed_base`` (0: seeds 0..n−1;
 100: the held-out seeds 100..100+n−1); the seed is each cell's only randomness.
 
-Safety (issue 14):
+Safety:
 
 * one run per folder: :func:`dmlsched.experiments.lock.hold` (a second run
   refuses naming the holder, or waits with ``RunConfig.wait``);

@@ -44,14 +44,14 @@ Deviations (documented, not hidden):
   ``competitive_ratio_bound`` uses the dual bound).  With the paper's job
   ranges many of these tiny instances have no job that can finish within
   T = 10 (measured: OPT = 0 on 23 of the 50 cells of 10 seeds; every MILP
-  proved optimal within the node cap, the slowest in 71 s), and a claim on
+  proved optimal within the node cap), and a claim on
   them says nothing: so each seed's instance is the first of up to
   ``FIG10_DRAWS`` draws from the paper's ranges in which some job can finish
   alone (:func:`finishes_alone`: on one machine, or spread evenly over the
   ten), which makes OPT > 0.  FIFO runs as the simple reference for the
   1.0–1.4 claim.  A cell with OPT = ALG = 0 anyway (none seen) would be
   excluded (NaN, counted in the report), never a ratio
-  of 1 (it used to be, which pulled the mean ratio towards 1).  PD-ORS runs
+  of 1 (which would pull the mean ratio towards 1).  PD-ORS runs
   with 32 quanta per slot of peak work (default 8): on these tight
   instances a job may need > 90% of the cluster in every slot, and
   1/8-slot quanta lose exactly that (measured: job 0 of jobs=4, seed 0 is

@@ -91,7 +91,7 @@ def gang_sizes(
     FIFO's uniform [lo, hi] draw; S = ⌈W/γ⌉.
 
     The draws for all of ``jobs`` are one ``rng.integers`` call (a call per job
-    was a tenth of a 100,000-job FIFO run); they are the same numbers, and leave
+    costs a visible share of a large FIFO run); they are the same numbers, and leave
     the generator in the same state, as one call per job in order, because
     NumPy draws bounded 64-bit integers in this range from the bit generator's
     own buffered 32-bit stream (``tests/schedulers/test_gang_policies.py`` checks it).

@@ -6,7 +6,7 @@ array operations they cost more in call overhead than in arithmetic.  Each
 kernel here is the plain loop its caller's docstring describes (run
 without compiling under ``NUMBA_DISABLE_JIT=1``); ``cache=True`` keeps the
 compiled code beside the module, so only the first run on a machine pays
-for compiling (3–8 s on the shared 2-core machine).
+for compiling (docs/benchmarks.md has how long it takes).
 """
 
 from __future__ import annotations

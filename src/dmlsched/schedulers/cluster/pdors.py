@@ -5,7 +5,7 @@ live in :mod:`dmlsched.schedulers._shared.primal_dual`; this module is Alg. 4,
 θ(t, v): the cheapest way to train v samples (sync) or mini-batches (async)
 in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
 
-Two entries (issue 15): ``pd-ors`` is the journal's algorithm as printed,
+Two entries: ``pd-ors`` is the journal's algorithm as printed,
 its gaps filled minimally (below); ``pd-ors+`` (:class:`PdorsPlus`) is our
 best version, every departure a named constructor option that ``pd-ors+``
 turns on (:data:`PLUS`) and ``pd-ors`` leaves off (:data:`PRINTED`).
@@ -190,7 +190,7 @@ __all__ = [
 ]
 
 # HiGHS's infinite bound (highspy.kHighsInf is math.inf).  dmlsched.solvers.highs (highspy
-# and scipy.sparse, a third of a second) is imported where a model is built: importing
+# and scipy.sparse, slow to import) is imported where a model is built: importing
 # the cluster registry, as every `compare` does, loads this module.
 INF = math.inf
 
