@@ -71,8 +71,9 @@ def _warm_up(sched: PrimalDualScheduler, cluster: Cluster) -> None:
     The compiled kernels (:mod:`dmlsched.schedulers._shared.kernels`) load from
     numba's cache on first call, which takes a noticeable part of a second; in
     the testbed and the service a slot is wall-clock time, so that load must not
-    fall inside the first real decision.  The copy has its own per-run state (``reset`` replaces all of it)
-    and its own generator, so the run itself is untouched.
+    fall inside the first real decision.  The copy has its own per-run state
+    (``reset`` replaces all of it) and its own generator, so the run itself is
+    untouched.
     """
     if type(sched) in _WARMED:
         return
