@@ -85,6 +85,7 @@ from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.service.reasons import explain_slot, reason_body
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
 from dmlsched.service.snapshot import dump, restore
+from dmlsched.service.states import FINISHED, LIVE, JobStatus
 from dmlsched.service.store import Record, Store
 from dmlsched.sim.cluster import (
     check_admissions,
@@ -111,8 +112,7 @@ LOCAL_NAME = "local"  # who did what a record does not name (--insecure-local; o
 _DONE_TOL = 1e-9  # as the simulator's completion test
 HISTORY = 50  # slots of allocation kept for the dashboard
 
-JOB_STATES = ("queued", "pending", "running", "admitted", "completed", "rejected", "cancelled")
-FINISHED = frozenset(("completed", "rejected", "cancelled"))
+JOB_STATES = tuple(JobStatus)
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ class JobState:
     request: dict[str, Any]
     job: ClusterJob  # arrival = the slot it was revealed (0 while queued)
     owner: str = LOCAL_NAME  # the identity that submitted it
-    state: str = "queued"
+    state: JobStatus = JobStatus.queued
     arrival: int | None = None
     done: float = 0.0
     completed: int | None = None
@@ -476,7 +476,7 @@ class Core:
         js = self.jobs.get(job_id)
         if js is None:
             raise KeyError(job_id)
-        if js.state in ("completed", "rejected", "cancelled") or job_id in self.cancel_requests:
+        if js.state in FINISHED or job_id in self.cancel_requests:
             return js
         body = {"job": job_id, "by": by}
         self._commit("cancel", body)
@@ -504,8 +504,8 @@ class Core:
             js.reason = reason_body(Reason("cancelled", f"cancelled by {by}"), "service")
         if job_id in self.queued:  # never shown to the scheduler: gone at once
             del self.queued[job_id]
-            js.state = "cancelled"
-        elif js.state not in ("completed", "rejected", "cancelled"):
+            js.state = JobStatus.cancelled
+        elif js.state not in FINISHED:
             self.cancel_requests[job_id] = None
 
     def register(self, req: MachineRequest, by: str = LOCAL_NAME) -> Machine:
@@ -711,17 +711,17 @@ class Core:
                     credits[str(j)] = js.rate
         else:
             for j, v in self.uncredited.items():
-                if self.jobs[j].state in ("pending", "running", "admitted") and v > 0:
+                if self.jobs[j].state in LIVE and v > 0:
                     credits[str(j)] = v
             self.uncredited.clear()
         complete = []
         for key, v in credits.items():
             js = self.jobs[int(key)]
             js.done += v
-            live = js.state in ("pending", "running", "admitted")
+            live = js.state in LIVE
             if live and js.done >= js.job.total_work * (1 - _DONE_TOL):
                 complete.append(js.id)
-                js.state, js.completed = "completed", t - 1
+                js.state, js.completed = JobStatus.completed, t - 1
                 self.active.pop(js.id, None)
                 self.pending.pop(js.id, None)
                 self.epoch_finished.add(js.id)
@@ -729,8 +729,8 @@ class Core:
         for j in self._placed:
             js = self.jobs[j]
             js.last, js.placement, js.rate = js.placement, None, 0.0
-            if js.state == "running":
-                js.state = "admitted"
+            if js.state == JobStatus.running:
+                js.state = JobStatus.admitted
         self._placed = {j: None for j in self._placed if self.jobs[j].last is not None}
         # 2. machines down
         for name in down:
@@ -739,9 +739,9 @@ class Core:
         cancel = []
         for j in self.cancel_requests:
             js = self.jobs[j]
-            if js.state in ("pending", "admitted"):
+            if js.state in (JobStatus.pending, JobStatus.admitted):
                 cancel.append(j)
-                js.state = "cancelled"
+                js.state = JobStatus.cancelled
                 self.pending.pop(j, None)
                 self.active.pop(j, None)
                 self.epoch_finished.add(j)
@@ -751,7 +751,7 @@ class Core:
         new_jobs = []
         for j in arrive:
             js = self.jobs[j]
-            js.arrival, js.state = t, "pending"
+            js.arrival, js.state = t, JobStatus.pending
             js.job = job_from_request(JobRequest.model_validate(js.request), j, t)
             self.pending[j] = None
             new_jobs.append(js.job)
@@ -779,8 +779,8 @@ class Core:
             requeue = [j for j in (*self.pending, *self.active) if j not in arrive]
             for j in requeue:
                 js = self.jobs[j]
-                js.requeued += 1 if js.state == "admitted" else 0
-                js.state = "pending"
+                js.requeued += 1 if js.state == JobStatus.admitted else 0
+                js.state = JobStatus.pending
             self.pending = dict.fromkeys(requeue + arrive)
             self.active = {}
             self.epoch_jobs = {j: self.jobs[j].job for j in self.pending}
@@ -853,7 +853,7 @@ class Core:
         allocations, admit_ids, reject_ids = read_decision(
             name, t, decision, len(self.pending) + len(self.active)
         )
-        rejected_before = {j for j in self.epoch_jobs if self.jobs[j].state == "rejected"}
+        rejected_before = {j for j in self.epoch_jobs if self.jobs[j].state == JobStatus.rejected}
         rej, adm, by_alloc = check_admissions(
             name,
             t,
@@ -904,12 +904,12 @@ class Core:
             self.needs_reset = True
         for j in b["reject"]:
             self.pending.pop(j, None)
-            self.jobs[j].state = "rejected"
+            self.jobs[j].state = JobStatus.rejected
         for j in b["admit"]:
             if j in self.pending:
                 del self.pending[j]
                 self.active[j] = None
-                self.jobs[j].state = "admitted"
+                self.jobs[j].state = JobStatus.admitted
         H = len(self.machines)
         usage = np.zeros((H, len(RESOURCES)))
         snapshot: dict[str, dict[str, list[int]]] = {}
@@ -919,7 +919,7 @@ class Core:
             if js.last is None or js.last != p:
                 js.placed_since = t  # a new incarnation of the job's processes
                 js.prev_placement, js.inc_placement = js.inc_placement, p
-            js.placement, js.rate, js.state = p, float(b["rates"][key]), "running"
+            js.placement, js.rate, js.state = p, float(b["rates"][key]), JobStatus.running
             js.ran += 1
             self._placed[js.id] = None
             snapshot[key] = {}
