@@ -17,7 +17,6 @@ HiGHS warm-start from the previous basis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import highspy
 import numpy as np
@@ -25,7 +24,7 @@ import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
 
-__all__ = ["INF", "LinearModel", "Solution", "make_integer", "solve_lp"]
+__all__ = ["INF", "LinearModel", "Solution", "make_integer"]
 
 INF = highspy.kHighsInf
 
@@ -147,19 +146,6 @@ class LinearModel:
             row_activity=np.asarray(sol.row_value, dtype=float),
             dual_bound=float(info.mip_dual_bound) if self.is_mip else None,
         )
-
-
-def solve_lp(
-    c: np.ndarray,
-    a: sp.spmatrix | np.ndarray,
-    row_lower: np.ndarray,
-    row_upper: np.ndarray,
-    col_lower: np.ndarray,
-    col_upper: np.ndarray,
-    **kwargs: Any,
-) -> Solution:
-    """Build and solve once (see :class:`LinearModel` for the arguments)."""
-    return LinearModel(c, a, row_lower, row_upper, col_lower, col_upper, **kwargs).solve()
 
 
 def set_coefficients(

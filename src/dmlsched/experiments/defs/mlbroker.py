@@ -69,7 +69,7 @@ from dmlsched.workloads.geo import (
     synthetic_geo,
 )
 
-__all__ = ["build_default", "geo_cell"]
+__all__ = ["geo_cell"]
 
 COSTS = ("total_cost", "cost_transfer", "cost_resource", "cost_deploy", "cost_communication")
 # Table 4 as printed (real experiments, USD): Cost1..4 = C1 transfer, C2 resource,
@@ -118,11 +118,6 @@ def build_deploy(point: Point, seed: int, quick: bool) -> GeoWorkload:
     """``mlbroker-deploy``: Fig. 5's instance at its largest R under the reading ``point``."""
     R, T, J = _size(quick)
     return _instance(seed, R, T, J, data_gb=500.0, deploy=str(point))
-
-
-def build_default(point: Point, seed: int, quick: bool) -> GeoWorkload:
-    R, T, J = _size(quick)
-    return _instance(seed, R, T, J, data_gb=500.0)
 
 
 def build_dcs(point: Point, seed: int, quick: bool) -> GeoWorkload:

@@ -9,7 +9,6 @@ workers.  Placement is all-or-nothing.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from types import ModuleType
 
@@ -150,10 +149,6 @@ def machine_rows(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct capacity rows, each machine's row index) for :func:`place_packed`."""
     ref, cls = np.unique(np.asarray(capacity, dtype=float), axis=0, return_inverse=True)
     return np.ascontiguousarray(ref), cls.reshape(-1).astype(np.int64)
-
-
-def ceil_div(a: float, b: float) -> int:
-    return math.ceil(a / b - 1e-12)
 
 
 def place_packed(
