@@ -1,7 +1,7 @@
 # Every target creates .venv on first use and installs what it needs into it, pinned:
 # requirements/core.lock is the engine, every scheduler, the experiments and the plots
 # (all `make demo` needs), and each extra of pyproject.toml has its own lock beside it —
-# testbed (PyTorch), service, ray, dev (pytest, ruff).  `make install` installs them all.
+# testbed (PyTorch), service, ray, dev (pytest, ruff, mypy).  `make install` installs them all.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -51,7 +51,7 @@ endef
 $(eval $(call extra_rule,testbed,PyTorch (CPU build; about 900 MB on disk) and scikit-learn; 1-3 min))
 $(eval $(call extra_rule,service,FastAPI / uvicorn / httpx / psycopg for dmlsched serve; seconds))
 $(eval $(call extra_rule,ray,Ray for --ray; about a minute))
-$(eval $(call extra_rule,dev,pytest / hypothesis / ruff / selenium for make test and make lint; seconds))
+$(eval $(call extra_rule,dev,pytest / hypothesis / ruff / mypy / selenium for make test and make lint; seconds))
 
 # Eight schedulers on a communication-bound workload (the thesis's async jobs) that almost every
 # job could finish alone: who finishes them is the scheduler's doing, not the workload's.
@@ -98,6 +98,7 @@ bench-service: install-core install-service
 lint: install-dev
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
 
 # seeds SEED_BASE.. and the held-out seeds HELD_OUT.. side by side (HELD_OUT= : one set)
 reproduce-all: install-core

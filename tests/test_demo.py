@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 from dmlsched.cli import main
-from dmlsched.experiments.results import columns, groups, scan_results
+from dmlsched.results import columns, groups, scan_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

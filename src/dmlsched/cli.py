@@ -56,10 +56,10 @@ from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, expla
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.reproduction import SeedSet, log_run, write_reproduction
-from dmlsched.experiments.results import columns, done_cells, groups, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.extras import MissingExtra, extra_of, require
 from dmlsched.model.speed.saturating import COMPUTE_HELP
+from dmlsched.results import columns, done_cells, groups, scan_results
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.plugins import load_plugins
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
@@ -200,7 +200,7 @@ def _build(
 ) -> Any:
     """The workload of one seed, built once per process: a command checks its input on
     seed 0, records its notes and runs cells on it; each build reads and parses the
-    trace again (a third of ``compare``'s time on a peer replay).  Workloads are
+    trace again (a large share of ``compare``'s time on a peer replay).  Workloads are
     frozen and every engine copies what it uses, so sharing one is safe."""
     key = repr((setting, workload, params, seed))
     hit = _BUILT.get(key)
@@ -563,9 +563,11 @@ def reproduce(
         chosen = _select(only)
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
         sets = [SeedSet(_seed_label(seed_base, seeds), base)]
+        firsts = [seed_base]
         if held_out is not None:
             sets.append(SeedSet("held-out " + _seed_label(held_out, seeds), base / "held-out"))
-        for s, first in zip(sets, (seed_base, held_out), strict=False):
+            firsts.append(held_out)
+        for s, first in zip(sets, firsts, strict=True):
             _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt)
         meta = {
             "command": "dmlsched reproduce --all"
@@ -599,7 +601,7 @@ def reproduce(
 
         if exp.setting != "cluster" or exp.opt_in:
             raise InvalidInput("compute", compute, "cluster experiments (not the testbed's)")
-        exp = dataclasses.replace(exp, build=WithCompute(exp.build, compute))  # type: ignore[arg-type]
+        exp = dataclasses.replace(exp, build=WithCompute(exp.build, compute))  # type: ignore[arg-type]  # WithCompute is a callable build, not the Callable type the field names
     _run(exp, out, config(exp), exp.id, fmt=fmt)
     console.print((out / "summary.md").read_text(), markup=False)
 
@@ -817,7 +819,7 @@ class _BenchCommand(typer.core.TyperCommand):
         default = ", ".join(n for n in names if n not in OPT_IN)
         opt_in = ", ".join(n for n in names if n in OPT_IN)
         for p in self.params:
-            if p.name == "only":
+            if p.name == "only" and isinstance(p, typer.core.TyperOption):
                 p.help = f"Comma-separated benchmarks: {default} (run by default)" + (
                     f"; {opt_in} (only when named)." if opt_in else "."
                 )

@@ -83,6 +83,6 @@ def shared(maxsize: int = 64) -> Callable[[F], F]:
                 os.replace(tmp, path)
                 return value
 
-        return functools.wraps(fn)(cached)  # type: ignore[return-value]
+        return functools.wraps(fn)(cached)  # type: ignore[return-value]  # functools.wraps keeps fn's signature, which mypy cannot see
 
     return deco

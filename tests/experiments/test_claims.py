@@ -21,7 +21,7 @@ from dmlsched.experiments.claims import (
     judge,
     mean_interval,
 )
-from dmlsched.experiments.results import COLUMNS
+from dmlsched.results import COLUMNS
 
 
 def _df(rows: list[tuple[str, object, int, str, float]]) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from dmlsched.experiments.curves import (
     run_curves,
     sort_curves,
 )
-from dmlsched.experiments.results import COLUMNS, CellKey
+from dmlsched.results import COLUMNS, CellKey
 
 
 def test_the_jct_curve_ends_at_the_share_of_jobs_completed() -> None:

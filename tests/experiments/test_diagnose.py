@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dmlsched.experiments.diagnose import alone_rate, workload_diagnosis
+from dmlsched.experiments.diagnose import workload_diagnosis
 from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers._shared.alone import alone_rate
 from dmlsched.schedulers.protocols import make_scheduler, registry
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster

@@ -12,7 +12,7 @@ import dmlsched.experiments.plots as plots
 from dmlsched.experiments.catalogue import PaperValue, get
 from dmlsched.experiments.diagnose import explain_completions
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, param_label
-from dmlsched.experiments.results import COLUMNS
+from dmlsched.results import COLUMNS
 
 
 def frame(metric: str, cells: dict[tuple[str, str], list[float]]) -> pd.DataFrame:

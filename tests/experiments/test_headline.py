@@ -4,7 +4,7 @@ what the workload allowed."""
 from __future__ import annotations
 
 from dmlsched.experiments.headline import headline
-from dmlsched.experiments.results import Row
+from dmlsched.results import Row
 
 
 def _rows(setting: str, per: dict[str, dict[str, float]], seeds: int = 2) -> list[Row]:

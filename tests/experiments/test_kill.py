@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from dmlsched.experiments.lock import LOCK_NAME
-from dmlsched.experiments.results import COLUMNS, done_cells, repair, scan_results
+from dmlsched.results import COLUMNS, done_cells, repair, scan_results
 
 # 2 schedulers × 8 seeds, ~0.1–0.3 s a cell: slow enough to be signalled mid-sweep
 ARGS = [

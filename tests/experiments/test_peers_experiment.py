@@ -75,7 +75,7 @@ def test_peer_replay_reports_ours_beside_the_peers_figures(tmp_path: Path) -> No
     import pandas as pd
 
     from dmlsched.experiments.defs.peers import GAVEL_FIFO_51B7EF_S, POLLUX_TIRESIAS_W6_S
-    from dmlsched.experiments.results import COLUMNS, CellKey, cell_rows
+    from dmlsched.results import COLUMNS, CellKey, cell_rows
 
     exp = get("peer-replay")
     rows = []

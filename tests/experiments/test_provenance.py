@@ -9,8 +9,8 @@ import pytest
 
 from dmlsched.experiments import provenance
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.results import PROVENANCE, read_provenance, read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
+from dmlsched.results import PROVENANCE, read_provenance, read_results
 from dmlsched.rng import make_rng, spawn
 from dmlsched.workloads.synthetic import synthetic_cluster
 

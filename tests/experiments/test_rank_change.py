@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dmlsched.experiments.rank_change import main, per_seed, rank_changes, render
-from dmlsched.experiments.results import CellKey, append_rows, cell_rows
+from dmlsched.results import CellKey, append_rows, cell_rows
 
 
 def _write(path, values):

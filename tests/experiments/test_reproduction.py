@@ -11,7 +11,7 @@ import pandas as pd
 from dmlsched.experiments.catalogue import Experiment, all_experiments
 from dmlsched.experiments.claims import Beats, Bound, Report
 from dmlsched.experiments.reproduction import collect, render, write_reproduction
-from dmlsched.experiments.results import COLUMNS, CellKey, append_rows, cell_rows
+from dmlsched.results import COLUMNS, CellKey, append_rows, cell_rows
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "reproduction.md"
 

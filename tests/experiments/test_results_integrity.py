@@ -13,8 +13,8 @@ from dmlsched.cli import main
 from dmlsched.errors import InvalidInput
 from dmlsched.experiments.catalogue import get
 from dmlsched.experiments.report import render_report
-from dmlsched.experiments.results import COLUMNS, CellKey, done_cells, repair, scan_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
+from dmlsched.results import COLUMNS, CellKey, done_cells, repair, scan_results
 
 HEADER = ",".join(COLUMNS)
 CELL_A = "e,cluster,fifo,jobs,3,0,a,1.0\ne,cluster,fifo,jobs,3,0,b,2.0\n"

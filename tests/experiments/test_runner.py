@@ -11,8 +11,8 @@ from dmlsched.errors import InvalidInput
 from dmlsched.experiments.catalogue import Experiment, get
 from dmlsched.experiments.claims import Beats, Bound, mean_ci
 from dmlsched.experiments.report import render_report
-from dmlsched.experiments.results import COLUMNS, read_results
 from dmlsched.experiments.runner import RunConfig, run_experiment
+from dmlsched.results import COLUMNS, read_results
 from dmlsched.rng import make_rng, spawn
 from dmlsched.workloads.synthetic import synthetic_cluster
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dmlsched.experiments.results import CellKey, append_rows, cell_rows
+from dmlsched.results import CellKey, append_rows, cell_rows
 from dmlsched.testbed.pooled import main, pooled_errors, render
 
 

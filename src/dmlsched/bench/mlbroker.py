@@ -37,6 +37,6 @@ def mlbroker_slot() -> dict[str, float]:
         times.append(time.perf_counter() - t0)
         return out
 
-    sched.decide = timed  # type: ignore[method-assign]
+    sched.decide = timed
     simulate("geo", wl, sched, make_rng(1))
     return {"mlbroker_slot_s_p50": statistics.median(times)}

@@ -5,22 +5,16 @@
   rounding) on H = 100 machines, T = 80 slots, 100 Sec. V jobs; median over
   ``repeats`` runs of each run's percentile.
 * ``scale_pdors_s`` — one full engine run of PD-ORS on 1,000 jobs, 1,000
-  machines, 200 slots (one run), ``pd-ors`` as printed.  It took over 30
-  minutes with a per-machine external LP (4,000 packing rows); solving
-  Problem (23) over classes of identical machines brought it to 40–70 s on
-  the shared 2-core machine; issue 16's sorted pass and compiled kernels
-  (see :mod:`dmlsched.schedulers.cluster.pdors`) to 14.5 s (median of 3 beside
-  5e2d4bc's 40.9 s, docs/benchmarks.md).
-* ``scale_pdors_as_5e2d4b_s`` — the same run with the algorithm ``pd-ors`` had
-  at issue 16's starting commit 5e2d4bc: ``pd-ors+`` without ``spread`` and
-  with ``lp_tol=1e-2`` (its safe packing, MILP fallback, greedy fill, aligned
-  quanta, rerouting, cost and payoff floors were on then).  With the HiGHS
-  trace (``external_lp="highs"``) this configuration makes byte-identical
-  decisions to 5e2d4bc's ``pd-ors`` (checked with 5e2d4bc's engine given
-  today's speed model, which credits PSs up to W/γ); the sorted pass solves
-  the same LPs exactly (5e2d4bc interpolated within 1 %), so decisions differ
-  slightly (utility 9,931.59 vs 9,931.59 at 5e2d4bc's speed model: 522 vs 512
-  completed jobs on seed 0).
+  machines, 200 slots (one run), ``pd-ors`` as printed.
+* ``scale_pdors_as_5e2d4b_s`` — the same run with the algorithm ``pd-ors`` is at
+  the reference commit 5e2d4bc: ``pd-ors+`` without ``spread`` and with
+  ``lp_tol=1e-2`` (safe packing, MILP fallback, greedy fill, aligned quanta,
+  rerouting, cost and payoff floors on).  With the HiGHS trace
+  (``external_lp="highs"``) this configuration makes 5e2d4bc's ``pd-ors``
+  decisions; the sorted pass solves the same LPs exactly where 5e2d4bc
+  interpolated within 1 %, so decisions differ slightly.
+
+The measured figures, and how this run got to them, are in docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -36,7 +30,7 @@ from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
 
-#: pd-ors as it was at issue 16's starting commit 5e2d4bc (see the module docstring)
+#: pd-ors at the reference commit 5e2d4bc (see the module docstring)
 AS_5E2D4BC = ("pd-ors+", {"spread": False, "lp_tol": 1e-2})
 
 
@@ -48,11 +42,11 @@ def _timed_run(
     per_job: list[float] = []
     base = type(sched)
 
-    class Timed(base):  # type: ignore[valid-type,misc]
+    class Timed(base):  # type: ignore[valid-type,misc]  # a subclass of the scheduler's own (runtime) class
         """Times each job's plan; a subclass, not a wrapped attribute, so the throwaway
         copy that reset warms the compiled kernels on plans as itself (and is not timed)."""
 
-        def plan(self, job, now):  # type: ignore[no-untyped-def]
+        def plan(self, job, now):
             t0 = time.perf_counter()
             out = super().plan(job, now)
             if self is sched:

@@ -70,9 +70,7 @@ POLLUX_WORKLOADS = (6, 1, 8)
 def _compiled() -> None:
     """Bytecode cached, as after pip's install or any first run (an environment with
     PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module each run)."""
-    import dmlsched
-
-    compileall.compile_dir(Path(dmlsched.__file__).parent, quiet=2)
+    compileall.compile_dir(Path(__file__).resolve().parents[1], quiet=2)  # the package
 
 
 def _stderr(text: str) -> None:
@@ -210,7 +208,7 @@ def peer_sims(say: Callable[[str], None] | None = None) -> dict[str, float]:
             _pairs(
                 f"pollux_w{w}_tiresias",
                 pairs,
-                lambda csv=csv: run_pollux(pollux, csv),  # type: ignore[misc]
+                lambda csv=csv: run_pollux(pollux, csv),  # type: ignore[misc]  # the default binds this iteration's csv
                 _ours("pollux", csv, "tiresias", "goodput"),
             )
         )

@@ -116,7 +116,7 @@ def fifo_inputs(wl: ClusterWorkload, rng: np.random.Generator) -> FifoInputs:
 
 
 @njit(cache=True)
-def _place(free, wd, pd, workers, ps, h, eps, pool_m, pool_w, pool_s, at):  # type: ignore[no-untyped-def]
+def _place(free, wd, pd, workers, ps, h, eps, pool_m, pool_w, pool_s, at):
     """Round-robin placement of one gang from pointer ``h`` (``free`` unchanged):
     (machines used, new pointer), the machines and counts written to the pools at
     ``at`` in first-use order; 0 machines when a task fits nowhere."""
@@ -167,7 +167,7 @@ def _place(free, wd, pd, workers, ps, h, eps, pool_m, pool_w, pool_s, at):  # ty
 
 
 @njit(cache=True)
-def _take(free, wd, pd, pool_m, pool_w, pool_s, a, n, sign):  # type: ignore[no-untyped-def]
+def _take(free, wd, pd, pool_m, pool_w, pool_s, a, n, sign):
     for i in range(a, a + n):
         m = pool_m[i]
         for r in range(free.shape[1]):
@@ -175,9 +175,7 @@ def _take(free, wd, pd, pool_m, pool_w, pool_s, a, n, sign):  # type: ignore[no-
 
 
 @njit(cache=True)
-def fifo_loop(  # type: ignore[no-untyped-def]
-    arrival, wd, pd, workers, ps, total, rate_int, rate_ext, capacity, horizon, eps
-):
+def fifo_loop(arrival, wd, pd, workers, ps, total, rate_int, rate_ext, capacity, horizon, eps):
     """One FIFO run (module docstring): per job (input order) its JCT in slots (NaN if
     unfinished) and state (0 never placed, 1 running at the end, 2 done, 3 rejected)."""
     N = arrival.shape[0]
@@ -439,13 +437,13 @@ def srtf_inputs(wl: EdgeCloudWorkload) -> SrtfInputs:
 
 
 @njit(cache=True)
-def _stable_by(idx, key):  # type: ignore[no-untyped-def]
+def _stable_by(idx, key):
     """``idx`` stably reordered by ``key[idx]`` ascending."""
     return idx[np.argsort(key[idx], kind="mergesort")]
 
 
 @njit(cache=True)
-def srtf_loop(  # type: ignore[no-untyped-def]
+def srtf_loop(
     arrival, chunks, wtype, delay, work, chunk_gb, rate_edge, rate_cloud, p_edge,
     wserver, type_ptr, type_workers, storage, horizon,
 ):  # fmt: skip
@@ -626,7 +624,7 @@ def srtf_loop(  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _held(j, start, gid, wserver, chunk_gb, S):  # type: ignore[no-untyped-def]
+def _held(j, start, gid, wserver, chunk_gb, S):
     """Storage job ``j``'s edge chunks hold per server, summed chunk by chunk."""
     add = np.zeros(S)
     for i in range(start[j], start[j + 1]):

@@ -1,4 +1,4 @@
-"""Scale benchmarks on Philly arrivals (issues 3 and 16).
+"""Scale benchmarks on Philly arrivals.
 
 * ``scale_fifo_s`` — FIFO on 10,000 Philly-arrival jobs, 1,000 machines, 1,000
   slots: median wall time of 3 :func:`dmlsched.sim.engine.simulate` runs (the
@@ -8,11 +8,11 @@
   each in a fresh process (so ``scale_100k_*_rss_mb``, its peak resident
   memory, is the run's own); wall time of the simulation, workload built
   outside the timing.  Beside them, ``scale_10k_*_5e2d4bc_s``: the same at
-  10,000 jobs on 1,000 machines at issue 16's starting commit (measured in one
-  alternating run on the shared 2-core machine, medians of 3; constants here).
+  10,000 jobs on 1,000 machines at the reference commit 5e2d4bc (constants here,
+  measured as :data:`BASE_10K_S` says).
   ``scale_100k_*_warm_s``: the same run after a small one in the same process
   has loaded numba and the compiled kernels, which a fresh run loads lazily
-  during the timed simulation (about 0.5–0.9 s).
+  during the timed simulation.
 
 * ``philly_100k_build_s`` (``build``) — CPU of building that 100,000-job workload from
   the trace in a fresh process (the engine's runs above time the simulation only).
@@ -65,11 +65,10 @@ def scale_fifo() -> dict[str, float]:
     return {"scale_fifo_s": statistics.median(times)}
 
 
-#: 10,000 jobs × 1,000 machines × 1,000 slots at issue 16's starting commit 5e2d4bc
-#: (wall seconds of the simulation on a quiet machine, load ≤ 1.1, fresh processes
-#: alternating with main's 100k runs on 2026-11-24: FIFO the median of 16, Tiresias of 5;
-#: earlier, at load 4–6, the same runs took 2.36 and 3.83 s, and beside branch i16 4.09
-#: and 6.41 s — compare in one run when the machine is busy)
+#: 10,000 jobs × 1,000 machines × 1,000 slots at the reference commit 5e2d4bc (wall
+#: seconds of the simulation on a quiet machine, load ≤ 1.1, fresh processes alternating
+#: with the 100k runs: FIFO the median of 16, Tiresias of 5; on a busy machine compare
+#: in one run instead, docs/benchmarks.md)
 BASE_10K_S = {"fifo": 2.285, "tiresias": 3.13}
 
 _CHILD = """

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dmlsched.checks.replay import Hook, Replay
-from dmlsched.checks.tampering import Twice, must_stay_read_only, vandalize
+from dmlsched.checks.tampering import Twice, must_stay_read_only, vandalize, vandalized
 from dmlsched.model.cluster import ClusterDecision, Placement
 from dmlsched.model.geo import GeoDecision, GeoPlacement
 from dmlsched.model.interval import IntervalDecision
@@ -374,7 +374,8 @@ CHEATS = [
         True,
         on_first(
             "allocations",
-            _value(lambda p: Placement(p.machines, tuple(map(float, p.workers)), p.ps)),
+            # the lie: float counts where the protocol says int
+            _value(lambda p: Placement(p.machines, tuple(map(float, p.workers)), p.ps)),  # type: ignore[arg-type]
         ),
         match="non-negative integer",
     ),
@@ -384,7 +385,8 @@ CHEATS = [
         True,
         on_first(
             "allocations",
-            _value(lambda p: Placement(p.machines, p.workers, tuple(np.float64(s) for s in p.ps))),
+            # the lie: numpy floats where the protocol says int
+            _value(lambda p: Placement(p.machines, p.workers, tuple(np.float64(s) for s in p.ps))),  # type: ignore[misc]
         ),
     ),
     Cheat(
@@ -446,7 +448,8 @@ CHEATS = [
         "admit-as-generator",
         "cluster",
         True,
-        lambda s, v, d: ClusterDecision(d.allocations, (j for j in v.pending), d.reject),
+        # the lie: a generator where the protocol says a tuple
+        lambda s, v, d: ClusterDecision(d.allocations, (j for j in v.pending), d.reject),  # type: ignore[arg-type]
     ),
     Cheat(
         "endless-mapping",
@@ -496,7 +499,7 @@ CHEATS = [
     ),
     Cheat("dicts-behind-view-proxies-rewritten", "cluster", False, _steal_engine_dicts),
     Cheat("last-decision-rewritten-after-return", "cluster", False, _rewrite_last_decision),
-    Cheat("every-shown-object-vandalized", "cluster", False, lambda s, v, d: vandalize(v) or d),
+    Cheat("every-shown-object-vandalized", "cluster", False, lambda s, v, d: vandalized(v, d)),
     # ---- interval
     Cheat(
         "interval-mapping-yields-job-five-times",
@@ -615,7 +618,7 @@ CHEATS = [
         False,
         on_reset=_bend_static(a=lambda a: np.asarray(a) * 0 + 1e-9, d=lambda d: np.asarray(d) * 0),
     ),
-    Cheat("geo-shown-objects-vandalized", "geo", False, lambda s, v, d: vandalize(v) or d),
+    Cheat("geo-shown-objects-vandalized", "geo", False, lambda s, v, d: vandalized(v, d)),
 ]
 
 

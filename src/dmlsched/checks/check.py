@@ -59,13 +59,14 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from dmlsched.checks.cheats import Cheat, cheats_of
 from dmlsched.checks.drivers import DRIVERS, DriverRun, run_driver
 from dmlsched.checks.replay import Replay, clone, first_difference, snapshot
-from dmlsched.checks.tampering import vandalize
+from dmlsched.checks.tampering import vandalize, vandalized
 from dmlsched.checks.tiny import tiny
 from dmlsched.errors import DmlschedError, InvalidInput
 from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
@@ -214,22 +215,19 @@ def _subject(scheduler: Any, setting: str | None) -> _Subject:
         return _Subject(
             scheduler, registry(s)[(s, scheduler)], s, lambda: make_scheduler(s, scheduler)
         )
+    make: Callable[[], Any]
     if isinstance(scheduler, type):
         cls, make = scheduler, scheduler
     else:
-        cls = type(scheduler)
-
-        def make() -> Any:
-            return copy.deepcopy(scheduler)
-
-    label = getattr(cls, "name", None)
-    label = label if isinstance(label, str) and label else cls.__name__
-    s = setting or getattr(cls, "setting", None)
-    if s not in SETTINGS:
+        cls, make = type(scheduler), partial(copy.deepcopy, scheduler)
+    name = getattr(cls, "name", None)
+    label: str = name if isinstance(name, str) and name else cls.__name__
+    chosen = setting or getattr(cls, "setting", None)
+    if chosen not in SETTINGS:
         raise InvalidInput(
-            "setting", s, f"{' | '.join(SETTINGS)} (a ClassVar setting of {cls.__name__})"
+            "setting", chosen, f"{' | '.join(SETTINGS)} (a ClassVar setting of {cls.__name__})"
         )
-    return _Subject(label, cls, s, make)
+    return _Subject(label, cls, str(chosen), make)
 
 
 def _drivers(setting: str, drivers: Sequence[str] | None) -> tuple[str, ...]:
@@ -329,7 +327,7 @@ class _Guard:
 def _guarded(subject: _Subject) -> tuple[Callable[[], Any], list[_Guard]]:
     """A factory of guarded schedulers, named as the subject's class, and what it made."""
     made: list[_Guard] = []
-    cls = type(subject.cls.__name__, (_Guard,), {"name": subject.cls.name})
+    cls = type(subject.cls.__name__, (_Guard,), {"name": subject.label})
 
     def make() -> Any:
         made.append(cls(subject.make()))
@@ -388,7 +386,7 @@ def _driver_checks(subject: _Subject, driver: str, wl: Any, seed: int) -> list[C
         "tampering-gains-nothing",
         subject.setting,
         False,
-        on_decide=lambda s, view, d: vandalize(view) or d,
+        on_decide=lambda s, view, d: vandalized(view, d),
         on_reset=lambda s, *static: vandalize(static),
     )
     out.append(_cheat(subject, driver, seed, wl, honest, decisions, vandal, check=vandal.name))

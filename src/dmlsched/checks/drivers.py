@@ -109,7 +109,15 @@ def _testbed(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> Dr
     clock = FakeClock()
     ex = FakeExecutor({j.id: j for j in workload.jobs}, clock, workload.slot_seconds)
     try:
-        run = run_cluster(tw, make(), FakeTestbed(), seed, executor=ex, clock=clock, stall_slots=0)
+        run = run_cluster(
+            tw,
+            make(),
+            FakeTestbed(),  # type: ignore[arg-type]  # the loop reads only a testbed's notes
+            seed,
+            executor=ex,
+            clock=clock,
+            stall_slots=0,
+        )
     except InvalidDecision as e:
         return DriverRun("testbed", str(e), b"")
     applied = [sorted((j, canonical(p)) for j, p in a.items()) for a in ex.applied]
@@ -139,7 +147,7 @@ def job_request(job: ClusterJob) -> dict[str, Any]:
     if math.isfinite(job.ps_bandwidth):
         body["ps_bandwidth"] = job.ps_bandwidth
     if dataclasses.is_dataclass(job.utility):
-        body["utility"] = dataclasses.asdict(job.utility)  # type: ignore[arg-type]  # an instance
+        body["utility"] = dataclasses.asdict(job.utility)
     return body
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Twice", "ViewLeak", "bent", "must_stay_read_only", "vandalize"]
+__all__ = ["Twice", "ViewLeak", "bent", "must_stay_read_only", "vandalize", "vandalized"]
 
 
 class ViewLeak(AssertionError):
@@ -68,6 +68,12 @@ def bent(v: Any) -> Any:
         b = np.asarray(v, dtype=float) * 1e3 + 1.0
         return np.frombuffer(b.tobytes()).reshape(b.shape)
     return v
+
+
+def vandalized(obj: Any, result: Any) -> Any:
+    """:func:`vandalize` ``obj``, then return ``result`` (a hook's decision)."""
+    vandalize(obj)
+    return result
 
 
 def vandalize(obj: Any, seen: set[int] | None = None) -> None:

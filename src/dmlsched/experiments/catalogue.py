@@ -35,7 +35,7 @@ data and are not entered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,8 +210,3 @@ def get(exp_id: str) -> Experiment:
     if exp_id not in _CATALOGUE:
         raise InvalidInput("experiment", exp_id, "one of `dmlsched reproduce --list`")
     return _CATALOGUE[exp_id]
-
-
-def seeds_for(n: int) -> Sequence[int]:
-    """Seeds 0..n-1 (the seed is also the cell's only randomness)."""
-    return range(n)

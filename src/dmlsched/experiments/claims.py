@@ -161,7 +161,7 @@ def mean_interval(values: Iterable[float], confidence: float = CONFIDENCE) -> In
     sd = float(v.std(ddof=1))
     if sd == 0.0:
         return Interval(m, m, m, n)
-    from scipy import stats  # deferred: scipy.stats costs ~1 s of CLI start-up
+    from scipy import stats  # deferred: scipy.stats is slow to import
 
     half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Interval(m, m - half, m + half, n)
@@ -368,13 +368,13 @@ class _ClaimBase:
     def for_scheduler(self, old: str, new: str) -> Any:
         """The same claim with scheduler ``old`` replaced by ``new`` wherever it appears."""
         changes: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]  # every claim form is a dataclass
             v = getattr(self, f.name)
             if f.name in ("winner", "scheduler") and v == old:
                 changes[f.name] = new
             elif f.name == "losers" and old in v:
                 changes[f.name] = tuple(new if x == old else x for x in v)
-        return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]
+        return dataclasses.replace(self, **changes) if changes else self  # type: ignore[type-var]  # every claim form is a dataclass
 
     @property
     def subject(self) -> str:
@@ -680,8 +680,8 @@ class Report(_ClaimBase):
         live = {p: m for p, m in means.items() if not math.isnan(m)}
         if not live:
             return ClaimResult(self.text, REPORTED, "every point excluded" + note, "", k, n)
-        p_lo = min(live, key=live.get)  # type: ignore[arg-type]
-        p_hi = max(live, key=live.get)  # type: ignore[arg-type]
+        p_lo = min(live, key=live.__getitem__)
+        p_hi = max(live, key=live.__getitem__)
         value = f"{fmt_ci(_arr(per[p_lo]))} (at {p_lo}) to {fmt_ci(_arr(per[p_hi]))} (at {p_hi})"
         return ClaimResult(
             self.text, REPORTED, f"measured {live[p_lo]:.4g} – {live[p_hi]:.4g}" + note, value, k, n
@@ -771,7 +771,7 @@ def _as_reference(claim: Claim, ref: str) -> Claim:
     if isinstance(claim, Beats):
         losers = tuple(lo for lo in claim.losers if lo != ref)
         return dataclasses.replace(claim, winner=ref, losers=losers)
-    return dataclasses.replace(claim, scheduler=ref)  # type: ignore[type-var]  # every other form names it scheduler
+    return dataclasses.replace(claim, scheduler=ref)
 
 
 def judge(

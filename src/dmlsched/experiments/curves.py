@@ -48,7 +48,6 @@ __all__ = [
     "read_curves",
     "run_curves",
     "sort_curves",
-    "split_cell",
 ]
 
 CURVE_COLUMNS = ("experiment", "setting", "scheduler", "param", "value", "seed", "curve", "x", "y")
@@ -63,13 +62,6 @@ class CellResult:
 
     metrics: dict[str, float]
     curves: Mapping[str, Curve] = field(default_factory=dict)
-
-
-def split_cell(out: dict[str, float] | CellResult) -> tuple[dict[str, float], Mapping[str, Curve]]:
-    """(metrics, curves) of whatever a cell function returned."""
-    if isinstance(out, CellResult):
-        return out.metrics, out.curves
-    return out, {}
 
 
 def run_curves(series: Mapping[str, Any]) -> dict[str, Curve]:

@@ -39,80 +39,17 @@ import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, Point
 from dmlsched.experiments.curves import CellResult, run_curves
-from dmlsched.experiments.results import Row, columns, groups
-from dmlsched.model.cluster import ClusterJob, ClusterWorkload
-from dmlsched.model.speed.pdors import job_rate, worker_rate
+from dmlsched.model.cluster import ClusterWorkload
+from dmlsched.results import Row, columns, groups
 from dmlsched.rng import make_rng, spawn
-from dmlsched.schedulers._shared.placement import bundle, place_packed
+from dmlsched.schedulers._shared.alone import alone_rate
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["WORKLOAD_PREFIX", "alone_rate", "diagnosed_cell", "explain_completions"]
+__all__ = ["WORKLOAD_PREFIX", "diagnosed_cell", "explain_completions"]
 
 WORKLOAD_PREFIX = "workload_"
-
-
-def _candidates(job: ClusterJob) -> list[int]:
-    if job.requested_workers:
-        return [job.requested_workers]
-    out, w = {job.max_workers}, 1
-    while w < job.max_workers:
-        out.add(w)
-        w = w + 1 if w < 4 else int(w * 1.5)
-    return sorted(out)
-
-
-def alone_rate(job: ClusterJob, workload: ClusterWorkload) -> tuple[float, int]:
-    """(highest rate, its worker count) alone on the empty cluster (module docstring)."""
-    if workload.speed is not None:
-        return _packed_rate(job, workload)
-    cap = np.asarray(workload.cluster.capacity, dtype=float)
-    largest, total = cap.max(axis=0), cap.sum(axis=0)
-    wd = np.asarray(job.worker_demand, dtype=float)
-    pd = np.asarray(job.ps_demand, dtype=float)
-    r_int, r_ext = worker_rate(job, True), worker_rate(job, False)
-    best, best_w = 0.0, 0
-    for w in range(1, job.max_workers + 1):
-        s = job.min_ps(w)
-        if np.any(w * wd + s * pd > total + _EPS):
-            break  # more workers fit even less
-        inside = _fits(largest - s * pd, wd, w)
-        if job.mode == "sync":  # Fact 1: internal only with every task on one machine
-            rate = w * (r_int if inside >= w else r_ext)
-        else:  # (3.1): each worker beside the job's only PS machine is internal
-            rate = inside * r_int + (w - inside) * r_ext
-        if rate > best:
-            best, best_w = rate, w
-    return best, best_w
-
-
-_EPS = 1e-9
-
-
-def _fits(free: np.ndarray, demand: np.ndarray, most: int) -> int:
-    """How many tasks of ``demand`` fit in ``free`` (at most ``most``)."""
-    if np.any(free < -_EPS):
-        return 0
-    need = demand > 0
-    if not need.any():
-        return most
-    return int(min(most, np.floor((free[need] + _EPS) / demand[need]).min()))
-
-
-def _packed_rate(job: ClusterJob, workload: ClusterWorkload) -> tuple[float, int]:
-    """The fastest of a few gangs placed on the fewest machines (a measured speed model)."""
-    rate_of = workload.speed.rate if workload.speed is not None else job_rate
-    free = np.array(workload.cluster.capacity, dtype=float)
-    best, best_w = 0.0, 0
-    for w in _candidates(job):
-        ww, s = bundle(job, w)
-        p = place_packed(free, job, ww, s) if ww else None
-        if p is not None:
-            r = rate_of(job, p.machines, p.workers, p.ps)
-            if r > best:
-                best, best_w = r, ww
-    return best, best_w
 
 
 def workload_diagnosis(workload: ClusterWorkload) -> dict[str, float]:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from dmlsched.experiments.metrics import describe
-from dmlsched.experiments.results import Row, columns, groups
+from dmlsched.results import Row, columns, groups
 
 __all__ = ["OBJECTIVE", "headline"]
 

@@ -44,7 +44,10 @@ class Metric:
         return lo, hi
 
 
-_SHARE = dict(unit="fraction of capacity", low=0.0, high=1.0)
+def _share(label: str) -> Metric:
+    return Metric(label, "fraction of capacity", 0.0, 1.0)
+
+
 _METRICS: dict[str, Metric] = {
     "total_utility": Metric("Total utility", "sum of job utilities", 0.0),
     "median_training_time": Metric("Median training time, unfinished = T − a", "slots", 0.0),
@@ -63,8 +66,8 @@ _METRICS: dict[str, Metric] = {
     "jct_rate_edge": Metric("Total JCT ÷ edge-only SRTF's", "ratio", 0.0),
     "mean_progress": Metric("Mean share of work done by the horizon", "fraction", 0.0, 1.0),
     "mean_workers": Metric("Workers per running job", "workers", 0.0),
-    "mean_utilization": Metric("Mean utilization", **_SHARE),
-    "utilization": Metric("Edge utilization", **_SHARE),
+    "mean_utilization": _share("Mean utilization"),
+    "utilization": _share("Edge utilization"),
     "preemptions": Metric("Preemptions", "count", 0.0),
     "makespan": Metric("Makespan", "slots", 0.0),
     "competitive_ratio": Metric("Competitive ratio", "optimum ÷ ours", 0.0),
@@ -112,29 +115,21 @@ _METRICS: dict[str, Metric] = {
     "cost_communication": Metric("Communication cost", "USD", 0.0),
     # testbed (real processes; ``sim_<metric>`` = the simulator's value, see describe)
     "median_sim_error": Metric("Median |simulated − real| ÷ real JCT", "fraction", 0.0),
-    "p90_sim_error": Metric("90th percentile |simulated − real| ÷ real JCT", "fraction", 0.0),
-    "counted_jobs": Metric("Jobs the testbed or the simulator started", "jobs", 0.0),
-    "censored_jobs": Metric("Counted jobs unfinished on one side (censored)", "jobs", 0.0),
-    "finished_share_real": Metric(
-        "Share of counted jobs finished on the testbed", "fraction", 0.0, 1.0
-    ),
-    "finished_share_sim": Metric(
-        "Share of counted jobs finished in simulation", "fraction", 0.0, 1.0
-    ),
-    "median_slot_rate_error": Metric(
-        "Median |predicted − measured| ÷ measured work per slot", "fraction", 0.0
-    ),
-    "distorted_slots": Metric(
-        "Slots whose decision and reconfiguration took > 10% of it", "slots", 0.0
-    ),
-    "overrun_slots": Metric(
-        "Slots whose decision and reconfiguration overran the slot", "slots", 0.0
-    ),
-    "load_start": Metric("Load average when the run started", "load", 0.0),
-    "load_end": Metric("Load average when the run ended", "load", 0.0),
     "median_sim_error_eq1": Metric("Median JCT error with the Eq. (1) fit", "fraction", 0.0),
     "median_sim_error_nominal": Metric("Median JCT error before calibration", "fraction", 0.0),
     "median_replay_error": Metric("Median JCT error, decisions replayed", "fraction", 0.0),
+    "p90_sim_error": Metric("90th percentile of |simulated − real| ÷ real JCT", "fraction", 0.0),
+    "finished_share_real": Metric("Started jobs the testbed finished", "fraction", 0.0, 1.0),
+    "finished_share_sim": Metric("Started jobs the simulator finished", "fraction", 0.0, 1.0),
+    "median_slot_rate_error": Metric(
+        "Median |measured − model| ÷ model work in a kept slot", "fraction", 0.0
+    ),
+    "counted_jobs": Metric("Jobs either side started", "jobs", 0.0),
+    "censored_jobs": Metric("Jobs unfinished at the run's end (censored)", "jobs", 0.0),
+    "distorted_slots": Metric("Slots where deciding and reconfiguring took > 10%", "slots", 0.0),
+    "overrun_slots": Metric("Slots where deciding and reconfiguring overran", "slots", 0.0),
+    "load_start": Metric("Load average when the run started", "runnable processes", 0.0),
+    "load_end": Metric("Load average when the run ended", "runnable processes", 0.0),
     "mean_real_jct": Metric("Mean measured job completion time", "slots", 0.0),
     "mean_sim_jct": Metric("Mean simulated job completion time", "slots", 0.0),
     "total_utility_real": Metric("Total utility, measured", "sum of job utilities", 0.0),
@@ -189,7 +184,7 @@ def describe(metric: str) -> Metric:
         return Metric(f"{d.label}, P_i ∈ [{rng.replace('-', ', ')}]", d.unit, d.low, d.high)
     if metric.startswith("mean_utilization_"):
         res = metric.removeprefix("mean_utilization_")
-        return Metric(f"Mean {res.upper() if len(res) <= 3 else res} utilization", **_SHARE)
+        return _share(f"Mean {res.upper() if len(res) <= 3 else res} utilization")
     words = metric.replace("_", " ")
     return Metric(words[:1].upper() + words[1:])
 

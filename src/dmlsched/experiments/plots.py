@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -480,9 +481,11 @@ def plot_jobs(
     fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 0.9 * len(scheds)), 4.2), dpi=110)
     x = np.arange(len(scheds), dtype=float)
     w = 0.38
-    for k, (m, label, style) in enumerate(
-        (("admitted_jobs", "admitted", dict(alpha=0.35)), ("completed_jobs", "completed", {}))
-    ):
+    bars: tuple[tuple[str, str, dict[str, Any]], ...] = (
+        ("admitted_jobs", "admitted", {"alpha": 0.35}),
+        ("completed_jobs", "completed", {}),
+    )
+    for k, (m, label, style) in enumerate(bars):
         cs = [stats[(m, s)] for s in scheds]
         xs = x + (k - 0.5) * w
         ax.bar(
@@ -492,7 +495,7 @@ def plot_jobs(
             color=[colors[s] for s in scheds],
             edgecolor="0.2",
             linewidth=0.6,
-            **style,  # type: ignore[arg-type]  # matplotlib's bar keywords
+            **style,
         )
         err = np.array([_err(c) for c in cs]).T
         ax.errorbar(xs, [c.mean for c in cs], yerr=err, fmt="none", ecolor="0.15", capsize=3)
@@ -514,7 +517,7 @@ def plot_jobs(
             edgecolor="0.2",
             label=f"{label} (bar {k + 1} of each pair)",
             **style,
-        )  # type: ignore[arg-type]  # matplotlib's bar keywords
+        )
     for m, label, ls in (
         ("workload_jobs", "jobs in the workload", ":"),
         ("workload_finishable_alone", "could finish alone on the empty cluster", "--"),

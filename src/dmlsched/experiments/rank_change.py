@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dmlsched.experiments.results import columns, scan_results
+from dmlsched.results import columns, scan_results
 
 __all__ = ["PairChange", "per_seed", "rank_changes", "render"]
 
@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     a = ap.parse_args(argv)
     scheds = a.schedulers.split(",")
     labels = tuple(a.labels.split(",", 1))
-    print(render(per_seed(a.first, a.metric), per_seed(a.vs, a.metric), scheds, labels))  # type: ignore[arg-type]
+    print(render(per_seed(a.first, a.metric), per_seed(a.vs, a.metric), scheds, labels))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 The summary never passes partial data off as whole: a sweep with cells
 missing (an interrupted run) or a last cell cut by a kill says so at the top
 of ``summary.md`` and through ``on_warning``; a corrupt file is refused
-(:func:`dmlsched.experiments.results.scan_results`).  The workload notes
+(:func:`dmlsched.results.scan_results`).  The workload notes
 recorded in ``config.json`` are listed under "Workload".
 """
 
@@ -21,7 +21,7 @@ from dmlsched.experiments.curves import read_curves
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.headline import headline
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
-from dmlsched.experiments.results import Columns, Row, columns, frame, groups, scan_results
+from dmlsched.results import Columns, Row, columns, frame, groups, scan_results
 
 if TYPE_CHECKING:  # pandas only for claims and plots (slow to import; see results.columns)
     import pandas as pd
@@ -85,7 +85,7 @@ def _details(r: ClaimResult) -> str:
 def _sibling_frames(out: Path, exp: Experiment) -> dict[str, pd.DataFrame]:
     """Results of the experiments ``exp``'s claims also read, from beside ``out``
     (``reproduce --all`` writes each experiment into ``OUT/<ID>``)."""
-    from dmlsched.experiments.results import read_results
+    from dmlsched.results import read_results
 
     frames = {}
     for c in exp.claims:

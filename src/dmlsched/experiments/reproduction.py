@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # imported where a frame is made: pandas is slow to import
 
 from dmlsched.experiments.catalogue import Experiment
 from dmlsched.experiments.claims import LABELS, VERDICT_RULES, Claim, ClaimResult, check_both
-from dmlsched.experiments.results import read_results
+from dmlsched.results import read_results
 
 __all__ = [
     "RUNS",

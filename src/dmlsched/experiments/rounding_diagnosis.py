@@ -70,7 +70,7 @@ class _DiagOracle(PdorsOracle):
         before = self.sched.failed_
         out = super()._round(d, m)
         if self.job.mode == "sync":
-            self.sched.diagnose(self, d, m, self.sched.failed_ > before)  # type: ignore[attr-defined]
+            self.sched.diagnose(self, d, m, self.sched.failed_ > before)  # type: ignore[attr-defined]  # sched is the diagnosing subclass that made this oracle
         return out
 
 

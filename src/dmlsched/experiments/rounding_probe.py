@@ -45,7 +45,7 @@ class _ProbingOracle(PdorsOracle):
         new = key not in self.cache
         out = super().costs(t, price, free, key)
         if new:
-            self.sched.probe(self, t)  # type: ignore[attr-defined]
+            self.sched.probe(self, t)  # type: ignore[attr-defined]  # sched is the probing subclass that made this oracle
         return out
 
 

@@ -26,7 +26,7 @@ mixing cells of different code in one file.
 Seeds: ``RunConfig.seeds`` seeds from ``RunConfig.seed_base`` (0: seeds 0..n−1;
 100: the held-out seeds 100..100+n−1); the seed is each cell's only randomness.
 
-Safety (issue 14):
+Safety:
 
 * one run per folder: :func:`dmlsched.experiments.lock.hold` (a second run
   refuses naming the holder, or waits with ``RunConfig.wait``);
@@ -36,7 +36,7 @@ Safety (issue 14):
   parent;
 * a torn or cut last cell (a kill during a write) is dropped and recomputed;
   a corrupted ``results.csv`` or ``config.json`` is InvalidInput naming the
-  file and line (:mod:`dmlsched.experiments.results`).
+  file and line (:mod:`dmlsched.results`).
 
 An experiment whose cells are another's (``Experiment.same_runs_as``) takes
 the cells that experiment already computed in this command (``reuse``): the
@@ -50,7 +50,7 @@ import contextlib
 import json
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +61,8 @@ from dmlsched.experiments.catalogue import Experiment, Point
 from dmlsched.experiments.curves import CellResult, append_curves, prune_curves, sort_curves
 from dmlsched.experiments.lock import hold
 from dmlsched.experiments.pool import kill_workers, sigint_blocked, worker_pool
-from dmlsched.experiments.results import (
+from dmlsched.memo import shared_folder
+from dmlsched.results import (
     PROVENANCE,
     CellKey,
     Provenance,
@@ -76,7 +77,6 @@ from dmlsched.experiments.results import (
     sort_results,
     write_provenance,
 )
-from dmlsched.memo import shared_folder
 from dmlsched.schedulers.plugins import Plugin, load_plugins
 
 __all__ = ["RunConfig", "run_experiment"]
@@ -284,7 +284,7 @@ def _stale(
     return stale, fresh
 
 
-def _then(first: list[_Done], rest: Iterator[_Done]) -> Iterator[_Done]:
+def _then(first: list[_Done], rest: Iterator[_Done]) -> Generator[_Done, None, None]:
     yield from first
     yield from rest  # closing this closes ``rest`` (its pool) too
 

@@ -167,11 +167,13 @@ def read_step_profile(path: Path | str) -> tuple[list[StepProfile], dict[str, st
         if len(pts) < 2:
             raise InvalidInput(name, len(pts), "at least two batches")
         pts.sort()
-        g = grads.get(name, grads.get(name.split("_", 1)[0], float("nan")))
+        given: Any = grads.get(  # JSON: float() decides whether it is a number
+            name, grads.get(name.split("_", 1)[0], float("nan"))
+        )
         try:
-            g = float(g)
+            g = float(given)
         except (TypeError, ValueError):
-            raise InvalidInput(f"grad_mb.{name}", g, "MB > 0") from None
+            raise InvalidInput(f"grad_mb.{name}", given, "MB > 0") from None
         out.append(StepProfile(name, tuple(b for b, _ in pts), tuple(s for _, s in pts), g))
     if not out:
         raise InvalidInput("step-profile", str(p), "at least one model: {batch: seconds}")
@@ -217,7 +219,7 @@ def _split_lp(b: np.ndarray, y: np.ndarray, k: int, e_max: float | None) -> tupl
         rhs.append(0.0)
     rows.append(row(c=1.0, A=-1.0))  # t0 ≥ 0
     rhs.append(0.0)
-    bounds = [(0, None)] * nv
+    bounds: list[tuple[float, float | None]] = [(0, None)] * nv
     if second:
         bounds[3] = (0, e_max)
         obj = np.zeros(nv)
@@ -241,8 +243,8 @@ def fit_curve(prof: StepProfile) -> CurveFit:
     firsts = [_split_lp(b, y, k, None) for k in range(n + 1)]
     e_star = min(f[0] for f in firsts if f is not None)
     best: tuple[float, int, np.ndarray] | None = None
-    for k in range(n + 1):
-        if firsts[k] is None or firsts[k][0] > e_star * (1 + 1e-6) + 1e-12:  # type: ignore[index]
+    for k, first in enumerate(firsts):
+        if first is None or first[0] > e_star * (1 + 1e-6) + 1e-12:
             continue
         got = _split_lp(b, y, k, e_star * (1 + 1e-6) + 1e-12)
         if got is not None and (best is None or got[0] < best[0] - 1e-12):

@@ -409,11 +409,11 @@ class PlacementTable(Mapping[int, Placement]):
     def __len__(self) -> int:
         return len(self.jobs)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self):
         return iter(self.jobs.tolist())
 
     def __getitem__(self, job: int) -> Placement:
-        row = self._row  # type: ignore[attr-defined]
+        row = self._row  # type: ignore[attr-defined]  # _row is set in __post_init__ with object.__setattr__ (frozen)
         if row is None:
             row = dict(zip(self.jobs.tolist(), range(len(self.jobs)), strict=True))
             object.__setattr__(self, "_row", row)

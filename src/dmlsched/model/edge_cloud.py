@@ -110,16 +110,16 @@ class EdgeCloud:
 
     @property
     def worker_offset(self) -> np.ndarray:
-        return self._worker_offset  # type: ignore[attr-defined]
+        return self._worker_offset  # type: ignore[attr-defined]  # set in __post_init__ with object.__setattr__ (frozen)
 
     @property
     def worker_kind(self) -> np.ndarray:
         """Type of every edge worker by flat id."""
-        return self._worker_kind  # type: ignore[attr-defined]
+        return self._worker_kind  # type: ignore[attr-defined]  # set in __post_init__ with object.__setattr__ (frozen)
 
     @property
     def worker_server(self) -> np.ndarray:
-        return self._worker_server  # type: ignore[attr-defined]
+        return self._worker_server  # type: ignore[attr-defined]  # set in __post_init__ with object.__setattr__ (frozen)
 
     @property
     def edge_workers(self) -> int:

@@ -23,7 +23,8 @@ __all__ = ["InverseTime", "Linear", "Sigmoid", "Utility", "utility_from_dict"]
 
 @runtime_checkable
 class Utility(Protocol):
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     def __call__(self, t: float) -> float: ...
 
@@ -92,8 +93,8 @@ def utility_from_dict(d: dict[str, object]) -> Utility:
     kind = str(d.get("kind", "sigmoid"))
     if kind not in _KINDS:
         raise InvalidInput("utility.kind", kind, " | ".join(_KINDS))
-    params = {k: float(v) for k, v in d.items() if k != "kind"}  # type: ignore[arg-type]
+    params = {k: float(v) for k, v in d.items() if k != "kind"}  # type: ignore[arg-type]  # float() of a job-spec value; a bad one raises and is reported below
     try:
-        return _KINDS[kind](**params)  # type: ignore[no-any-return]
+        return _KINDS[kind](**params)
     except TypeError as e:
         raise InvalidInput("utility", d, f"parameters of {kind}") from e

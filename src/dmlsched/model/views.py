@@ -42,7 +42,7 @@ class Finished(Set[int]):
         self._n = len(self._order) if n is None else n
 
     def __contains__(self, j: object) -> bool:
-        i = self._order.get(j)  # type: ignore[call-overload]
+        i = self._order.get(j)  # type: ignore[call-overload]  # any object may be asked for; a non-int is simply absent
         return i is not None and i < self._n
 
     def __iter__(self) -> Iterator[int]:

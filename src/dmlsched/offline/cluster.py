@@ -217,7 +217,7 @@ class Replay:
         pass
 
     def decide(self, view: object) -> ClusterDecision:
-        t = view.slot  # type: ignore[attr-defined]
-        fin = view.finished  # type: ignore[attr-defined]
+        t = view.slot  # type: ignore[attr-defined]  # the engine's ClusterView (duck-typed replay)
+        fin = view.finished  # type: ignore[attr-defined]  # the engine's ClusterView (duck-typed replay)
         alloc = {j: p[t] for j, p in self.schedule.items() if t in p and j not in fin}
         return ClusterDecision(allocations=alloc)

@@ -254,7 +254,9 @@ def exact_total_jct(workload: EdgeCloudWorkload, *, max_nodes: int = 200_000) ->
     for coef in per_worker.values():
         rows.append((coef, -INF, 1.0))
     n = len(cols_kind)
-    r_idx, c_idx, vals = [], [], []
+    r_idx: list[int] = []
+    c_idx: list[int] = []
+    vals: list[float] = []
     lo, hi = np.empty(len(rows)), np.empty(len(rows))
     for i, (coef, a_lo, a_hi) in enumerate(rows):
         r_idx.extend([i] * len(coef))

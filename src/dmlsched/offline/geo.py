@@ -90,8 +90,8 @@ def _solve(
         lb[sl] = prob.lb
         ub[sl] = np.where(np.isfinite(prob.ub), prob.ub, INF)
         if integer:
-            for part in (L.g, L.y, L.s, L.v, L.u1):
-                integrality[off + part.start : off + part.stop] = True
+            for cols in (L.g, L.y, L.s, L.v, L.u1):
+                integrality[off + cols.start : off + cols.stop] = True
         pad_l = sp.csr_matrix((prob.a_eq.shape[0], off))
         pad_r = sp.csr_matrix((prob.a_eq.shape[0], total_cols - off - L.size))
         mats.append(sp.hstack([pad_l, prob.a_eq, pad_r]))
@@ -140,11 +140,11 @@ def _solve(
     sol = model.solve(accept_feasible=accept_feasible)
     x = sol.x
 
-    def part(name: str) -> float:
+    def cost_of(name: str) -> float:
         idx = np.concatenate(cost_idx[name]) if cost_idx[name] else np.zeros(0, dtype=int)
         return float(c[idx] @ x[idx])
 
-    parts = {k: part(k) for k in ("q", "x", "z", "g")}
+    parts = {k: cost_of(k) for k in ("q", "x", "z", "g")}
     return OfflineResult(
         total_cost=float(c @ x),
         cost_transfer=parts["q"],

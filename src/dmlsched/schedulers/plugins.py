@@ -139,8 +139,9 @@ def _register(spec: str, cls: type) -> None:
     from dmlsched.schedulers.protocols import SETTINGS, register, registry
 
     try:
-        if getattr(cls, "setting", None) in SETTINGS:
-            registry(cls.setting)  # the built-in names first: a plugin cannot take one
+        setting = getattr(cls, "setting", None)
+        if setting in SETTINGS:
+            registry(setting)  # the built-in names first: a plugin cannot take one
         register(cls)
     except TypeError as e:
         raise _refuse(spec, f"a plugin whose schedulers register ({e})") from None

@@ -164,7 +164,7 @@ _ENTRY_POINTS: list[bool] = []  # [True] once the installed plugins are loaded
 def _load(setting: str | None = None) -> None:
     # Importing a setting's package runs its @register decorators; one setting's
     # schedulers only need that package (the others import solvers a command may
-    # never use: a third of a short command's start-up)
+    # never use, a large share of a short command's start-up)
     from importlib import import_module
 
     for s in SETTINGS if setting is None else (setting,):

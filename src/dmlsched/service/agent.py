@@ -263,10 +263,10 @@ class MachineAgent:
         loc = _Local(job, inc, inc_dir, resumed=resumed)
         for k, m in enumerate(ps_m):
             if m == me:
-                loc.ps[k] = self.tb.spawn(0, TaskConfig(role="ps", index=k, **common))  # type: ignore[arg-type]
+                loc.ps[k] = self.tb.spawn(0, TaskConfig(role="ps", index=k, **common))
         for k, m in enumerate(w_m):
             if m == me:
-                loc.workers[k] = self.tb.spawn(0, TaskConfig(role="worker", index=k, **common))  # type: ignore[arg-type]
+                loc.workers[k] = self.tb.spawn(0, TaskConfig(role="worker", index=k, **common))
         self.running[job] = loc
 
     def _begin_stop(self, loc: _Local) -> None:

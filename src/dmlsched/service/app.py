@@ -279,14 +279,14 @@ class _StateCollector:
         yield GaugeMetricFamily(
             "dmlsched_invalid_decisions", "Slots whose decision the engine refused", value=invalid
         )
-        r = CounterMetricFamily(
+        refusals = CounterMetricFamily(
             "dmlsched_reports_refused",
             "Progress reports refused (409) since the start, by reason",
             labels=["reason"],
         )
         for reason in REFUSALS:
-            r.add_metric([reason], refused.get(reason, 0))
-        yield r
+            refusals.add_metric([reason], refused.get(reason, 0))
+        yield refusals
         yield GaugeMetricFamily(
             "dmlsched_replay_mismatches",
             "Replayed decisions that differed from the log at the last start",

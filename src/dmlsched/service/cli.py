@@ -169,7 +169,7 @@ def serve(
 
         def handle_exit(self, sig: int, frame: object) -> None:
             self.interrupted = self.interrupted or sig == signal.SIGINT
-            super().handle_exit(sig, frame)  # type: ignore[arg-type]
+            super().handle_exit(sig, frame)  # type: ignore[arg-type]  # uvicorn types frame as FrameType | None; passed through
 
     server = _Server(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)

@@ -96,6 +96,7 @@ from dmlsched.schedulers.protocols import ClusterScheduler, make_scheduler
 from dmlsched.service.reasons import explain_slot, reason_body
 from dmlsched.service.schemas import JobRequest, MachineRequest, job_from_request
 from dmlsched.service.snapshot import dump, restore
+from dmlsched.service.states import FINISHED, LIVE, JobStatus
 from dmlsched.service.store import Record, Store
 from dmlsched.sim.cluster import ClusterState, Ruling
 from dmlsched.sim.drive import MEASURED_SLACK
@@ -115,8 +116,7 @@ LOCAL_NAME = "local"  # who did what a record does not name (--insecure-local; o
 
 HISTORY = 50  # slots of allocation kept for the dashboard
 
-JOB_STATES = ("queued", "pending", "running", "admitted", "completed", "rejected", "cancelled")
-FINISHED = frozenset(("completed", "rejected", "cancelled"))
+JOB_STATES = tuple(JobStatus)
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class JobState:
     request: dict[str, Any]
     job: ClusterJob  # arrival = the slot it was revealed (0 while queued)
     owner: str = LOCAL_NAME  # the identity that submitted it
-    state: str = "queued"
+    state: JobStatus = JobStatus.queued
     arrival: int | None = None
     done: float = 0.0
     completed: int | None = None
@@ -522,7 +522,7 @@ class Core:
         js = self.jobs.get(job_id)
         if js is None:
             raise KeyError(job_id)
-        if js.state in ("completed", "rejected", "cancelled") or job_id in self.cancel_requests:
+        if js.state in FINISHED or job_id in self.cancel_requests:
             return js
         body = {"job": job_id, "by": by}
         self._commit("cancel", body)
@@ -550,8 +550,8 @@ class Core:
             js.reason = reason_body(Reason("cancelled", f"cancelled by {by}"), "service")
         if job_id in self.queued:  # never shown to the scheduler: gone at once
             del self.queued[job_id]
-            js.state = "cancelled"
-        elif js.state not in ("completed", "rejected", "cancelled"):
+            js.state = JobStatus.cancelled
+        elif js.state not in FINISHED:
             self.cancel_requests[job_id] = None
 
     def register(self, req: MachineRequest, by: str = LOCAL_NAME) -> Machine:
@@ -754,8 +754,8 @@ class Core:
         for j in self._placed:
             js = self.jobs[j]
             js.last, js.placement, js.rate = js.placement, None, 0.0
-            if js.state == "running":
-                js.state = "admitted"
+            if js.state == JobStatus.running:
+                js.state = JobStatus.admitted
         self._placed = {j: None for j in self._placed if self.jobs[j].last is not None}
         # 2. machines down
         for name in down:
@@ -764,9 +764,9 @@ class Core:
         cancel = []
         for j in self.cancel_requests:
             js = self.jobs[j]
-            if js.state in ("pending", "admitted"):
+            if js.state in (JobStatus.pending, JobStatus.admitted):
                 cancel.append(j)
-                js.state = "cancelled"
+                js.state = JobStatus.cancelled
                 self.pending.pop(j, None)
                 self.active.pop(j, None)
                 if self.engine is not None and self.engine.job_state(j) in ("pending", "active"):
@@ -776,7 +776,7 @@ class Core:
         self.queued.clear()
         for j in arrive:
             js = self.jobs[j]
-            js.arrival, js.state = t, "pending"
+            js.arrival, js.state = t, JobStatus.pending
             js.job = job_from_request(JobRequest.model_validate(js.request), j, t)
             self.pending[j] = None
         reset, requeue = self._epoch(t, arrive)  # 4. epochs
@@ -799,11 +799,7 @@ class Core:
         by job, jobs completed), in the log's order: the active jobs' (model) or the
         reports' (measured)."""
         eng = self.engine
-        work = {
-            j: v
-            for j, v in self.uncredited.items()
-            if v > 0 and self.jobs[j].state in ("pending", "running", "admitted")
-        }
+        work = {j: v for j, v in self.uncredited.items() if v > 0 and self.jobs[j].state in LIVE}
         self.uncredited.clear()
         if eng is None or eng.phase != "accepted":
             return {}, []
@@ -826,7 +822,7 @@ class Core:
             js.done = eng.done(js.id)
             if js.id in ended:
                 complete.append(js.id)
-                js.state, js.completed = "completed", t - 1
+                js.state, js.completed = JobStatus.completed, t - 1
                 self.active.pop(js.id, None)
                 self.pending.pop(js.id, None)
         return credits, complete
@@ -859,8 +855,8 @@ class Core:
         requeue = [j for j in (*self.pending, *self.active) if j not in arrive]
         for j in requeue:
             js = self.jobs[j]
-            js.requeued += 1 if js.state == "admitted" else 0
-            js.state = "pending"
+            js.requeued += 1 if js.state == JobStatus.admitted else 0
+            js.state = JobStatus.pending
         self.pending = dict.fromkeys(requeue + arrive)
         self.active = {}
         cluster = Cluster(np.asarray(caps, dtype=float))
@@ -935,12 +931,12 @@ class Core:
             usage = eng.usage()
         for j in b["reject"]:
             self.pending.pop(j, None)
-            self.jobs[j].state = "rejected"
+            self.jobs[j].state = JobStatus.rejected
         for j in b["admit"]:
             if j in self.pending:
                 del self.pending[j]
                 self.active[j] = None
-                self.jobs[j].state = "admitted"
+                self.jobs[j].state = JobStatus.admitted
         snapshot: dict[str, dict[str, list[int]]] = {}
         for key, pb in b["alloc"].items():
             js = self.jobs[int(key)]
@@ -948,7 +944,7 @@ class Core:
             if js.last is None or js.last != p:
                 js.placed_since = t  # a new incarnation of the job's processes
                 js.prev_placement, js.inc_placement = js.inc_placement, p
-            js.placement, js.rate, js.state = p, float(b["rates"][key]), "running"
+            js.placement, js.rate, js.state = p, float(b["rates"][key]), JobStatus.running
             js.ran += 1
             self._placed[js.id] = None
             snapshot[key] = {

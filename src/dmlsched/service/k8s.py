@@ -166,7 +166,7 @@ def tfjob(job: dict[str, Any], request: dict[str, Any], namespace: str, image: s
 def volcano_job(job: dict[str, Any], request: dict[str, Any], namespace: str, image: str) -> dict:
     """One job's Volcano Job manifest: exact per-machine tasks + task-topology annotations."""
     placement: dict[str, dict[str, int]] = job["placement"]
-    tasks = []
+    tasks: list[dict[str, Any]] = []
     groups = []
     seen: dict[str, str] = {}
     for machine in sorted(placement):

@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from dmlsched.service.loadtest import ServiceProcess, write_secret
+from dmlsched.service.states import FINISHED
 
 __all__ = ["MACHINE", "QuickStart", "job_body", "main"]
 
@@ -162,7 +163,7 @@ class QuickStart:
         while True:
             h = self.service.headers(self.user_token)
             jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}", headers=h).json() for j in ids]
-            if all(j["state"] in ("completed", "rejected", "cancelled") for j in jobs):
+            if all(j["state"] in FINISHED for j in jobs):
                 return jobs
             if time.monotonic() > deadline:
                 raise TimeoutError(

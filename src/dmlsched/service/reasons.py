@@ -87,10 +87,10 @@ def explain_slot(
     engine = _Bodies("engine")
     new: dict[int, dict[str, str]] = {}
     if out.get("error"):
-        why = engine(
+        body = engine(
             Reason("invalid-decision", f"the slot runs nothing: {out['error']}"[:MAX_TEXT])
         )
-        new = dict.fromkeys(todo, why)
+        new = dict.fromkeys(todo, body)
     elif view is None:
         text = "every machine is down" if core.machines else "no machine is declared yet"
         new = dict.fromkeys(todo, engine(Reason("no-machine-up", text)))

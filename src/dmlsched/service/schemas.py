@@ -43,10 +43,10 @@ _JOB_FIELDS: dict[str, Any] = {
     if name not in ("id", "arrival", "utility")
 }
 
-_JobFields = create_model("_JobFields", __base__=_Strict, **_JOB_FIELDS)  # type: ignore[call-overload]
+_JobFields = create_model("_JobFields", __base__=_Strict, **_JOB_FIELDS)
 
 
-class JobRequest(_JobFields):  # type: ignore[misc,valid-type]
+class JobRequest(_JobFields):  # type: ignore[misc,valid-type]  # a base class made by pydantic's create_model
     """A PS job to run: the job-spec fields (no id/arrival) + a utility or a deadline."""
 
     name: str | None = Field(default=None, max_length=100)

@@ -25,7 +25,7 @@ import json
 import pickle
 from typing import TYPE_CHECKING, Any
 
-from dmlsched import __version__
+from dmlsched.version import __version__
 
 if TYPE_CHECKING:
     from dmlsched.service.core import Core

@@ -156,12 +156,12 @@ def expect_type(sched: str, slot: int, obj: object, cls: type[T], job: int | Non
     if type(obj) is not cls:
         what = "decide returned" if job is None else "placement is a"
         refuse(sched, job, slot, f"{what} {type(obj).__name__}, expected exactly {cls.__name__}")
-    return obj  # type: ignore[return-value]
+    return obj
 
 
 def read_int(v: object) -> int | None:
     """``int(v)`` for a whole number of an exact integer type, else None (so also for bool)."""
-    return int(v) if type(v) in INT_TYPES else None  # type: ignore[call-overload]
+    return int(v) if type(v) in INT_TYPES else None  # type: ignore[call-overload]  # exact integer type checked; mypy does not narrow type() in a set
 
 
 def read_ints(
@@ -175,13 +175,13 @@ def read_ints(
     """A tuple/list of exact integers, or a 1-D integer ndarray, as a tuple of ``int``."""
     t = type(seq)
     if t is np.ndarray:
-        arr: np.ndarray = seq  # type: ignore[assignment]
+        arr: np.ndarray = seq  # type: ignore[assignment]  # type(seq) is np.ndarray, checked above
         if arr.ndim != 1 or arr.dtype.kind not in "iu":
             refuse(sched, job, slot, f"{what}: array of dtype {arr.dtype}, expected integers")
         return tuple(arr.tolist())
     if t not in _SEQ_TYPES:
         refuse(sched, job, slot, f"{what} is a {t.__name__}, expected a tuple of integers")
-    vals = tuple(seq)  # type: ignore[arg-type]
+    vals: tuple[Any, ...] = tuple(seq)  # type: ignore[arg-type]  # tuple or list, exact type checked above
     kinds = set(map(type, vals))  # C-level: these run every slot for every job
     if kinds <= PLAIN_INT:
         return vals  # immutable all the way down
@@ -193,24 +193,24 @@ def read_ints(
 
 def read_pair(sched: str, slot: int, job: int, what: str, pair: object) -> tuple[int, int]:
     """Exactly two exact integers in a tuple or list."""
-    if type(pair) not in _SEQ_TYPES or len(pair) != 2:  # type: ignore[arg-type]
+    if type(pair) not in _SEQ_TYPES or len(pair) != 2:  # type: ignore[arg-type]  # len() only after the exact tuple/list type check
         refuse(sched, job, slot, f"{what} {shown(pair)} is not a pair of integers")
-    a, b = read_int(pair[0]), read_int(pair[1])  # type: ignore[index]
+    a, b = read_int(pair[0]), read_int(pair[1])  # type: ignore[index]  # tuple or list, exact type checked above
     if a is None or b is None:
         refuse(
             sched,
             job,
             slot,
-            f"{what} ({shown(pair[0])}, {shown(pair[1])}) is not integers",  # type: ignore[index]
+            f"{what} ({shown(pair[0])}, {shown(pair[1])}) is not integers",  # type: ignore[index]  # tuple or list, exact type checked above
         )
-    return a, b  # type: ignore[return-value]
+    return a, b
 
 
 def _key(sched: str, slot: int, what: str, key: object) -> int:
     j = read_int(key)
     if j is None:
         refuse(sched, None, slot, f"{what}: job id {shown(key)} is not an integer")
-    return j  # type: ignore[return-value]
+    return j
 
 
 def read_mapping(

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -107,7 +107,7 @@ def read_decision(sched: str, slot: int, decision: object, limit: int) -> Decisi
             refuse(sched, j, slot, f"dispatch {shown(places)} is not a tuple of (server, worker)")
         dispatch[j] = tuple(
             read_pair(sched, slot, j, f"chunk {k}: placement", sw)
-            for k, sw in enumerate(tuple(places))  # type: ignore[arg-type]
+            for k, sw in enumerate(cast("tuple[object, ...] | list[object]", places))
         )
     run = {
         j: read_ints(sched, slot, j, "chunk indices", chunks)
@@ -396,12 +396,12 @@ class EdgeCloudState:
             if busy and np.bincount(gids).max() > 1:  # (2d)
                 return None
         for j in self._cloud_running:  # no preemption in the cloud
-            idx = idxs.get(j)
-            if idx is None:
+            held = idxs.get(j)
+            if held is None:
                 return None
             st = active[j]
             must = st.cloud & st.started & (st.rem > 0)
-            must[idx] = False
+            must[held] = False
             if must.any():
                 return None
         return trains, busy, idxs

@@ -76,14 +76,11 @@ def register_engine(setting: str) -> Callable[[Engine], Engine]:
 
 
 def _load_all() -> None:
-    import dmlsched.sim.cluster  # noqa: F401
-
-    for mod in ("interval", "edge_cloud", "geo"):
-        try:
-            __import__(f"dmlsched.sim.{mod}")
-        except ModuleNotFoundError as e:  # a setting not built yet
-            if e.name != f"dmlsched.sim.{mod}":
-                raise
+    # each setting's module registers its engine on import (and imports this module)
+    import dmlsched.sim.cluster
+    import dmlsched.sim.edge_cloud
+    import dmlsched.sim.geo
+    import dmlsched.sim.interval  # noqa: F401
 
 
 def simulate(
@@ -127,13 +124,13 @@ def _young_objects_batched() -> Iterator[None]:
     A run allocates millions of container objects that live to its end (job
     copies, placements, the engines' records) and makes almost no cycles.
     With Python's default thresholds (a pass every 700 allocations) the
-    collector's passes over them took a fifth of a 100,000-job FIFO run, most
-    of it in full passes over every live object.  Young cycles are still
-    found, in batches of :data:`GC_BATCH`; the older generations are scanned
-    only after :data:`GC_OLDER` young passes (after Python's 10, each of that
-    FIFO run's two middle-generation passes went over up to a million
-    survivors: 0.2 s of its 4.7 s).  The thresholds are restored when the
-    last concurrent run ends.
+    collector spends a large share of a long run passing over them again and
+    again, mostly in full passes over every live object (docs/benchmarks.md).
+    Young cycles are still found, in batches of :data:`GC_BATCH`; the older
+    generations are scanned only after :data:`GC_OLDER` young passes (after
+    Python's 10, each middle-generation pass of a long run goes over up to a
+    million survivors).  The thresholds are restored when the last concurrent
+    run ends.
     """
     with _gc_lock:
         if _gc_state[0] == 0:

@@ -329,9 +329,9 @@ class GeoState:
             "workers": self._workers,
             "discounted_share": self._disc_over / self._disc_used if self._disc_used else 0.0,
         }
-        series["total"] = sum(
-            series[k] for k in ("transfer", "resource", "deploy", "communication")
-        )
+        series["total"] = (  # the same sum (from 0) as sum() over the four parts
+            0.0 + series["transfer"] + series["resource"] + series["deploy"]
+        ) + series["communication"]
         events = tuple(self._events) if self.record_events else ()
         return RunResult(metrics=metrics, events=events, series=series)
 
@@ -397,5 +397,5 @@ def simulate_geo(
     """Run ``scheduler`` on ``workload``; the engine validates and prices every slot
     (``progress`` hears (slot, horizon, jobs arrived, jobs ended) after each;
     ``record_events=False``: no event log)."""
-    name = type(scheduler).name  # type: ignore[attr-defined]
+    name = type(scheduler).name  # type: ignore[attr-defined]  # every registered scheduler class has a name (the registry's contract)
     return drive(GeoState(workload, name, record_events=record_events), scheduler, rng, progress)

@@ -151,7 +151,7 @@ def _solve(
     name: str,
     accept_inaccurate: bool,
 ) -> ConvexSolution:
-    import cvxpy as cp  # deferred: cvxpy costs ~1 s of start-up for every other command
+    import cvxpy as cp  # deferred: cvxpy is slow to import, and most commands never use it
 
     n = int(np.asarray(c).size)
     x = cp.Variable(n)

@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
 
-__all__ = ["INF", "LinearModel", "Solution", "make_integer", "solve_lp"]
+__all__ = ["INF", "LinearModel", "Solution", "make_integer"]
 
 INF = highspy.kHighsInf
 
@@ -107,7 +107,7 @@ class LinearModel:
 
     def set_row_bounds(self, rows: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
         rows = np.asarray(rows, dtype=np.int32)
-        self._h.changeRowsBounds(
+        self._h.changeRowsBounds(  # type: ignore[attr-defined]  # highspy's stubs omit this binding
             len(rows), rows, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
         )
 
@@ -146,19 +146,6 @@ class LinearModel:
             row_activity=np.asarray(sol.row_value, dtype=float),
             dual_bound=float(info.mip_dual_bound) if self.is_mip else None,
         )
-
-
-def solve_lp(
-    c: np.ndarray,
-    a: sp.spmatrix | np.ndarray,
-    row_lower: np.ndarray,
-    row_upper: np.ndarray,
-    col_lower: np.ndarray,
-    col_upper: np.ndarray,
-    **kwargs: object,
-) -> Solution:
-    """Build and solve once (see :class:`LinearModel` for the arguments)."""
-    return LinearModel(c, a, row_lower, row_upper, col_lower, col_upper, **kwargs).solve()  # type: ignore[arg-type]
 
 
 def set_coefficients(

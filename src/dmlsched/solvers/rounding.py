@@ -87,7 +87,7 @@ class RoundingResult:
 
 def _times(mat: object, cand: np.ndarray) -> np.ndarray:
     """(k × rows) products of a dense or scipy-sparse matrix with each candidate."""
-    return np.asarray(mat @ cand.T).T  # type: ignore[operator]
+    return np.asarray(mat @ cand.T).T
 
 
 def scaled_round(

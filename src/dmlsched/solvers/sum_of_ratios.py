@@ -219,7 +219,9 @@ def solve_sum_of_ratios(
     def solve_at(nu: tuple[float, ...]) -> tuple[float, bool] | None:
         """Ψ(ν) and whether the last grid row binds; None if (15) is infeasible."""
         nonlocal lps, best_x, best_psi
-        rows, cs, vals = [], [], []
+        rows: list[int] = []
+        cs: list[int] = []
+        vals: list[float] = []
         for i, (k, v) in enumerate(zip(others, nu, strict=True)):
             t = terms[k]
             coef = np.concatenate([np.asarray(t.a) - v * np.asarray(t.c), [t.q - v * t.d]])

@@ -68,7 +68,7 @@ def _child(cfg_json: dict, data: object) -> int:
             "recv": mover_recv_main,
             "send": mover_send_main,
         }
-        mains[cfg.role](cfg, data)  # type: ignore[arg-type]
+        mains[cfg.role](cfg, data)  # type: ignore[arg-type]  # each role's main takes its own config type
         return 0
     except BaseException:
         log.write_text(traceback.format_exc())

@@ -63,7 +63,7 @@ def _load_profile(path: Path | None) -> dict | None:
     return json.loads(path.read_text())
 
 
-def _check_emulation(emulation: str, allowed: tuple[str, ...], why_not) -> None:  # type: ignore[no-untyped-def]
+def _check_emulation(emulation: str, allowed: tuple[str, ...], why_not) -> None:
     if emulation not in allowed:
         raise InvalidInput("emulation", emulation, " | ".join(allowed))
     if emulation == "netns" and (why := why_not()):

@@ -309,8 +309,8 @@ def _testbed_mover(tb: Testbed) -> Mover:
                 extra={"nbytes": mv.nbytes},
                 **base,
             )
-            tb.spawn(mv.dst, TaskConfig(role="recv", index=k, **common))  # type: ignore[arg-type]
-            tb.spawn(mv.src, TaskConfig(role="send", index=k, **common))  # type: ignore[arg-type]
+            tb.spawn(mv.dst, TaskConfig(role="recv", index=k, **common))
+            tb.spawn(mv.src, TaskConfig(role="send", index=k, **common))
             paths.append((mv, d / f"inc-{slot}" / f"recv-{k}.json"))
 
         def collect() -> list[tuple[Move, int]]:

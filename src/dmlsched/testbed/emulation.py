@@ -208,7 +208,7 @@ class Emulation:
             self.cpu_share = None
             return
         period = 100_000
-        quota = int(self.cpu_share * period)  # type: ignore[operator]
+        quota = int(self.cpu_share * period)  # type: ignore[operator]  # _start_cgroups runs only when cpu_share is set
         for h in range(self.machines):
             cg = base / f"{self.state.prefix}-m{h}"
             self.state.add("cgroups", str(cg))

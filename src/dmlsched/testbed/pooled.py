@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dmlsched.experiments.results import columns, scan_results
+from dmlsched.results import columns, scan_results
 
 __all__ = ["Pool", "pooled_errors", "render"]
 

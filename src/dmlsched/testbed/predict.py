@@ -88,7 +88,7 @@ def predict(
     # the engine names a scheduler by its class's ``name``
     rec = type("Recording", (_Recorder,), {"name": type(inner).name})(inner)
     _, rng = spawn(make_rng(run.seed), 2)
-    res = simulate_cluster(wl, rec, rng, record_events=False, event_driven=False)  # type: ignore[arg-type]
+    res = simulate_cluster(wl, rec, rng, record_events=False, event_driven=False)
     sim_jct = {j.id: float(v) for j, v in zip(wl.jobs, res.series["jct"], strict=True)}
     jobs = {j.id: j for j in wl.jobs}
     started = frozenset(

@@ -50,10 +50,11 @@ import inspect
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from dmlsched.experiments.results import CellKey, append_rows, cell_rows
+from dmlsched.results import CellKey, append_rows, cell_rows
 from dmlsched.testbed.predict import Prediction
 from dmlsched.testbed.run import TestbedRun
 from dmlsched.testbed.workload import TestbedWorkload
@@ -268,7 +269,7 @@ def run_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
 
 def _why_nothing(tw: TestbedWorkload, run: TestbedRun, params: dict | None) -> str:
     """Why the scheduler placed no job (module docstring)."""
-    from dmlsched.experiments.diagnose import alone_rate
+    from dmlsched.schedulers._shared.alone import alone_rate
     from dmlsched.schedulers.protocols import registry
 
     wl = tw.workload
@@ -501,7 +502,7 @@ def _gantt(
                 where[j] = tuple(m for m, _, _ in rows_now[-1].placement)
             if state == "running":
                 continue
-            style = (
+            style: dict[str, Any] = (
                 {"facecolor": "none", "edgecolor": "0.4", "hatch": "///"}
                 if state == "preempted"
                 else {"facecolor": "none", "edgecolor": "tab:red", "hatch": "xxx"}

@@ -293,9 +293,9 @@ class Job:
             **self.tb.task_base(),
         )
         for k, m in enumerate(ps_m):
-            inc.ps.append(self.tb.spawn(m, TaskConfig(role="ps", index=k, **base)))  # type: ignore[arg-type]
+            inc.ps.append(self.tb.spawn(m, TaskConfig(role="ps", index=k, **base)))
         for k, m in enumerate(w_m):
-            inc.workers.append(self.tb.spawn(m, TaskConfig(role="worker", index=k, **base)))  # type: ignore[arg-type]
+            inc.workers.append(self.tb.spawn(m, TaskConfig(role="worker", index=k, **base)))
         self.incs.append(inc)
         self.current = inc
 

@@ -91,9 +91,6 @@ class TokenBuckets:
         finally:
             fcntl.lockf(self._fd, fcntl.LOCK_UN)
 
-    def rate_bps(self, bucket: int) -> float:
-        return _REC.unpack_from(self._map, _HEAD.size + bucket * _REC.size)[0] * 8.0
-
     def close(self) -> None:
         self._map.close()
         os.close(self._fd)

@@ -47,6 +47,7 @@ import socket
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -158,7 +159,7 @@ def _bounds(p: int, shards: int) -> list[tuple[int, int]]:
     return [(int(cuts[k]), int(cuts[k + 1])) for k in range(shards)]
 
 
-def _model(hidden: int):  # type: ignore[no-untyped-def]
+def _model(hidden: int):
     import torch
 
     return torch.nn.Sequential(
@@ -240,8 +241,14 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
 
     status_path = inc / f"ps-{cfg.index}.json"
     loss_log = Path(cfg.job_dir) / "loss.csv" if cfg.index == 0 else None
-    st = {"work": work, "step": step, "loss_sum": 0.0, "loss_n": 0, "done": False}
-    st["done_time"] = None
+    st: dict[str, Any] = {  # the status file's JSON object
+        "work": work,
+        "step": step,
+        "loss_sum": 0.0,
+        "loss_n": 0,
+        "done": False,
+        "done_time": None,
+    }
     last_status = 0.0
     log_loss, log_n = 0.0, 0
     grad = np.zeros(hi - lo, dtype=np.float32)

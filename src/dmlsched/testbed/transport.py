@@ -88,7 +88,7 @@ class Channel:
         flags: int = 0,
     ) -> None:
         t0 = time.perf_counter()
-        body = memoryview(payload).cast("B") if payload is not None else memoryview(b"")
+        body = payload.data.cast("B") if payload is not None else memoryview(b"")
         head = HEADER.pack(kind, flags, shard, nsamples, step, loss, len(body))
         if self.delay_s:
             time.sleep(self.delay_s)
@@ -128,7 +128,7 @@ class Channel:
         if nbytes:
             if out is None or out.nbytes != nbytes:
                 out = np.empty(nbytes // 4, dtype=np.float32)
-            self._recv_exact(memoryview(out).cast("B"))
+            self._recv_exact(out.data.cast("B"))
             payload = out
         self.bytes_in += HEADER.size + nbytes
         self.comm_s += time.perf_counter() - t0

@@ -140,7 +140,8 @@ def validate(
     ) as tb:  # fmt: skip
         model = profile_speed(profile, form="links", ext_mbit=(HELD_OUT_CAP,))
         for (W, S), co in sorted(colocated.items()):
-            w, s = (W, 0, 0), (0, S, 0)
+            w: tuple[int, ...] = (W, 0, 0)
+            s: tuple[int, ...] = (0, S, 0)
             (step,) = measure_steps(tb, [(w, s)], probe_seconds, n)
             n += 1
             pred = model.step_seconds(BATCH, (0, 1, 2), w, s) / model.step_seconds(

@@ -130,7 +130,7 @@ def testbed_workload(
             b_int=_dilate_gbps(b_int, slot_seconds),
             b_ext=_dilate_gbps(b_ext, slot_seconds),
             utility=Sigmoid(theta1, theta2, theta3),
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,  # type: ignore[arg-type]  # ClusterJob checks mode: sync | async
         )
         out_jobs.append(job)
         target = job.total_work

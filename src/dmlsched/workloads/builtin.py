@@ -1,13 +1,18 @@
-"""Registers the built-in workloads of every setting (imported by the registry)."""
+"""Registers the built-in workloads of every setting (imported by the registry): the
+cluster's synthetic one here, the others by importing their modules."""
 
 from __future__ import annotations
 
-from importlib import import_module
-
 import numpy as np
 
+# each registers its own workloads on import
+import dmlsched.workloads.edge_cloud
+import dmlsched.workloads.geo
+import dmlsched.workloads.interval
+import dmlsched.workloads.peers
+import dmlsched.workloads.traces  # noqa: F401
 from dmlsched.model.cluster import ClusterWorkload
-from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 from dmlsched.workloads.synthetic import DEFAULT_MIX, synthetic_cluster
 
 
@@ -21,12 +26,3 @@ def _cluster_synthetic(p: WorkloadParams, rng: np.random.Generator) -> ClusterWo
         mix=p.extra.get("mix", DEFAULT_MIX),
         mode=p.extra.get("mode", "sync"),
     )
-
-
-# Settings and trace loaders register their own workloads in these modules.
-for _mod in ("interval", "edge_cloud", "geo", "traces", "peers"):
-    try:
-        import_module(f"dmlsched.workloads.{_mod}")
-    except ModuleNotFoundError as e:
-        if e.name != f"dmlsched.workloads.{_mod}":
-            raise

@@ -41,7 +41,7 @@ import numpy as np
 from dmlsched.errors import InvalidInput
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudWorkload, EdgeJob
 from dmlsched.model.speed.aonline import chunk_slots
-from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 
 __all__ = ["MODELS", "M_RANGE", "edge_cloud_workload", "node_list_path", "server_shapes"]
 
@@ -76,7 +76,7 @@ def server_shapes(
     ``path`` (a node-list file or its folder) overrides the trace folder and
     must exist; without it an absent trace folder means synthetic ranges.
     """
-    from dmlsched.workloads.registry import WARNING
+    from dmlsched.workloads.builders import WARNING
     from dmlsched.workloads.traces import load_nodes
 
     if path is None:

@@ -67,7 +67,7 @@ import numpy as np
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.geo import GeoJob, GeoSites, GeoWorkload
-from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 
 __all__ = [
     "DEPLOY_READINGS",

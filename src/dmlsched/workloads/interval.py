@@ -39,7 +39,7 @@ import numpy as np
 from dmlsched.errors import InvalidInput
 from dmlsched.model.interval import COMM_MODELS, RESOURCES, IntervalJob, IntervalWorkload
 from dmlsched.model.utility import Sigmoid
-from dmlsched.workloads.registry import WorkloadParams, register_workload
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 
 __all__ = ["CAPACITY_UNIT", "INSTANCE", "instance_capacity", "synthetic_interval"]
 
@@ -88,8 +88,8 @@ def _job(i: int, rng: np.random.Generator, mode: str, comm_model: str | None) ->
         utility=Sigmoid(
             float(rng.uniform(1, 100)), float(rng.uniform(4, 6)), float(rng.uniform(1, 15))
         ),
-        mode=mode,  # type: ignore[arg-type]
-        comm_model=model,  # type: ignore[arg-type]
+        mode=mode,  # type: ignore[arg-type]  # IntervalJob checks mode: sync | async
+        comm_model=model,  # type: ignore[arg-type]  # IntervalJob checks comm_model
         slice_ms=5.0,
         time_unit_s=TIME_UNIT_S[mode],
     )

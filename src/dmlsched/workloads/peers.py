@@ -85,6 +85,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -96,6 +97,7 @@ from dmlsched.model.speed.goodput import Validation, pollux_batch, statistical_s
 from dmlsched.model.speed.measured import AppProfile, MeasuredSpeed, accumulation, step_time
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.model.utility import Sigmoid
+from dmlsched.workloads.builders import WorkloadParams, register_workload
 from dmlsched.workloads.gavel_table import (
     GAVEL_JOB_TYPES,
     GPU_TYPES,
@@ -105,7 +107,6 @@ from dmlsched.workloads.gavel_table import (
 )
 from dmlsched.workloads.pollux_validation import load_validations
 from dmlsched.workloads.profiles import APPLICATIONS, load_profiles
-from dmlsched.workloads.registry import WorkloadParams, register_workload
 from dmlsched.workloads.textio import read_text
 
 __all__ = [
@@ -456,25 +457,25 @@ def _options(p: WorkloadParams) -> dict:
     )
 
 
-def load_pollux(path: Path, profiles_dir: Path | None = None, **kw: object) -> ClusterWorkload:
+def load_pollux(path: Path, profiles_dir: Path | None = None, **kw: Any) -> ClusterWorkload:
     """``pollux:PATH`` → workload; keywords as :func:`build_pollux_workload`."""
     if profiles_dir is not None:
         kw["profiles"] = load_profiles(Path(profiles_dir))
     return build_pollux_workload(
         read_pollux(Path(path)),
         source=f"pollux:{Path(path).name}",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 
-def load_gavel(path: Path, table_path: Path | None = None, **kw: object) -> ClusterWorkload:
+def load_gavel(path: Path, table_path: Path | None = None, **kw: Any) -> ClusterWorkload:
     """``gavel:PATH`` → workload; keywords as :func:`build_gavel_workload`."""
     if table_path is not None:
         kw["table"] = load_gavel_table(Path(table_path), str(kw.get("gpu", "v100")))
     return build_gavel_workload(
         read_gavel(Path(path)),
         source=f"gavel:{Path(path).name}",
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
 
 

@@ -134,15 +134,15 @@ def load_profile(directory: Path, name: str) -> AppProfile:
             raise InvalidInput("placement", pl, "GPUs per node, digits 1-9", f"{base}:{line}")
         key = normalise_placement([int(c) for c in digits])
         by.setdefault(key, []).append((lb, st, sy))
-    placements = {}
+    placements: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     grid_acc: dict[tuple[int, int, float], list[tuple[float, float]]] = {}
     for key, vals in by.items():
         arr = np.array(sorted(vals), dtype=float)
         # duplicate local batches: average them so interpolation is well defined
         lbs, idx = np.unique(arr[:, 0], return_inverse=True)
-        st = np.bincount(idx, arr[:, 1]) / np.bincount(idx)
-        sy = np.bincount(idx, arr[:, 2]) / np.bincount(idx)
-        placements[key] = (lbs, st, sy)
+        step = np.bincount(idx, arr[:, 1]) / np.bincount(idx)
+        sync = np.bincount(idx, arr[:, 2]) / np.bincount(idx)
+        placements[key] = (lbs, step, sync)
         for lb, a, b in arr:
             grid_acc.setdefault((len(key), sum(key), lb), []).append((a, b))
     rows = [(n, r, lb, *np.mean(v, axis=0)) for (n, r, lb), v in grid_acc.items()]
@@ -171,7 +171,7 @@ def load_profiles(directory: Path | None = None) -> dict[str, AppProfile]:
     if not Path(d).is_dir():
         raise InvalidInput("profiles", str(d), "an existing pollux-osdi21/profiles folder")
     d = Path(d).resolve()
-    key = [str(d)]
+    key: list[object] = [str(d)]
     for name in APPLICATIONS:
         for f in ("placements.csv", "scalability.csv"):
             st = (d / name / f).stat() if (d / name / f).is_file() else None

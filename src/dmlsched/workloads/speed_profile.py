@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.speed.calibrated import FORMS, CalibratedSpeed
@@ -48,7 +49,7 @@ def profile_speed(
     )
 
 
-def load_speed_profile(path: Path | str, **overrides: object) -> CalibratedSpeed:
+def load_speed_profile(path: Path | str, **overrides: Any) -> CalibratedSpeed:
     """Read ``path`` and build its speed model (see :func:`profile_speed`)."""
     p = Path(path)
     try:
@@ -57,4 +58,4 @@ def load_speed_profile(path: Path | str, **overrides: object) -> CalibratedSpeed
         raise InvalidInput("speed", str(p), f"a speed profile JSON file ({e})") from e
     if not isinstance(blob, dict):
         raise InvalidInput("speed", str(p), "a JSON object")
-    return profile_speed(blob, **overrides)  # type: ignore[arg-type]
+    return profile_speed(blob, **overrides)

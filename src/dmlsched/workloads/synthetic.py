@@ -149,8 +149,8 @@ def random_job(
         b_ext=b_ext,
         b_int=INT_EXT_RATIO * b_ext,
         utility=sigmoid_utility(rng, mix),
-        mode=mode,  # type: ignore[arg-type]
-        **spec,  # type: ignore[arg-type]
+        mode=mode,  # type: ignore[arg-type]  # ClusterJob checks mode: sync | async
+        **spec,  # type: ignore[arg-type]  # spec holds the job fields of this mode
     )
 
 

@@ -137,7 +137,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -145,8 +145,8 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.speed.pdors import comm_slots, sync_rate, sync_worker_rates
 from dmlsched.model.utility import Sigmoid
+from dmlsched.workloads.builders import WARNING, WorkloadParams, register_workload
 from dmlsched.workloads.draws import SyncDraws, sync_job_draws
-from dmlsched.workloads.registry import WARNING, WorkloadParams, register_workload
 from dmlsched.workloads.synthetic import DEFAULT_MIX, INT_EXT_RATIO, machine_capacity, random_job
 
 __all__ = [
@@ -193,6 +193,7 @@ def _find_shared() -> Path:
 _SHARED = _find_shared()
 _ROOT: list[Path] = []  # trace_root() overrides, innermost last
 _MIB_PER_GB = 1024.0
+_T = TypeVar("_T")
 _LIST_MAX = 5  # file names listed in a refusal
 
 
@@ -299,8 +300,8 @@ class _Rows:
         self.skipped = 0
 
     def read(
-        self, columns: tuple[str, ...], header: bool, parse: Callable[[dict[str, str], str], object]
-    ) -> Iterator[tuple[int, object]]:
+        self, columns: tuple[str, ...], header: bool, parse: Callable[[dict[str, str], str], _T]
+    ) -> Iterator[tuple[int, _T]]:
         """Yield (line, parse(row, where)) per data line; ``columns`` name the fields."""
         try:
             # utf-8-sig: a byte-order mark (Excel's "CSV UTF-8") is not part of the header;
@@ -467,11 +468,12 @@ def _load_philly(path: Path, skip: bool, nodes: Path | None) -> Trace:
         return ts, dur, gpus
 
     parsed = list(rows.read(_PHILLY_COLS, True, parse))
-    t0 = min((p[0] for _, p in parsed), default=None)  # type: ignore[index]
-    out = [
-        TraceRow((ts - t0).total_seconds(), gpus, dur, line)  # type: ignore[operator]
-        for line, (ts, dur, gpus) in parsed  # type: ignore[misc]
-    ]
+    out: list[TraceRow] = []
+    if parsed:
+        t0 = min(p[0] for _, p in parsed)
+        out = [
+            TraceRow((ts - t0).total_seconds(), gpus, dur, line) for line, (ts, dur, gpus) in parsed
+        ]
     return _trace("philly", f, out, rows.skipped, ("arrival", "workers", "runtime"), (f,))
 
 
@@ -517,10 +519,10 @@ def _google_events(
         rows = _Rows(f, skip)
         first_low: tuple[int, float] | None = None
         for line, ev in rows.read(cols, False, parse):
-            t = ev[0]  # type: ignore[index]
+            t = ev[0]
             if 0 < t < GOOGLE_WINDOW_US and first_low is None:
                 first_low = (line, t)
-            events.append((*ev, line))  # type: ignore[misc]
+            events.append((*ev, line))
         skipped += rows.skipped
         if first_low is not None:  # a unit error spoils the whole file: never skipped
             raise InvalidInput(
@@ -662,7 +664,7 @@ def load_nodes(
         gpu = _req(_num(r, "gpu", where, integer=True))
         return gpu, cpu, mem
 
-    nodes = tuple(n for _, n in rows.read(_NODE_COLS, True, parse_node))  # type: ignore[misc]
+    nodes = tuple(n for _, n in rows.read(_NODE_COLS, True, parse_node))
     if not nodes:
         raise InvalidInput("nodes", str(f), "at least one valid node row")
     return nodes, rows.skipped, f
@@ -697,9 +699,9 @@ def _load_alibaba(path: Path, skip: bool, nodes: Path | None) -> Trace:
 
     prow = _Rows(pf, skip)
     pods = list(prow.read(_POD_COLS, True, parse_pod))
-    censor = max((p[5] for _, p in pods), default=0.0)  # type: ignore[index]
+    censor = max((p[5] for _, p in pods), default=0.0)
     out = []
-    for line, (cpu, mem, gpus, milli, created, deleted, sched) in pods:  # type: ignore[misc]
+    for line, (cpu, mem, gpus, milli, created, deleted, sched) in pods:
         w = max(1, int(gpus))
         share = 0.0 if gpus == 0 else (milli / 1000.0 if gpus == 1 else 1.0)
         run = deleted - sched if sched >= 0 and deleted < censor else None
@@ -747,7 +749,7 @@ def _load_pai(path: Path, skip: bool, nodes: Path | None) -> Trace:
         rows = _Rows(f, skip)
         per_iter: dict[int, dict[int, float]] = {}
         workers: set[int] = set()
-        for _, (w, it, bt) in rows.read(_PAI_COLS, True, parse):  # type: ignore[misc]
+        for _, (w, it, bt) in rows.read(_PAI_COLS, True, parse):
             per_iter.setdefault(it, {})[w] = bt
             workers.add(w)
         skipped += rows.skipped
@@ -970,14 +972,15 @@ def _jobs_one_by_one(
         else:  # no count anywhere in the trace: keep the run time with one worker
             w = 1
             n_one += 1
-        change: dict[str, object] = {"batch": max(job.batch, w)}  # Eq. (4) must allow W
+        # the fields replaced, each checked by ClusterJob itself
+        change: dict[str, Any] = {"batch": max(job.batch, w)}  # Eq. (4) must allow W
         if row.gpu_share is not None:
             change["worker_demand"] = (row.gpu_share, row.cpu, row.mem_gb, job.worker_demand[3])
             # a drawn PS larger than every sampled node would make the job unplaceable
             change["ps_demand"] = tuple(np.minimum(job.ps_demand, cap_max).tolist())
         if stragglers is not None:
             change["straggler"] = max(1.0, float(rng.choice(stragglers.stragglers)))
-        job = replace(job, **change)  # type: ignore[arg-type]
+        job = replace(job, **change)
         if row.runtime_s is not None:
             s = job.min_ps(w)
             bundle = w * np.asarray(job.worker_demand) + s * np.asarray(job.ps_demand)
@@ -1102,14 +1105,16 @@ def trace_cluster(
     cap = np.unique(cluster.capacity, axis=0)
     rows = arrival_rows(trace)
     lo, hi = rows[0].arrival_s, rows[-1].arrival_s
-    fits: list[TraceRow] = rows if not trace.nodes else []
+    fits: Sequence[TraceRow] = rows
     if trace.nodes:  # per-worker requests must fit a node of this cluster
+        fitting = []
         for r in rows:
             need = (r.gpu_share or 0.0, r.cpu or 0.0, r.mem_gb or 0.0, 0.0)
             if np.any(np.all(cap >= need, axis=1)):
-                fits.append(r)
-        if not fits:
+                fitting.append(r)
+        if not fitting:
             raise InvalidInput("machines", machines, "nodes that fit at least one trace pod")
+        fits = fitting
     idx = sample_rows(len(fits), n_jobs, rng)
     arrivals = _to_slots(np.array([fits[i].arrival_s for i in idx]), lo, hi, slots)
     known = np.array([r.workers for r in rows if r.workers is not None], dtype=np.int64)

@@ -49,7 +49,7 @@ Measured claims and the evidence where they fail: ``docs/aonline-claims.md``.
 from __future__ import annotations
 
 from dmlsched.experiments.catalogue import Experiment, Point, register
-from dmlsched.experiments.claims import Beats, Bound, Report, Trend
+from dmlsched.experiments.claims import Beats, Bound, Claim, Report, Trend
 from dmlsched.memo import shared
 from dmlsched.model.edge_cloud import EdgeCloudWorkload
 from dmlsched.rng import make_rng, spawn
@@ -498,7 +498,7 @@ _RATIO_METRICS = (
     "lp_bound",
     "lp_relaxation",
 )
-_RATIO_CLAIMS = (
+_RATIO_CLAIMS: tuple[Claim, ...] = (
     *tuple(
         Bound(
             f"competitive_ratio_eps{e:g}",

@@ -44,14 +44,14 @@ Deviations (documented, not hidden):
   ``competitive_ratio_bound`` uses the dual bound).  With the paper's job
   ranges many of these tiny instances have no job that can finish within
   T = 10 (measured: OPT = 0 on 23 of the 50 cells of 10 seeds; every MILP
-  proved optimal within the node cap, the slowest in 71 s), and a claim on
+  proved optimal within the node cap), and a claim on
   them says nothing: so each seed's instance is the first of up to
   ``FIG10_DRAWS`` draws from the paper's ranges in which some job can finish
   alone (:func:`finishes_alone`: on one machine, or spread evenly over the
   ten), which makes OPT > 0.  FIFO runs as the simple reference for the
   1.0–1.4 claim.  A cell with OPT = ALG = 0 anyway (none seen) would be
   excluded (NaN, counted in the report), never a ratio
-  of 1 (it used to be, which pulled the mean ratio towards 1).  PD-ORS runs
+  of 1 (which would pull the mean ratio towards 1).  PD-ORS runs
   with 32 quanta per slot of peak work (default 8): on these tight
   instances a job may need > 90% of the cluster in every slot, and
   1/8-slot quanta lose exactly that (measured: job 0 of jobs=4, seed 0 is
@@ -132,9 +132,9 @@ GAIN_PAPER = "Figs. 14-17: PD-ORS above OASiS; larger gain with more time-critic
 FIG10_DRAWS = 64  # instances tried per seed for one with OPT > 0 (build_fig10)
 
 
-def _sync(jobs: int, machines: int, slots: int, seed: int, **kw: object) -> ClusterWorkload:
+def _sync(jobs: int, machines: int, slots: int, seed: int, **kw: Any) -> ClusterWorkload:
     wl_rng, _ = spawn(make_rng(seed), 2)
-    return synthetic_cluster(jobs, machines, slots, wl_rng, **kw)  # type: ignore[arg-type]
+    return synthetic_cluster(jobs, machines, slots, wl_rng, **kw)
 
 
 def _google(jobs: int, machines: int, slots: int, seed: int, mix=DEFAULT_MIX) -> ClusterWorkload:
@@ -892,13 +892,13 @@ register(
         reproduces="Yu thesis 2019 Fig. 3.12",
     )
 )
-for _fig, _metric, _text in (
+for _tfig, _metric, _text in (
     ("3.13", "rounding_attempts", "thesis: attempts lowest (~570) near G = 1.006, all < 1000"),
     ("3.14", "rounding_ratio", "thesis: rounding approximation ratio ≤ 1.0025 for all G"),
 ):
     register(
         Experiment(
-            id=f"thesis-fig{_fig}",
+            id=f"thesis-fig{_tfig}",
             setting="cluster",
             title=f"Async PD-ORS: {_metric} vs pre-rounding gain G (H=50, T=100)",
             param="g",
@@ -909,8 +909,8 @@ for _fig, _metric, _text in (
             metrics=(_metric, "probe_failures", "roundings", "total_utility"),
             build=build_t313,
             cell=cell_thesis_g,
-            claims=(Report(_metric, "pd-ors", _text, paper=f"Fig. {_fig}"),),
-            reproduces=f"Yu thesis 2019 Fig. {_fig}",
-            same_runs_as="" if _fig == "3.13" else "thesis-fig3.13",  # one sweep, two metrics
+            claims=(Report(_metric, "pd-ors", _text, paper=f"Fig. {_tfig}"),),
+            reproduces=f"Yu thesis 2019 Fig. {_tfig}",
+            same_runs_as="" if _tfig == "3.13" else "thesis-fig3.13",  # one sweep, two metrics
         )
     )

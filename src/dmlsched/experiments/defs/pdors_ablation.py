@@ -18,7 +18,7 @@ free while any one of them alone recovers most of the gap.
   is the same for every variant; ``pdors-fig10`` gives the ratios).
 
 Claim checked on each: ``pd-ors+`` earns at least ``pd-ors``'s utility at
-every point (issue 15's acceptance for the ``+`` variant).
+every point (what a ``+`` variant must do).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def _claims(fig: str) -> tuple[Beats | Report, ...]:
             ("pd-ors",),
             ties=True,
             text=f"pd-ors+ earns at least pd-ors's utility at every point ({fig} setup)",
-            paper="not a paper claim: issue 15's acceptance for the + variant",
+            paper="not a paper claim: what a + variant must do",
         ),
         Report(
             "rounding_failures",

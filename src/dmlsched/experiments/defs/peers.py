@@ -16,8 +16,8 @@ the GPUs its owner asked for, in arrival order, head-of-line blocking, never
 preempted: Gavel's FIFO (see :mod:`dmlsched.schedulers.cluster.fifo`).
 ``pd-ors`` is left out: with 60-s slots a replay spans thousands of slots and
 PD-ORS plans every job over the whole horizon (Alg. 2–3 price and solve per
-slot), so one workload-6 replay did not finish in 10 minutes on the 2-core
-machine.
+slot), so one workload-6 replay takes far longer than a cell may
+(docs/benchmarks.md).
 
 Every cell also reports ``alone_mean_jct_s``: the jobs' mean time alone on
 their requested GPUs, packed on the fewest machines, under the point's speed
@@ -62,8 +62,8 @@ import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, PaperValue, Point, default_cell, register
 from dmlsched.experiments.claims import Beats, Versus
-from dmlsched.experiments.diagnose import alone_rate
 from dmlsched.model.cluster import ClusterWorkload
+from dmlsched.schedulers._shared.alone import alone_rate
 from dmlsched.workloads.gavel_table import default_gavel_table
 from dmlsched.workloads.peers import load_gavel, load_pollux
 from dmlsched.workloads.profiles import default_profile_dir
@@ -80,7 +80,7 @@ __all__ = [
 # Pollux simulator (OSDI'21 artifact), Tiresias, workload-6: average JCT (s).
 POLLUX_TIRESIAS_W6_S = 3469.69
 # Gavel's simulator (commit c4fa400, policy fifo) on msr-seed0-51b7ef's 17 runnable
-# jobs: average JCT (s), as measured and reported in issue 17.
+# jobs: average JCT (s), as measured by running that simulator.
 GAVEL_FIFO_51B7EF_S = 15408.0
 SLOT_SECONDS = 60.0
 GAVEL_TRACE = "msr-seed0-51b7ef"
@@ -208,7 +208,7 @@ register(
                 "fifo",
                 _GAVEL,
                 GAVEL_FIFO_51B7EF_S,
-                "Gavel simulator c4fa400, FIFO, 51b7ef, as run for issue 17",
+                "Gavel simulator c4fa400, FIFO, 51b7ef",
             ),
         ),
     )

@@ -41,6 +41,7 @@ beats it at every point.  Fig. 11: SMD 0.997–1.000 of the optimum, smd+
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from dmlsched.experiments.catalogue import Experiment, Point, memo, register
 from dmlsched.experiments.claims import Beats, Bound, Report, Trend
@@ -286,7 +287,7 @@ register(
 
 # ---------------------------------------------------------------------------- ablation
 
-ABLATION_SERIES = {
+ABLATION_SERIES: dict[str, tuple[str, dict[str, Any]]] = {
     "smd+/no-frugal": ("smd+", {"frugal": None}),
     "smd+/frugal=1e-4": ("smd+", {"frugal": 1e-4}),
     "smd+/frugal=0.01": ("smd+", {"frugal": 0.01}),

@@ -41,15 +41,15 @@ Each cell also writes the run's own report (per-job ``results.csv``,
 :func:`dmlsched.testbed.pooled.pooled_errors` pools their jobs per
 scheduler and mode, and over all (``make testbed-validate``).
 
-Not built (see docs/testbed.md): ``testbed-aonline-fig4``–``fig6`` and
-``testbed-mlbroker-table4`` need executors for the ``edge-cloud`` and
-``geo`` decisions.
+The ``edge-cloud`` and ``geo`` testbed experiments (``testbed-aonline-fig4``
+to ``fig6``, ``testbed-mlbroker-table4``) live in :mod:`.testbed_edge_geo`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import json
 import os
 from pathlib import Path
@@ -118,10 +118,11 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
         fcntl.lockf(lock, fcntl.LOCK_EX)  # one testbed at a time on this machine
         prof = _profile(emulation, quick)
         jobs, slot_s, epochs = (4, 10.0, (2, 5)) if quick else (JOBS, SLOT_SECONDS, EPOCHS)
-        kw = dict(
-            slot_seconds=slot_s, ext_mbit=EXT_MBIT, int_mbit=INT_MBIT, epochs=epochs, gangs=GANGS
-        )
-        tw = testbed_workload(jobs, 3, HORIZON, spawn(make_rng(wl_seed), 2)[0], profile=prof, **kw)
+        workload = functools.partial(
+            testbed_workload, jobs, 3, HORIZON,
+            slot_seconds=slot_s, ext_mbit=EXT_MBIT, int_mbit=INT_MBIT, epochs=epochs, gangs=GANGS,
+        )  # fmt: skip
+        tw = workload(spawn(make_rng(wl_seed), 2)[0], profile=prof)
         run_dir = CAL_DIR / "runs" / f"{exp.id}-{scheduler}-{emulation}-{wl_seed}"
         load_start = os.getloadavg()[0]
         with Testbed(
@@ -134,8 +135,10 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
             # no early stop for stalls: OASiS admits jobs whose planned start is slots away
             run = run_cluster(tw, scheduler, tb, wl_seed, scheduler_params=params, stall_slots=0)
         load_end = os.getloadavg()[0]
-    caps = dict(slot_seconds=slot_s, ext_mbit=(EXT_MBIT,), int_mbit=(INT_MBIT,))
-    pred = predict(tw, run, profile_speed(prof, **caps), params)
+    speed = functools.partial(
+        profile_speed, slot_seconds=slot_s, ext_mbit=(EXT_MBIT,), int_mbit=(INT_MBIT,)
+    )
+    pred = predict(tw, run, speed(prof), params)
     m = run_metrics(tw, run, pred)
     m["load_start"], m["load_end"] = load_start, load_end
     # the run's own report (per-job rows, slots.csv, Gantt, loss) beside its job folders
@@ -148,9 +151,9 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
         title=f"{exp.id}: {scheduler} ({emulation}, workload seed {wl_seed})",
         params=params,
     )
-    pred_eq1 = predict(tw, run, profile_speed(prof, form="eq1", **caps), params)
+    pred_eq1 = predict(tw, run, speed(prof, form="eq1"), params)
     m["median_sim_error_eq1"] = run_metrics(tw, run, pred_eq1)["median_sim_error"]
-    nominal = testbed_workload(jobs, 3, HORIZON, spawn(make_rng(wl_seed), 2)[0], **kw)
+    nominal = workload(spawn(make_rng(wl_seed), 2)[0])
     tw_nom = dataclasses.replace(tw, workload=nominal.workload)
     m["median_sim_error_nominal"] = run_metrics(tw, run, predict(tw_nom, run, None, params))[
         "median_sim_error"

@@ -95,7 +95,7 @@ def _route(src: int, dst: int) -> tuple[int, ...]:
 
 
 def _capped(job: FlowJob, net: Network) -> set[int]:
-    links = set()
+    links: set[int] = set()
     for w in job.worker_machines:
         for p in job.ps_machines:
             links.update(_route(w, p) + _route(p, w))

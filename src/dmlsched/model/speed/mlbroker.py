@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["IMAGENET_GB_PER_IMAGE", "capacity_from_speed", "processable", "workers_needed"]
+__all__ = ["IMAGENET_GB_PER_IMAGE", "capacity_from_speed", "workers_needed"]
 
 # ImageNet-12: ≈ 1.28 M training images in ≈ 140 GB.
 IMAGENET_GB_PER_IMAGE = 140.0 / 1.28e6
@@ -27,11 +27,6 @@ def workers_needed(total_gb: float, capacity: float) -> int:
     if total_gb <= 0:
         return 0
     return max(1, math.ceil(total_gb / capacity - _TOL))
-
-
-def processable(workers: float, capacity: float) -> float:
-    """GB that ``workers`` workers of capacity P_i train in one slot, (8a)."""
-    return float(workers) * float(capacity)
 
 
 def capacity_from_speed(

@@ -109,12 +109,13 @@ class JobArrays:
         self.held_start[r] = start
         self.held_len[r] = length
 
-    def segment(self, j: int, p: Placement) -> tuple[int, int]:
+    def segment(self, j: int, p: Placement | None) -> tuple[int, int]:
         """(start, length) of job ``j``'s placement ``p`` in the pool (copied in if new);
-        ``p`` is held from now on."""
+        ``p`` is held from now on.  ``None``: a job placed by :meth:`hold` (always held)."""
         got = self.segment_.get(j)
         if got is not None and got[0] is p:
             return got[1], got[2]
+        assert p is not None, f"job {j} was placed by hold() and is no longer held"
         start = self.append(
             np.asarray(p.machines, dtype=np.int64),
             np.asarray(p.workers, dtype=np.int64),

@@ -30,8 +30,7 @@ cost is within a relative 1e-9 of it, the pass's solution is optimal.
 Every class polygon has at most R + 2 edges, so its vertices are found by
 intersecting pairs of edges.  The pass and its proof are one compiled loop
 (numba): with C in the tens and a handful of bounds per slot, array
-operations cost more in call overhead than in arithmetic (measured: 275 µs
-per slot with NumPy, 20–40 µs compiled, on the 300-job run's slot states).
+operations cost more in call overhead than in arithmetic (docs/benchmarks.md).
 A bound whose pass is infeasible or not certified is left to the caller
 (HiGHS); tests check the certified values against HiGHS on random
 instances and on slot states of real runs.

@@ -26,12 +26,12 @@ __all__ = ["drf_fill"]
 
 
 @njit(cache=True)
-def _less(share, key, a, b):  # type: ignore[no-untyped-def]
+def _less(share, key, a, b):
     return share[a] < share[b] or (share[a] == share[b] and key[a] < key[b])
 
 
 @njit(cache=True)
-def _push(heap, n, share, key, k):  # type: ignore[no-untyped-def]
+def _push(heap, n, share, key, k):
     heap[n] = k
     i = n
     while i > 0:
@@ -45,7 +45,7 @@ def _push(heap, n, share, key, k):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _pop(heap, n, share, key):  # type: ignore[no-untyped-def]
+def _pop(heap, n, share, key):
     top = heap[0]
     n -= 1
     heap[0] = heap[n]
@@ -66,7 +66,7 @@ def _pop(heap, n, share, key):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def drf_fill(free, wd, pd, max_workers, gamma, total, pointer, eps):  # type: ignore[no-untyped-def]
+def drf_fill(free, wd, pd, max_workers, gamma, total, pointer, eps):
     """Progressive filling of the jobs (rows of ``wd``/``pd``, in the decision's order)
     on ``free`` (modified in place).
 
@@ -129,7 +129,7 @@ def drf_fill(free, wd, pd, max_workers, gamma, total, pointer, eps):  # type: ig
 
 
 @njit(cache=True)
-def _grow(a, cap):  # type: ignore[no-untyped-def]
+def _grow(a, cap):
     out = np.empty(cap, dtype=a.dtype)
     out[: a.shape[0]] = a
     return out

@@ -91,17 +91,16 @@ def gang_sizes(
     FIFO's uniform [lo, hi] draw; S = ⌈W/γ⌉.
 
     The draws for all of ``jobs`` are one ``rng.integers`` call (a call per job
-    was a tenth of a 100,000-job FIFO run); they are the same numbers, and leave
+    costs a visible share of a large FIFO run); they are the same numbers, and leave
     the generator in the same state, as one call per job in order, because
     NumPy draws bounded 64-bit integers in this range from the bit generator's
     own buffered 32-bit stream (``tests/schedulers/test_gang_policies.py`` checks it).
     """
     want = [job.requested_workers if use_requested else None for job in jobs]
     k = want.count(None)
-    if k:
-        draws = iter(rng.integers(lo, hi + 1, size=k).tolist())
-        want = [next(draws) if w is None else w for w in want]
-    return [bundle(job, w) for job, w in zip(jobs, want, strict=True)]
+    draws = iter(rng.integers(lo, hi + 1, size=k).tolist() if k else ())
+    sizes = [next(draws) if w is None else w for w in want]
+    return [bundle(job, w) for job, w in zip(jobs, sizes, strict=True)]
 
 
 def gang_need(job: ClusterJob, w: int, s: int) -> tuple[float, ...]:
@@ -167,6 +166,7 @@ class GangPolicy:
     slot the ranked jobs go through :func:`gang_allocate`.
     """
 
+    name: ClassVar[str]  # the registered name (each subclass)
     setting: ClassVar[str] = "cluster"
     # list running jobs in the order they started (not priority order): for a rule whose
     # ranking of running jobs drifts between events (SRTF), so a held decision is exact

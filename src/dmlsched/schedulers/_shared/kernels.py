@@ -6,7 +6,7 @@ array operations they cost more in call overhead than in arithmetic.  Each
 kernel here is the plain loop its caller's docstring describes (run
 without compiling under ``NUMBA_DISABLE_JIT=1``); ``cache=True`` keeps the
 compiled code beside the module, so only the first run on a machine pays
-for compiling (3–8 s on the shared 2-core machine).
+for compiling (docs/benchmarks.md has how long it takes).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _FEAS = 1e-9
 
 
 @njit(cache=True)
-def _vertices(cap, a, b):  # type: ignore[no-untyped-def]
+def _vertices(cap, a, b):
     """(W, S, valid) of the candidate vertices of {aW + bS ≤ cap_c, W, S ≥ 0} per class:
     the intersections of pairs of its R + 2 edges (two axes, one edge per resource)."""
     C, R = cap.shape
@@ -71,14 +71,14 @@ def _vertices(cap, a, b):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _order(cost, tie):  # type: ignore[no-untyped-def]
+def _order(cost, tie):
     """Indices by ``cost``, then ``tie``, then index (two stable sorts)."""
     by_tie = np.argsort(tie, kind="mergesort")
     return by_tie[np.argsort(cost[by_tie], kind="mergesort")]
 
 
 @njit(cache=True)
-def cover_pass(count, room, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):  # type: ignore[no-untyped-def]
+def cover_pass(count, room, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s):
     """:func:`~dmlsched.schedulers._shared.cover_lp.sorted_pass` on class capacities
     count_c · max(room_c, 0) (C × R; NumPy's ``maximum``: −0 and NaN kept)."""
     C, R = room.shape
@@ -176,7 +176,7 @@ def cover_pass(count, room, a, b, cost_w, cost_s, ms, ratio, sync, tie_w, tie_s)
 
 
 @njit(cache=True)
-def min_plus(theta, prev):  # type: ignore[no-untyped-def]
+def min_plus(theta, prev):
     """Eq. (21) forward over the rows of ``theta`` from Φ₋₁ = ``prev``
     (:func:`~dmlsched.schedulers._shared.primal_dual.forward_dp`): Φ[s, k] =
     min over j ≤ k of θ[s, j] + Φ[s−1, k−j], and the first minimizing j (as
@@ -189,7 +189,7 @@ def min_plus(theta, prev):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def min_plus_rows(theta, phi, choice, lo, hi, init):  # type: ignore[no-untyped-def]
+def min_plus_rows(theta, phi, choice, lo, hi, init):
     """:func:`min_plus` in place: rows ``lo`` … ``hi − 1`` of ``phi`` and ``choice`` from
     ``theta``'s, each from the row before it (``init`` before row 0) — the same
     sums in the same order, without allocating (PD-ORS's DP adds one slot at a time)."""
@@ -214,7 +214,7 @@ def min_plus_rows(theta, phi, choice, lo, hi, init):  # type: ignore[no-untyped-
 
 
 @njit(cache=True)
-def trim_workers(cand, order, max_workers):  # type: ignore[no-untyped-def]
+def trim_workers(cand, order, max_workers):
     """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._trim`: in each row
     (w_1..w_n, s_1..s_n) with more than ``max_workers`` workers, drop the
     surplus from the machines in ``order`` (costliest first); a copy."""
@@ -234,7 +234,7 @@ def trim_workers(cand, order, max_workers):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, ps_bw, tol):  # type: ignore[no-untyped-def]
+def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, ps_bw, tol):
     """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round`'s test of each
     row (w_1..w_n, s_1..s_n): the workload row (26), the packing rows (24)
     against ``ub_tol`` (n × R) and the engine's rules (Eq. (2)/(4); async
@@ -273,7 +273,7 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
 
 
 @njit(cache=True)
-def internal_fit(dem, ok, room, price, first):  # type: ignore[no-untyped-def]
+def internal_fit(dem, ok, room, price, first):
     """PD-ORS's internal case (Fact 1) for every quantum count: the cheapest class
     (first in class order among equals) whose one machine's ``room`` (C × R)
     holds ``dem[k]``, its first machine and cost ``dem[k] · price_c``; cost ∞
@@ -302,7 +302,7 @@ def internal_fit(dem, ok, room, price, first):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _fill_used(x, n, kind, demand, room, left, done):  # type: ignore[no-untyped-def]
+def _fill_used(x, n, kind, demand, room, left, done):
     """Put up to ``left`` items of ``kind`` in the leftover room of rows 0 … n−1 of ``x``."""
     if n == 0 or left <= done:
         return left
@@ -325,7 +325,7 @@ def _fill_used(x, n, kind, demand, room, left, done):  # type: ignore[no-untyped
 
 
 @njit(cache=True)
-def fill_members(amount, demand, room, count, members, starts, apart, tol):  # type: ignore[no-untyped-def]
+def fill_members(amount, demand, room, count, members, starts, apart, tol):
     """:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes` for the
     classes with more than one machine: (H × k amounts, classes whose items
     did not fit this way)."""
@@ -384,7 +384,7 @@ def fill_members(amount, demand, room, count, members, starts, apart, tol):  # t
 
 
 @njit(cache=True)
-def fill_pair(x, demand, room, count, members, starts, first, apart, tol):  # type: ignore[no-untyped-def]
+def fill_pair(x, demand, room, count, members, starts, first, apart, tol):
     """:func:`~dmlsched.schedulers._shared.machine_classes.fill_classes` of workers and
     PSs given as one class vector ``x`` (W_1..W_C, S_1..S_C), ``room`` already
     clipped at 0: the per-machine vector (w_1..w_H, s_1..s_H) and whether some
@@ -408,7 +408,7 @@ def fill_pair(x, demand, room, count, members, starts, first, apart, tol):  # ty
 
 
 @njit(cache=True)
-def group_rows(bits):  # type: ignore[no-untyped-def]
+def group_rows(bits):
     """Classes of equal rows of ``bits`` (H × k, a float matrix's bit patterns), for
     :func:`~dmlsched.schedulers._shared.machine_classes.machine_classes`: rows
     are hashed, sorted by hash (stably) and each run of equal hashes checked
@@ -452,7 +452,7 @@ def group_rows(bits):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _mix(x):  # type: ignore[no-untyped-def]
+def _mix(x):
     """MurmurHash3's 64-bit finalizer (fmix64)."""
     x ^= x >> np.uint64(33)
     x *= np.uint64(0xFF51AFD7ED558CCD)
@@ -463,7 +463,7 @@ def _mix(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-untyped-def]
+def group_machines(fbits, pbits, free, res, other, tol):
     """PD-ORS's machine classes of one slot state
     (:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._classes`): machines
     equal bit for bit in residual capacity (``fbits``, ``free``'s bit patterns)
@@ -528,7 +528,7 @@ def group_machines(fbits, pbits, free, res, other, tol):  # type: ignore[no-unty
 
 
 @njit(cache=True)
-def _members(of, count, n):  # type: ignore[no-untyped-def]
+def _members(of, count, n):
     """Each class's rows, listed class by class (ascending within a class, as rows
     are visited in order), and where each class's list starts (``n + 1`` offsets)."""
     starts = np.zeros(n + 1, dtype=np.int64)
@@ -543,7 +543,7 @@ def _members(of, count, n):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _class_rows(free, price, first, count, tol):  # type: ignore[no-untyped-def]
+def _class_rows(free, price, first, count, tol):
     """Each class's rows: its first machine's ``free`` and ``price``, ``room`` =
     free + tol · max(1, free) (element-wise, the same floats as NumPy's), and the
     class sizes as floats."""
@@ -565,7 +565,7 @@ def _class_rows(free, price, first, count, tol):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def regroup(free, price, res, other, tol, old_free, old_price, lab, table, reps, n_labels, fresh):  # type: ignore[no-untyped-def]
+def regroup(free, price, res, other, tol, old_free, old_price, lab, table, reps, n_labels, fresh):
     """:func:`group_machines` of a slot state (``free``, ``price``), updated from the
     state (``old_free``, ``old_price``) it was last computed for, plus each class's
     rows (:func:`_class_rows`), for

@@ -26,7 +26,7 @@ __all__ = [
 
 
 @njit(cache=True)
-def _task_order(workers, ps):  # type: ignore[no-untyped-def]
+def _task_order(workers, ps):
     """``placement.task_order`` as a boolean array (True = PS)."""
     order = np.empty(workers + ps, dtype=np.bool_)
     n = 0
@@ -46,7 +46,7 @@ def _task_order(workers, ps):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-untyped-def]
+def round_robin_fit(free, wd, pd, workers, ps, start, eps):
     """Round-robin placement of ``workers`` + ``ps`` tasks from pointer ``start``.
 
     Tasks go in ``task_order`` (PSs interleaved among workers); a task goes to
@@ -110,13 +110,13 @@ def round_robin_fit(free, wd, pd, workers, ps, start, eps):  # type: ignore[no-u
 
 
 @njit(cache=True)
-def take_rows(free, machines, workers, ps, wd, pd, sign):  # type: ignore[no-untyped-def]
+def take_rows(free, machines, workers, ps, wd, pd, sign):
     """``free[m] -= sign · (w_m·wd + s_m·pd)`` for each machine of a placement, in place."""
     _take_one(free, machines, workers, ps, wd, pd, sign)
 
 
 @njit(cache=True)
-def _fit_row(free, left, slot, m, d, eps, big):  # type: ignore[no-untyped-def]
+def _fit_row(free, left, slot, m, d, eps, big):
     """How many tasks of demand ``d`` machine ``m`` still fits: min over the resources
     ``d`` needs of ⌊(room + eps) / d⌋ (``big`` when it needs none)."""
     best = np.inf
@@ -134,7 +134,7 @@ def _fit_row(free, left, slot, m, d, eps, big):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def _first_most(free, left, slot_of, ref, cls, d, eps, big, below):  # type: ignore[no-untyped-def]
+def _first_most(free, left, slot_of, ref, cls, d, eps, big, below):
     """(machine, count): the first machine that fits the most tasks of demand ``d``
     (``np.argmax`` of every machine's :func:`_fit_row`).  A machine is skipped as soon
     as one resource shows it cannot beat the best so far; an untouched machine whose
@@ -193,7 +193,7 @@ def _first_most(free, left, slot_of, ref, cls, d, eps, big, below):  # type: ign
 
 
 @njit(cache=True)
-def _slot(free, left, slot_of, machine, m, used):  # type: ignore[no-untyped-def]
+def _slot(free, left, slot_of, machine, m, used):
     """Machine ``m``'s slot in the placement, opened (its free row copied) on first use."""
     s = slot_of[m]
     if s < 0:
@@ -206,7 +206,7 @@ def _slot(free, left, slot_of, machine, m, used):  # type: ignore[no-untyped-def
 
 
 @njit(cache=True)
-def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: ignore[no-untyped-def]
+def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):
     """Consolidated placement of ``workers`` + ``ps`` tasks (see ``place_packed``).
 
     Workers go, a batch at a time, to the first machine that fits the most of
@@ -224,7 +224,7 @@ def packed_fit(free, ref, cls, wd, pd, workers, ps, eps, big, below):  # type: i
 
 
 @njit(cache=True)
-def _packed(free, ref, cls, wd, pd, workers, ps, eps, big, below, slot_of):  # type: ignore[no-untyped-def]
+def _packed(free, ref, cls, wd, pd, workers, ps, eps, big, below, slot_of):
     """:func:`packed_fit` with its per-machine scratch ``slot_of`` (all -1) passed in:
     filling 10,000 entries cost more than placing a gang on an empty cluster.  Every
     entry it sets is -1 again on return."""
@@ -276,7 +276,7 @@ def _packed(free, ref, cls, wd, pd, workers, ps, eps, big, below, slot_of):  # t
 
 
 @njit(cache=True)
-def _take_one(free, machines, workers, ps, wd, pd, sign):  # type: ignore[no-untyped-def]
+def _take_one(free, machines, workers, ps, wd, pd, sign):
     """The loop of :func:`take_rows` and of the batch kernels (inlined into each)."""
     R = free.shape[1]
     for i in range(machines.shape[0]):
@@ -286,7 +286,7 @@ def _take_one(free, machines, workers, ps, wd, pd, sign):  # type: ignore[no-unt
 
 
 @njit(cache=True)
-def take_segments(free, pool_m, pool_w, pool_s, starts, lens, wd, pd, rows, sign):  # type: ignore[no-untyped-def]
+def take_segments(free, pool_m, pool_w, pool_s, starts, lens, wd, pd, rows, sign):
     """:func:`take_rows` for several placements in turn: placement ``i`` is
     ``pool_*[starts[i]:starts[i] + lens[i]]`` with demands ``wd[rows[i]]``, ``pd[rows[i]]``."""
     for i in range(starts.shape[0]):
@@ -296,7 +296,7 @@ def take_segments(free, pool_m, pool_w, pool_s, starts, lens, wd, pd, rows, sign
 
 
 @njit(cache=True)
-def packed_fits_many(free, ref, cls, wd, pd, rows, ws, ss, eps, big, below, slot_of):  # type: ignore[no-untyped-def]
+def packed_fits_many(free, ref, cls, wd, pd, rows, ws, ss, eps, big, below, slot_of):
     """Whether :func:`packed_fit` places each gang ``i`` (``ws[i]`` workers, ``ss[i]``
     PSs, demands ``wd[rows[i]]``, ``pd[rows[i]]``) on ``free``, each on its own."""
     n = rows.shape[0]
@@ -308,7 +308,7 @@ def packed_fits_many(free, ref, cls, wd, pd, rows, ws, ss, eps, big, below, slot
 
 
 @njit(cache=True)
-def round_robin_run(free, wd, pd, rows, ws, ss, start, eps):  # type: ignore[no-untyped-def]
+def round_robin_run(free, wd, pd, rows, ws, ss, start, eps):
     """FIFO's queue pass: gangs ``i = 0, 1, …`` in turn, each placed by
     :func:`round_robin_fit` from the pointer the previous one left and taken from
     ``free`` (in place, as :func:`take_rows`), until one has no workers or does not
@@ -348,7 +348,7 @@ def round_robin_run(free, wd, pd, rows, ws, ss, start, eps):  # type: ignore[no-
 def gang_pass(
     capacity, total, need, wd, pd, rows, ws, ss, kept_start, kept_len,
     pool_m, pool_w, pool_s, ref, cls, eps, big, below, slot_of,
-):  # type: ignore[no-untyped-def]  # fmt: skip
+):  # fmt: skip
     """``gang.gang_allocate`` for consolidated placement, candidates in priority order.
 
     Candidate ``i`` (per-job arrays at ``rows[i]``: aggregate demand ``need``,

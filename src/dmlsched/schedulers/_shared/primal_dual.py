@@ -69,10 +69,11 @@ def _warm_up(sched: PrimalDualScheduler, cluster: Cluster) -> None:
     """Plan two throwaway jobs on a throwaway copy, once per class and process.
 
     The compiled kernels (:mod:`dmlsched.schedulers._shared.kernels`) load from
-    numba's cache on first call, about 0.6 s; in the testbed and the service a
-    slot is wall-clock time, so that load must not fall inside the first real
-    decision.  The copy has its own per-run state (``reset`` replaces all of it)
-    and its own generator, so the run itself is untouched.
+    numba's cache on first call, which takes a noticeable part of a second; in
+    the testbed and the service a slot is wall-clock time, so that load must not
+    fall inside the first real decision.  The copy has its own per-run state
+    (``reset`` replaces all of it) and its own generator, so the run itself is
+    untouched.
     """
     if type(sched) in _WARMED:
         return
@@ -303,12 +304,12 @@ class PrimalDualScheduler:
             job = view.jobs[j]
             if self.price_estimate == "online":
                 self.estimator_.observe(job)
-            plan = self.plan(job, t)
-            if plan is None:
+            new = self.plan(job, t)
+            if new is None:
                 reject.append(j)
                 continue
-            self._reserve(job, plan)
-            self.plans_[j] = plan
+            self._reserve(job, new)
+            self.plans_[j] = new
             admit.append(j)
         alloc = {j: p.slots[t] for j, p in self.plans_.items() if t in p.slots}
         return ClusterDecision(
@@ -383,7 +384,8 @@ class PrimalDualScheduler:
         T = self.horizon_
         slots = list(range(max(now, job.arrival), T))
         if not slots:
-            return self._no(job, "no-schedule", f"no slot left before the horizon {T}")
+            self._no(job, "no-schedule", f"no slot left before the horizon {T}")
+            return None
         quanta = quanta_for(
             job, self.quanta, T, self.quanta_per_slot, self.capacity_, self.aligned_quanta
         )
@@ -436,14 +438,16 @@ class PrimalDualScheduler:
                 continue
             if best <= zero:
                 if not math.isfinite(best):
-                    return self._no(job, "no-schedule", "no feasible schedule before the horizon")
+                    self._no(job, "no-schedule", "no feasible schedule before the horizon")
+                    return None
                 u, c = float(u_all[last]), float(phi[last, q])
-                return self._no(
+                self._no(
                     job,
                     "price-above-payoff",
                     f"price above payoff: λ = {best:.3g} at best (utility {u:.3g} − cost "
                     f"{c:.3g}, completing in slot {slots[last]})",
                 )
+                return None
             path = _backtrack(choice, last, q)
             changed = False
             for s, k in path:
@@ -452,7 +456,8 @@ class PrimalDualScheduler:
                 res = oracle.realize(slots[s], k)
                 if res is None and not self.reroute:
                     # journal Sec. V: discard the job after S failed roundings
-                    return self._no(job, "no-schedule", f"no integer placement in slot {slots[s]}")
+                    self._no(job, "no-schedule", f"no integer placement in slot {slots[s]}")
+                    return None
                 realized[(s, k)] = res
                 if res is not None and res[2] > 0:
                     self.attempts_.append(res[2])
@@ -465,19 +470,21 @@ class PrimalDualScheduler:
                 break
             repairs += 1
             if repairs >= self.max_repairs:
-                return self._no(job, "no-schedule", f"no realized schedule in {repairs} repairs")
+                self._no(job, "no-schedule", f"no realized schedule in {repairs} repairs")
+                return None
         chosen = [(slots[s], realized[(s, k)]) for s, k in path]
-        if any(r is None for _, r in chosen):
-            return self._no(job, "no-schedule", "a slot of its best schedule has no placement")
-        cost = float(sum(r[0] for _, r in chosen))  # type: ignore[index]
-        completion = chosen[-1][0]
+        placed = [(slot, r) for slot, r in chosen if r is not None]
+        if len(placed) < len(chosen):
+            self._no(job, "no-schedule", "a slot of its best schedule has no placement")
+            return None
+        cost = float(sum(r[0] for _, r in placed))
+        completion = placed[-1][0]
         lam = job.utility(completion - job.arrival) - cost
         if lam <= zero:
-            return self._no(
-                job, "price-above-payoff", f"price above payoff: λ = {lam:.3g} once realized"
-            )
+            self._no(job, "price-above-payoff", f"price above payoff: λ = {lam:.3g} once realized")
+            return None
         self.payoffs_[job.id] = lam
-        return JobPlan(job.id, {t: r[1] for t, r in chosen}, cost, lam, completion)  # type: ignore[index]
+        return JobPlan(job.id, {t: r[1] for t, r in placed}, cost, lam, completion)
 
     def _no(self, job: ClusterJob, code: str, text: str) -> None:
         """Reject ``job`` (plan returns None), keeping why for :meth:`explain`."""

@@ -131,7 +131,7 @@ def dorm_partition(
     )
 
     def solve(keep: list[int]) -> dict[int, int] | None:
-        # deferred: scipy.sparse and highspy cost a third of a second of start-up,
+        # deferred: scipy.sparse and highspy are slow to import,
         # and importing the cluster registry (every `compare`) loads this module
         import scipy.sparse as sp
 

@@ -39,7 +39,7 @@ engine); elsewhere a dict of :class:`~dmlsched.model.cluster.Placement` s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 
@@ -107,7 +107,9 @@ class Fifo:
         arrays = self.arrays_
         if arrays is None:
             for j in done:
-                take(self.free_, view.jobs[j], self.running_.pop(j), sign=-1.0)  # type: ignore[arg-type]
+                p = self.running_.pop(j)
+                assert p is not None  # without arrays_ every running job holds a Placement
+                take(self.free_, view.jobs[j], p, sign=-1.0)
             return
         spans = [arrays.segment(j, self.running_.pop(j)) for j in done]
         rows = arrays.rows(done)
@@ -210,7 +212,7 @@ class Fifo:
         # nothing changes until a job arrives or completes: the head that did not fit
         # still does not, and running jobs keep their placements (event-driven time)
         if self.arrays_ is None:  # every job holds a Placement
-            allocations: Mapping[int, Placement] = dict(self.running_)  # type: ignore[arg-type]
+            allocations: Mapping[int, Placement] = dict(cast("dict[int, Placement]", self.running_))
         else:
             allocations = self.arrays_.table(list(self.running_))
         return ClusterDecision(

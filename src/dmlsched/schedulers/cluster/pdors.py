@@ -5,7 +5,7 @@ live in :mod:`dmlsched.schedulers._shared.primal_dual`; this module is Alg. 4,
 θ(t, v): the cheapest way to train v samples (sync) or mini-batches (async)
 in slot t at the current prices p_h^r[t] and residual capacities Ĉ_h^r[t].
 
-Two entries (issue 15): ``pd-ors`` is the journal's algorithm as printed,
+Two entries: ``pd-ors`` is the journal's algorithm as printed,
 its gaps filled minimally (below); ``pd-ors+`` (:class:`PdorsPlus`) is our
 best version, every departure a named constructor option that ``pd-ors+``
 turns on (:data:`PLUS`) and ``pd-ors`` leaves off (:data:`PRINTED`).
@@ -190,7 +190,7 @@ __all__ = [
 ]
 
 # HiGHS's infinite bound (highspy.kHighsInf is math.inf).  dmlsched.solvers.highs (highspy
-# and scipy.sparse, a third of a second) is imported where a model is built: importing
+# and scipy.sparse, slow to import) is imported where a model is built: importing
 # the cluster registry, as every `compare` does, loads this module.
 INF = math.inf
 
@@ -260,7 +260,7 @@ def _lp_structure(job: ClusterJob, res: list[int], C: int) -> tuple[np.ndarray, 
     b = np.asarray(job.ps_demand, dtype=float)[res]
     n_pack = len(res) * C
     cover_row, ps_row, n_row = n_pack, n_pack + 1, n_pack + 2
-    lower = [np.full(n_pack, -INF), [1.0, 0.0]]
+    lower: list[np.ndarray | list[float]] = [np.full(n_pack, -INF), [1.0, 0.0]]
     upper = [float(job.max_workers), INF]
     w_rows, w_vals = [cover_row, ps_row], [1.0, -ps_ratio(job)]
     s_rows, s_vals = [ps_row], [1.0]
@@ -471,7 +471,7 @@ class PdorsOracle:
         if g == "eq29":
             free = d.free
             if d.gain_caps is None:
-                caps = [self.job.max_workers]
+                caps: list[float] = [self.job.max_workers]
                 for dem in (self.alpha, self.beta):
                     pos = dem > 0
                     if pos.any():
@@ -645,12 +645,14 @@ class PdorsOracle:
     def costs(self, t: int, price: np.ndarray, free: np.ndarray, key: bytes) -> np.ndarray:
         self.slot_key[t] = key
         d = self.cache.get(key)
-        if d is None:
-            d = self._slot(key, price, free, t)
-            d.theta = np.minimum(d.int_cost, d.ext_est)
-            d.theta.flags.writeable = False  # shared by every slot of this state
-            self.cache[key] = d
-        return d.theta
+        if d is not None and d.theta is not None:
+            return d.theta
+        d = self._slot(key, price, free, t)
+        theta = np.minimum(d.int_cost, d.ext_est)
+        theta.flags.writeable = False  # shared by every slot of this state
+        d.theta = theta
+        self.cache[key] = d
+        return theta
 
     def _classes(
         self, key: bytes, price: np.ndarray, free: np.ndarray, t: int | None = None

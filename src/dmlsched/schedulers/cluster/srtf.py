@@ -62,7 +62,7 @@ class Srtf(GangPolicy):
         return True
 
     def _order(self, candidates: list[int], view: ClusterView) -> list[int]:
-        def key(j: int) -> tuple[float, int, int]:
+        def key(j: int) -> tuple[float, float, int]:
             job = view.jobs[j]
             left = view.remaining.get(j, job.total_work)
             return srtf_key(left / self.rate_[j], job.arrival, j)

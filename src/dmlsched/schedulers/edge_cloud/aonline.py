@@ -386,13 +386,13 @@ class AOnline:
             if d == 0 and cloud_q is not None:  # lines 17–20: cloud Q with ζ_j = 0
                 version[(S, 0)] += 1
                 heapq.heappush(heap, (inv_d * (job.delay[S] + p_edge), S, 0, version[(S, 0)]))
-            waiting = idle.get(s)
-            if waiting and waiting[-1] == w:  # it was its server's idle one: the next in line
-                waiting.pop()
-                if waiting:
-                    results[(s, waiting[-1])] = results[(s, w)]
-                    version[(s, waiting[-1])] = 0
-                    heapq.heappush(heap, (results[(s, w)].q, s, waiting[-1], 0))
+            idle_here = idle.get(s)
+            if idle_here and idle_here[-1] == w:  # it was its server's idle one: the next in line
+                idle_here.pop()
+                if idle_here:
+                    results[(s, idle_here[-1])] = results[(s, w)]
+                    version[(s, idle_here[-1])] = 0
+                    heapq.heappush(heap, (results[(s, w)].q, s, idle_here[-1], 0))
             # lines 21–22: only the chosen worker's Q changes for the next chunk
             nk = haprf_key(rate0, total_work, self.seq_)
             res = self._q(g, self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)

@@ -157,10 +157,10 @@ class BatchSche:
             left = np.flatnonzero(ok)
             if len(left):
                 run[j] = tuple(int(d) for d in left)
-        for j, ready in self.cloud_.items():
-            if ready <= t:
-                rem = view.remaining.get(j)
-                left = range(view.jobs[j].chunks) if rem is None else np.flatnonzero(rem > 0)
-                run[j] = tuple(int(d) for d in left)
+        for j, cloud_ready in self.cloud_.items():
+            if cloud_ready <= t:
+                rem_j = view.remaining.get(j)
+                todo = range(view.jobs[j].chunks) if rem_j is None else np.flatnonzero(rem_j > 0)
+                run[j] = tuple(int(d) for d in todo)
         ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_)
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)

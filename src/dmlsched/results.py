@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # a DataFrame only on demand (frame): pandas is slow to import
     import pandas as pd
@@ -229,11 +229,12 @@ def columns(data: Iterable[Row] | pd.DataFrame) -> Columns:
     """A results table as one list per column, from rows or a DataFrame.
 
     The summary and the console table read results this way, so a command
-    that draws no plots and checks no claims never imports pandas (a third of
-    ``dmlsched compare``'s start-up); a DataFrame's columns are taken as named.
+    that draws no plots and checks no claims never imports pandas (slow to import);
+    a DataFrame's columns are taken as named.
     """
     if hasattr(data, "columns"):
-        return {str(c): data[c].tolist() for c in data.columns}
+        df = cast("pd.DataFrame", data)
+        return {str(c): df[c].tolist() for c in df.columns}
     rows = list(data)
     return {c: [r[i] for r in rows] for i, c in enumerate(COLUMNS)}
 
