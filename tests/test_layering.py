@@ -45,12 +45,24 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 DEFERRED_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
         # simulate() lives in sim.engine, below the setting modules that register their
-        # engines with it, and imports them all on first use; it moves above them once
-        # sim/cluster.py's rewrite on branch engine (issue 27 items 1-3) has landed
+        # engines with it, and imports them all on first use; it moves above them (the
+        # cluster engine is now the package sim/cluster/)
         frozenset(
             f"dmlsched.sim.{m}"
-            for m in ("engine", "cluster", "drive", "edge_cloud", "geo", "interval")
+            for m in (
+                "engine",
+                "cluster",
+                "cluster.simulate",
+                "cluster.state",
+                "drive",
+                "edge_cloud",
+                "geo",
+                "interval",
+            )
         ),
+        # the registry loads the installed plugins (entry points) on first use, and a
+        # plugin's classes register with it: the registration moves below both
+        frozenset({"dmlsched.schedulers.plugins", "dmlsched.schedulers.protocols"}),
     }
 )
 

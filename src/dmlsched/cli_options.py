@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from dmlsched.errors import InvalidInput, short
+from dmlsched.schedulers.plugins import PLUGIN_HELP
 from dmlsched.workloads.registry import MAX_SIZE
 
 __all__ = [
@@ -109,14 +110,7 @@ Nodes = Annotated[
     Path | None,
     typer.Option(help="Alibaba node list (file or folder) when not beside the pod list."),
 ]
-Plugins = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--plugin",
-        help="A scheduler plugin: MODULE or FILE.py whose schedulers join the registry "
-        "(repeatable).",
-    ),
-]
+Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
 Wait = Annotated[
     bool,
     typer.Option(help="If another run is writing to --out, wait for it instead of refusing."),

@@ -35,6 +35,11 @@ from typing import Any
 
 from dmlsched.errors import InvalidInput
 
+#: ``--plugin``'s help, on every command that takes it
+PLUGIN_HELP = (
+    "A scheduler plugin: MODULE or FILE.py whose schedulers join the registry (repeatable)."
+)
+
 __all__ = ["ENTRY_POINT_GROUP", "Plugin", "load_entry_points", "load_plugin", "load_plugins"]
 
 ENTRY_POINT_GROUP = "dmlsched.schedulers"

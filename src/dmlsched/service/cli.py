@@ -10,10 +10,13 @@ from typing import Annotated
 
 import typer
 
-from dmlsched.cli_options import Plugins
 from dmlsched.errors import Interrupted, InvalidInput
+from dmlsched.schedulers.plugins import PLUGIN_HELP
 
 __all__ = ["mount"]
+
+# as dmlsched.cli_options.Plugins (this command sits below the cli package)
+Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
 
 
 def _read_token(path: Path | None) -> str | None:

@@ -966,14 +966,14 @@ class Core:
 
     # ---- reading -------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        out = dict.fromkeys(JOB_STATES, 0)
+        out: dict[str, int] = dict.fromkeys(JOB_STATES, 0)
         for js in self.jobs.values():
             out[js.state] += 1
         return out
 
     def utilization(self) -> dict[str, float]:
         caps = np.asarray(
-            [m.capacity for m in self.machines if m.up] or [[0.0] * len(RESOURCES)], dtype=float
+            [m.capacity for m in self.machines if m.up] or [(0.0,) * len(RESOURCES)], dtype=float
         ).sum(axis=0)
         used = self.usage.sum(axis=0) if self.usage.size else np.zeros(len(RESOURCES))
         return {

@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from dmlsched.cli_options import Plugins
 from dmlsched.errors import InvalidInput
+from dmlsched.schedulers.plugins import PLUGIN_HELP
 
 __all__ = ["testbed_app"]
 
@@ -25,6 +25,9 @@ testbed_app = typer.Typer(
 )
 
 _STATE_HELP = "Folder of run state files (cleanup reads it)."
+
+# as dmlsched.cli_options.Plugins (this command sits below the cli package)
+Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
 
 
 def _on_sigterm(*_: object) -> None:

@@ -135,7 +135,8 @@ def run_cluster(
                 credited = state.credit(work, elapsed=(at - last) / S, source="testbed")
                 last = at
                 for j in credited.completed:
-                    done_time = now[j].done_time if now[j].done_time is not None else at
+                    reported = now[j].done_time
+                    done_time = reported if reported is not None else at
                     out.real_jct[j] = (done_time - start) / S - arrival[j]
                 out.slots_run = t
             if state.over:

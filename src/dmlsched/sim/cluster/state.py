@@ -249,7 +249,7 @@ class ClusterState:
         self._joint = getattr(speed, "slot_rates", None)
         R = self.cluster.capacity.shape[1]
         self._limit = capacity_limit(self.cluster)
-        self._shape = self.cluster.capacity.shape
+        self._H, self._R = self.cluster.capacity.shape
         self._cap_total = self.cluster.capacity.sum(axis=0)
         self._util = np.zeros((max(self.horizon - start, 0), R))
         self._slot = start
@@ -684,10 +684,10 @@ class ClusterState:
             change = self._kept.apply(run, at[got.changed], self._id_of, records, checked)
             usage = self._kept.usage
         else:
-            usage = recomputed_usage(*self._shape, _demands(running, records, checked))
+            usage = recomputed_usage(self._H, self._R, _demands(running, records, checked))
         if (usage > self._limit).any():
             try:  # summed afresh, for the message (and in case kept usage were off)
-                usage = recomputed_usage(*self._shape, _demands(running, records, checked))
+                usage = recomputed_usage(self._H, self._R, _demands(running, records, checked))
                 owners: dict[int, list[int]] = {}
                 for j, rec in zip(running, _demands(running, records, checked), strict=True):
                     for h in rec.machines.tolist():
@@ -701,7 +701,7 @@ class ClusterState:
         if table is None:
             self._pool.length[at[got.changed]] = -1  # no table entry stands for them
         elif got.changed:  # the next table is compared with these entries
-            self._pool.keep(table, got.changed, got.entries, at)
+            self._pool.keep(table, got.changed, got.entries or (), at)
         kept_total = None if self._kept is None else self._kept.total
         total = usage.sum(axis=0) if kept_total is None else kept_total
         rates, workers = self._rate[run], self._workers[run]
@@ -735,7 +735,7 @@ class ClusterState:
         at = indices(self._index, keys, len(keys))
         self._checked = {j: self._record(self._jobs[j], c) for j, c in ruling.placements.items()}
         recs = list(self._checked.values())
-        on = np.array([bool(r.counts.machines) for r in recs], dtype=bool)  # type: ignore[union-attr]
+        on = np.array([bool(r.counts and r.counts.machines) for r in recs], dtype=np.bool_)
         rate_at = np.array([r.rate for r in recs], dtype=float)
         w_at = np.array([r.workers for r in recs], dtype=np.int64)
         self._rate[at], self._workers[at], self._placed[at] = rate_at, w_at, on
@@ -847,7 +847,9 @@ class ClusterState:
         """End the slot: the speed model credits the standing placements (over the slots
         up to ``until`` held; stopping at the next arrival or the first completion), or
         ``work`` measured in ``elapsed`` slots, checked (:meth:`check_work`), is credited."""
-        st = self._standing if self._phase == "accepted" else self._expect("accepted")
+        st = self._standing
+        if st is None or self._phase != "accepted":
+            st = self._expect("accepted")
         t = self._slot
         run, running, rates = st.run, st.running, st.rates
         if self._joint is not None and len(running) > 1:
