@@ -220,3 +220,41 @@ def test_probe_jobs_run_together_and_report_their_steps(tmp_path):
         run_id = tb.run_id
     assert len(steps) == 2 and all(0 < s < 5 for s in steps)
     assert live_resources(run_id) == []
+
+
+def test_cleanup_never_kills_a_process_that_reused_a_recorded_pid(tmp_path):
+    # a dead run's state file names a pid that now belongs to someone else's process
+    from dmlsched.testbed.state import RunState
+
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        st = RunState.new(tmp_path, "local")
+        st.owner_pid, st.owner_start = 2**22 + 1, "0"  # an owner that is gone
+        st.pids = [[bystander.pid, "1"], bystander.pid]  # another start time; a bare pid
+        st.save()
+        cleanup(tmp_path)
+        time.sleep(0.2)
+        assert bystander.poll() is None
+        assert not list(tmp_path.glob("*.json"))
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_cleanup_kills_a_recorded_process_that_is_still_the_same(tmp_path):
+    from dmlsched.testbed.state import RunState
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        st = RunState.new(tmp_path, "local")
+        st.add_process(child.pid)
+        st.owner_pid, st.owner_start = 2**22 + 1, "0"
+        st.save()
+        removed = cleanup(tmp_path)
+        assert f"process {child.pid}" in removed
+        child.wait(timeout=10)  # cleanup reaped it (its own child here): gone either way
+        assert not os.path.exists(f"/proc/{child.pid}")
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

@@ -138,7 +138,7 @@ class Testbed:
                     env=env,
                     start_new_session=True,  # Ctrl-C reaches the controller only
                 )
-                self.state.add("pids", p.pid)
+                self.state.add_process(p.pid)
                 self.emu.attach(h, p.pid)
                 self._agents.append(p)
             for h, p in enumerate(self._agents):

@@ -89,7 +89,9 @@ class RunState:
     namespaces: list[str] = field(default_factory=list)
     cgroups: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
-    pids: list[int] = field(default_factory=list)
+    # [pid, start time] of each agent: a pid alone may name another process after a reboot
+    # or pid reuse, and cleanup must never kill that one
+    pids: list[list[object]] = field(default_factory=list)
     qdiscs: list[str] = field(default_factory=list)
 
     @staticmethod
@@ -125,6 +127,21 @@ class RunState:
         d = json.loads(path.read_text())
         d["path"] = Path(d["path"])
         return RunState(**d)
+
+    def add_process(self, pid: int) -> None:
+        """Record a process the run started, with its start time (see ``pids``)."""
+        self.add("pids", [pid, _proc_start(pid)])
+
+    def live_processes(self) -> set[int]:
+        """The recorded processes still running: same pid *and* same start time."""
+        live = set()
+        for entry in self.pids:
+            if not isinstance(entry, list) or len(entry) != 2:
+                continue  # a bare pid (older state files): the --run-id sweep finds it
+            pid, start = entry
+            if isinstance(pid, int) and start is not None and _proc_start(pid) == start:
+                live.add(pid)
+        return live
 
     def owner_alive(self) -> bool:
         return _proc_start(self.owner_pid) == self.owner_start and self.owner_start is not None
@@ -181,7 +198,7 @@ def _is_zombie(pid: int) -> bool:
 def _remove(st: RunState) -> list[str]:
     removed: list[str] = []
     token = f"--run-id {st.run_id}"
-    pids = set(_pids_with(token)) | {p for p in st.pids if _proc_start(p) is not None}
+    pids = set(_pids_with(token)) | st.live_processes()
     pids.discard(os.getpid())
     for ns in st.namespaces:
         if ns in _netns_list():
