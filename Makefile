@@ -95,7 +95,8 @@ bench-service: install-core install-service
 	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 2000 --kill --postgres
 	$(BIN)/python -m dmlsched.service.loadtest --clients 16 --jobs 300 --readers 4 --paired 4
 
-lint: install-dev
+# mypy reads every part's packages (torch, FastAPI, ray): the whole install
+lint: install
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
