@@ -11,12 +11,18 @@ from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.edge_cloud import edge_cloud_workload
 
+SIZES = [(80, 20, 100, 0, None), (200, 40, 150, 1, None), (150, 30, 120, 2, 0.01)]
+# a-online-edge on the storage-bound instance runs for minutes (each side): make test-slow
+CASES = [
+    pytest.param(
+        name, *size, marks=[pytest.mark.slow] if (name, size[-1]) == ("a-online-edge", 0.01) else []
+    )
+    for name in ("a-online", "a-online-edge", "a-online+")
+    for size in SIZES
+]
 
-@pytest.mark.parametrize("name", ["a-online", "a-online-edge", "a-online+"])
-@pytest.mark.parametrize(
-    ("jobs", "servers", "slots", "seed", "storage"),
-    [(80, 20, 100, 0, None), (200, 40, 150, 1, None), (150, 30, 120, 2, 0.01)],
-)
+
+@pytest.mark.parametrize(("name", "jobs", "servers", "slots", "seed", "storage"), CASES)
 def test_lazy_q_gives_the_same_run_as_evaluating_every_worker(
     name: str,
     jobs: int,
