@@ -271,7 +271,9 @@ def missing_trace(kind: str, flag: str) -> InvalidInput:
     to get it (docs/data.md), and the flag that points elsewhere."""
     from dmlsched.portable import portable_paths
 
-    where = portable_paths(str(traces_root() / KINDS[kind]))
+    # the default folder reads as ../shared/traces/...; a folder the user named, as named
+    folder = traces_root() / KINDS[kind]
+    where = str(folder) if _ROOT else portable_paths(str(folder))
     return InvalidInput(
         flag,
         where,
