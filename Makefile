@@ -17,7 +17,8 @@ SEED_BASE ?= 0
 HELD_OUT ?= 100
 
 .PHONY: install install-core $(EXTRAS:%=install-%) demo quickstart test test-deps test-slow \
-	bench bench-service lint reproduce-all testbed-validate clean
+	slurm-deps slurm-cluster slurm-cluster-stop bench bench-service lint reproduce-all \
+	testbed-validate clean
 
 install: install-core $(EXTRAS:%=install-%)
 
@@ -72,7 +73,7 @@ test: install test-deps
 # a PostgreSQL server for the shared-log option.  Installed as root where missing (about
 # 50 s on a fresh machine, nothing when present); elsewhere those tests skip with a reason.
 TEST_DEBS := chromium chromium-driver postgresql
-test-deps:
+test-deps: slurm-deps
 	@missing=$$(for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -80,6 +81,29 @@ test-deps:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
 	    >/dev/null) || echo "test-deps: could not install" $$missing "- those tests skip"; \
 	else echo "test-deps:" $$missing "missing and not root - those tests skip"; fi
+
+# Debian's Slurm (slurmctld, slurmd, client commands), MUNGE, and slurmdbd with MariaDB for
+# sacct: for make slurm-cluster and the Slurm executor's tests (about 60 s on a fresh machine;
+# without root those tests skip with a reason).
+SLURM_DEBS := slurm-wlm munge slurmdbd mariadb-server
+slurm-deps:
+	@missing=$$(for p in $(SLURM_DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "slurm-deps: installing" $$missing "from Debian"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null) \
+	    || echo "slurm-deps: could not install" $$missing "- the Slurm tests skip"; \
+	else echo "slurm-deps:" $$missing "missing and not root - the Slurm tests skip"; fi
+
+# a Slurm cluster on this host: munge, slurmdbd, slurmctld (10.77.0.254 in its own namespace)
+# and one slurmd per node, each in its own network namespace; stop with make slurm-cluster-stop
+SLURM_NODES ?= 3
+slurm-cluster: install-core install-service slurm-deps
+	$(BIN)/dmlsched slurm start --machines $(SLURM_NODES)
+
+slurm-cluster-stop: install-core install-service
+	$(BIN)/dmlsched slurm stop
 
 test-slow: install test-deps
 	$(BIN)/python -m pytest -n 2 -m slow

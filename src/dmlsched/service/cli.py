@@ -342,3 +342,6 @@ def mount(app: typer.Typer) -> None:
     k8s = typer.Typer(help="Kubernetes manifests from the live allocation.", no_args_is_help=True)
     k8s.command("export")(k8s_export)
     app.add_typer(k8s, name="k8s")
+    from dmlsched.service import ops_cli
+
+    ops_cli.mount(app)

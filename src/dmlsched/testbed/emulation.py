@@ -130,6 +130,20 @@ class Emulation:
             return ("127.0.0.1",) * self.machines
         return tuple(f"{_SUBNET}.{h + 1}" for h in range(self.machines))
 
+    def add_controller(self) -> str:
+        """Give the switch's bridge an address; returns it (``netns`` mode, after ``start``).
+
+        A daemon run in the switch's namespace — a cluster's controller, say —
+        then reaches every machine, and every machine reaches it, over the
+        bridge: uncapped (the caps sit on the machines' links), and nothing is
+        created in the host's namespace.
+        """
+        if self.mode != "netns":
+            raise InvalidInput("emulation", self.mode, "netns (a switch to address)")
+        addr = f"{_SUBNET}.254"
+        _sh(["ip", "-n", self.switch, "addr", "add", f"{addr}/24", "dev", "br0"])
+        return addr
+
     @property
     def bind(self) -> str:
         return "127.0.0.1" if self.mode == "local" else "0.0.0.0"

@@ -1,0 +1,150 @@
+"""``dmlsched slurm start|stop|exec`` — a local Slurm cluster for the service (mounted by cli.py).
+
+``start`` launches a detached owner process (``python -m
+dmlsched.service.slurm_cluster``) that starts the cluster, writes
+``DIR/cluster.json`` and stops everything on SIGTERM; ``stop`` sends it and
+waits.  ``exec`` runs one of Slurm's client commands against the cluster
+(in its controller's namespace, with its ``SLURM_CONF``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dmlsched.errors import InvalidInput
+
+__all__ = ["DEFAULT_SLURM_DIR", "mount"]
+
+DEFAULT_SLURM_DIR = Path("/tmp/dmlsched-slurm")
+_START_TIMEOUT_S = 120.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _info(folder: Path):  # type: ignore[no-untyped-def]
+    from dmlsched.service.slurm_cluster import ClusterInfo
+
+    path = folder / "cluster.json"
+    if not path.exists():
+        return None
+    info = ClusterInfo.load(path)
+    return info if _alive(info.owner_pid) else None
+
+
+def slurm_start(
+    folder: Annotated[Path, typer.Option("--dir", help="The cluster's folder.")] = (
+        DEFAULT_SLURM_DIR
+    ),
+    machines: Annotated[int, typer.Option(help="Nodes (one slurmd and netns each).")] = 3,
+    capacity: Annotated[str, typer.Option(help="gpu,cpu,mem,storage per node.")] = "1,4,8,8",
+    ext_mbit: Annotated[float, typer.Option(help="External link cap per node (0: none).")] = 10.0,
+) -> None:
+    """Start munge, MariaDB, slurmdbd, slurmctld and one slurmd per node (namespace)."""
+    from dmlsched.service.slurm_cluster import slurm_available
+
+    why = slurm_available()
+    if why:
+        raise InvalidInput("slurm", "start", why)
+    folder = folder.resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    if (info := _info(folder)) is not None:
+        typer.echo(f"dmlsched slurm: already running in {folder} (nodes {', '.join(info.nodes)})")
+        return
+    from dmlsched.testbed.state import cleanup
+
+    cleanup()  # what killed clusters and testbed runs left behind
+    for stale in ("cluster.json", "failed"):
+        (folder / stale).unlink(missing_ok=True)
+    log = (folder / "owner.log").open("w")
+    argv = [sys.executable, "-m", "dmlsched.service.slurm_cluster", "--dir", str(folder)]
+    argv += ["--machines", str(machines), "--capacity", capacity, "--ext-mbit", str(ext_mbit)]
+    owner = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    log.close()
+    deadline = time.monotonic() + _START_TIMEOUT_S
+    while (info := _info(folder)) is None:
+        failed = folder / "failed"
+        if failed.exists() or owner.poll() is not None:
+            why = failed.read_text().strip() if failed.exists() else (folder / "owner.log")
+            raise InvalidInput("slurm", "start", f"a cluster that starts ({why})")
+        if time.monotonic() > deadline:
+            owner.terminate()
+            raise InvalidInput("slurm", "start", f"a cluster up within {_START_TIMEOUT_S:g} s")
+        time.sleep(0.2)
+    typer.echo(
+        f"dmlsched slurm: {len(info.nodes)} nodes ({', '.join(info.nodes)}) at "
+        f"{', '.join(info.addrs)}, controller {info.controller} in namespace {info.namespace}\n"
+        f"  dmlsched slurm exec -- sinfo      (or: SLURM_CONF={info.conf} "
+        f"ip netns exec {info.namespace} sinfo)\n"
+        f"  dmlsched serve --executor slurm --slurm-dir {folder} ...\n"
+        f"  make slurm-cluster-stop           (or: dmlsched slurm stop --dir {folder})"
+    )
+
+
+def slurm_stop(
+    folder: Annotated[Path, typer.Option("--dir", help="The cluster's folder.")] = (
+        DEFAULT_SLURM_DIR
+    ),
+) -> None:
+    """Stop the cluster started with ``dmlsched slurm start`` (everything it created goes)."""
+    from dmlsched.service.slurm_cluster import ClusterInfo
+
+    path = folder / "cluster.json"
+    if not path.exists():
+        typer.echo(f"dmlsched slurm: no cluster in {folder}")
+        return
+    info = ClusterInfo.load(path)
+    if _alive(info.owner_pid):
+        os.kill(info.owner_pid, signal.SIGTERM)
+        deadline = time.monotonic() + 60.0
+        while _alive(info.owner_pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    if _alive(info.owner_pid):
+        raise InvalidInput("slurm", "stop", f"owner {info.owner_pid} gone within 60 s")
+    from dmlsched.testbed.state import cleanup
+
+    cleanup(run_id=info.run_id, force=True)  # after a SIGKILLed owner: its leftovers
+    with contextlib.suppress(OSError):
+        path.unlink()
+    typer.echo(f"dmlsched slurm: stopped ({len(info.nodes)} nodes, run {info.run_id})")
+
+
+def slurm_exec(
+    command: Annotated[list[str], typer.Argument(help="A Slurm client command and arguments.")],
+    folder: Annotated[Path, typer.Option("--dir", help="The cluster's folder.")] = (
+        DEFAULT_SLURM_DIR
+    ),
+) -> None:
+    """Run a Slurm client command (sinfo, squeue, sacct, ...) against the cluster."""
+    info = _info(folder)
+    if info is None:
+        raise InvalidInput("dir", str(folder), "a running cluster (dmlsched slurm start)")
+    client = info.client()
+    r = subprocess.run(client.argv(*command), env=client.env, check=False)
+    if r.returncode:
+        raise typer.Exit(r.returncode)
+
+
+def mount(app: typer.Typer) -> None:
+    """Add ``slurm start|stop|exec`` to the main CLI."""
+    slurm = typer.Typer(help="A local Slurm cluster (one slurmd per netns).", no_args_is_help=True)
+    slurm.command("start")(slurm_start)
+    slurm.command("stop")(slurm_stop)
+    slurm.command("exec", context_settings={"allow_interspersed_args": False})(slurm_exec)
+    app.add_typer(slurm, name="slurm")
