@@ -124,6 +124,7 @@ lint: install
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/hadolint --failure-threshold style deploy/Dockerfile
 
 # seeds SEED_BASE.. and the held-out seeds HELD_OUT.. side by side (HELD_OUT= : one set)
 reproduce-all: install-core

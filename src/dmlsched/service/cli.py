@@ -289,18 +289,23 @@ def k8s_export(
     server: Annotated[str | None, typer.Option(help="A running service's URL.")] = None,
     state: Annotated[Path | None, typer.Option(help="Or a saved GET /v1/state JSON file.")] = None,
     namespace: Annotated[str, typer.Option()] = "default",
-    image: Annotated[str, typer.Option(help="Container image of the training job.")] = (
-        "dmlsched/trainer:latest"
+    image: Annotated[str, typer.Option(help="The trainer image (deploy/Dockerfile).")] = (
+        "dmlsched/trainer:0.1.0"
     ),
     token_file: Annotated[
         Path | None, typer.Option(help="Your bearer token (a file, mode 600) for --server.")
     ] = None,
+    claim: Annotated[
+        str, typer.Option(help="ReadWriteMany PersistentVolumeClaim for checkpoints.")
+    ] = "dmlsched-checkpoints",
+    queue: Annotated[str, typer.Option(help="Volcano queue.")] = "default",
 ) -> None:
     """Write the current allocation as TFJob (kubeflow.org/v1) and Volcano Job manifests."""
-    from dmlsched.service.k8s import export_state
+    from dmlsched.service.k8s import ExportOptions, export_state
 
     if (server is None) == (state is None):
         raise InvalidInput("server", server, "exactly one of --server URL or --state FILE")
+    opts = ExportOptions(image=image, namespace=namespace, claim=claim, queue=queue)
     if server is not None:
         import httpx
 
@@ -331,7 +336,7 @@ def k8s_export(
             snap = json.loads(state.read_text())
         except (OSError, json.JSONDecodeError) as e:
             raise InvalidInput("state", str(state), f"a JSON file ({e})") from None
-    paths = export_state(snap, out, namespace=namespace, image=image)
+    paths = export_state(snap, out, opts)
     typer.echo(f"wrote {len(paths)} manifests to {out}")
 
 
@@ -344,4 +349,4 @@ def mount(app: typer.Typer) -> None:
     app.add_typer(k8s, name="k8s")
     from dmlsched.service import ops_cli
 
-    ops_cli.mount(app)
+    ops_cli.mount(app, k8s)

@@ -1,10 +1,13 @@
-"""``dmlsched slurm start|stop|exec`` — a local Slurm cluster for the service (mounted by cli.py).
+"""``dmlsched slurm start|stop|exec`` and ``dmlsched k8s apply|watch`` (mounted by cli.py).
 
 ``start`` launches a detached owner process (``python -m
 dmlsched.service.slurm_cluster``) that starts the cluster, writes
 ``DIR/cluster.json`` and stops everything on SIGTERM; ``stop`` sends it and
 waits.  ``exec`` runs one of Slurm's client commands against the cluster
 (in its controller's namespace, with its ``SLURM_CONF``).
+
+``k8s apply`` makes a Kubernetes cluster say the service's current decision
+once; ``k8s watch`` keeps it so (:mod:`dmlsched.service.k8s_sync`).
 """
 
 from __future__ import annotations
@@ -141,8 +144,112 @@ def slurm_exec(
         raise typer.Exit(r.returncode)
 
 
-def mount(app: typer.Typer) -> None:
-    """Add ``slurm start|stop|exec`` to the main CLI."""
+def _kube_api(kubeconfig: Path | None, context: str | None):  # type: ignore[no-untyped-def]
+    """A ``CustomObjectsApi`` from a kubeconfig (or the pod's service account)."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        if (
+            kubeconfig is not None
+            or context is not None
+            or Path("~/.kube/config").expanduser().exists()
+        ):
+            api_client = config.new_client_from_config(
+                config_file=str(kubeconfig) if kubeconfig else None, context=context
+            )
+        else:
+            config.load_incluster_config()
+            api_client = client.ApiClient()
+    except (ConfigException, OSError) as e:
+        raise InvalidInput(
+            "kubeconfig", str(kubeconfig or "~/.kube/config"), f"a usable config ({e})"
+        ) from None
+    return client.CustomObjectsApi(api_client)
+
+
+def _fetch_state(server: str):  # type: ignore[no-untyped-def]
+    import httpx
+
+    def fetch() -> dict:
+        try:
+            r = httpx.get(server.rstrip("/") + "/v1/state", params={"jobs": 10000}, timeout=30.0)
+            r.raise_for_status()
+            return dict(r.json())
+        except (httpx.HTTPError, ValueError) as e:
+            raise InvalidInput("server", server, f"a reachable dmlsched service ({e})") from None
+
+    return fetch
+
+
+_KIND = Annotated[str, typer.Option(help="volcano (exact placement) or tfjob.")]
+_SERVER = Annotated[str, typer.Option(help="The service's URL, e.g. http://127.0.0.1:8080")]
+_NS = Annotated[str, typer.Option(help="Kubernetes namespace.")]
+_IMAGE = Annotated[str, typer.Option(help="The trainer image (deploy/Dockerfile).")]
+_CLAIM = Annotated[str, typer.Option(help="ReadWriteMany PersistentVolumeClaim for checkpoints.")]
+_QUEUE = Annotated[str, typer.Option(help="Volcano queue.")]
+_KUBECONFIG = Annotated[Path | None, typer.Option(help="kubeconfig file (default ~/.kube/config).")]
+_CONTEXT = Annotated[str | None, typer.Option(help="kubeconfig context.")]
+
+
+def k8s_apply(
+    server: _SERVER,
+    kind: _KIND = "volcano",
+    namespace: _NS = "default",
+    image: _IMAGE = "dmlsched/trainer:0.1.0",
+    claim: _CLAIM = "dmlsched-checkpoints",
+    queue: _QUEUE = "default",
+    kubeconfig: _KUBECONFIG = None,
+    context: _CONTEXT = None,
+) -> None:
+    """Make the cluster say the service's decision once: create, scale, delete (idempotent)."""
+    from dmlsched.service.k8s import ExportOptions
+    from dmlsched.service.k8s_sync import sync
+
+    opts = ExportOptions(image=image, namespace=namespace, claim=claim, queue=queue)
+    state = _fetch_state(server)()
+    _, done = sync(_kube_api(kubeconfig, context), state, kind, opts)
+    for a in done:
+        typer.echo(a.line())
+    typer.echo(f"dmlsched k8s apply: {len(done)} change(s) in namespace {namespace}")
+
+
+def k8s_watch(
+    server: _SERVER,
+    kind: _KIND = "volcano",
+    namespace: _NS = "default",
+    image: _IMAGE = "dmlsched/trainer:0.1.0",
+    claim: _CLAIM = "dmlsched-checkpoints",
+    queue: _QUEUE = "default",
+    kubeconfig: _KUBECONFIG = None,
+    context: _CONTEXT = None,
+    interval: Annotated[float, typer.Option(help="Seconds between passes.")] = 5.0,
+) -> None:
+    """Keep the cluster in step with the service's decisions until Ctrl-C."""
+    from dmlsched.service.k8s import ExportOptions
+    from dmlsched.service.k8s_sync import watch
+
+    if not interval > 0:
+        raise InvalidInput("interval", interval, "> 0")
+    opts = ExportOptions(image=image, namespace=namespace, claim=claim, queue=queue)
+    api = _kube_api(kubeconfig, context)
+    typer.echo(
+        f"dmlsched k8s watch: {server} -> {kind} objects in {namespace} every {interval:g} s"
+    )
+    watch(
+        api,
+        _fetch_state(server),
+        kind,
+        opts,
+        interval=interval,
+        report=lambda a: typer.echo(a.line()),
+    )
+
+
+def mount(app: typer.Typer, k8s: typer.Typer) -> None:
+    """Add ``slurm start|stop|exec`` and ``k8s apply|watch`` to the main CLI."""
+    k8s.command("apply")(k8s_apply)
+    k8s.command("watch")(k8s_watch)
     slurm = typer.Typer(help="A local Slurm cluster (one slurmd per netns).", no_args_is_help=True)
     slurm.command("start")(slurm_start)
     slurm.command("stop")(slurm_stop)

@@ -70,6 +70,7 @@ __all__ = [
 FLAG_STOP = 1
 FLAG_DONE = 2
 _STATUS_EVERY_S = 0.2
+_PEER_TIMEOUT_S = 120.0  # a pod's DNS name resolves only once its PS is scheduled
 _TRAIN = 1437
 
 
@@ -106,7 +107,9 @@ class TaskConfig:
     ``hosts[h]``: the address PSs on machine h advertise to other machines;
     ``buckets``: the run's token-bucket file (``local`` mode) or ``""``;
     ``delay_ms[h]``: application-level latency added to every message that
-    crosses machine h's external link.
+    crosses machine h's external link.  ``extra``: ``port`` — the port a PS
+    listens on (0: any, advertised in ``ps-K.addr``); ``ps_addrs`` —
+    ``host:port`` of every PS, for processes that share no folder (pods).
     """
 
     job_dir: str
@@ -223,7 +226,7 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
     inc = cfg.inc_dir
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind((cfg.bind, 0))
+    srv.bind((cfg.bind, int(cfg.extra.get("port", 0))))
     srv.listen(n_w)
     _write_json(inc / f"ps-{cfg.index}.addr", {"port": srv.getsockname()[1]})
     by_worker: dict[int, Channel] = {}
@@ -380,16 +383,21 @@ def worker_main(cfg: TaskConfig, data: Dataset) -> None:
     bounds = _bounds(p, len(cfg.ps_machines))
     inc = cfg.inc_dir
     chans: list[Channel] = []
+    peers = cfg.extra.get("ps_addrs") or ()
     for k, m in enumerate(cfg.ps_machines):
-        addr = inc / f"ps-{k}.addr"
-        deadline = time.monotonic() + 60.0
-        while not addr.exists():
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no {addr}")
-            time.sleep(0.02)
-        port = json.loads(addr.read_text())["port"]
-        host = "127.0.0.1" if m == cfg.machine else cfg.hosts[m]
-        sock = connect(host, port)
+        if peers:  # fixed addresses (a container cluster's DNS names), no shared folder
+            host, _, port_text = str(peers[k]).rpartition(":")
+            sock = connect(host, int(port_text), timeout_s=_PEER_TIMEOUT_S)
+        else:
+            addr = inc / f"ps-{k}.addr"
+            deadline = time.monotonic() + 60.0
+            while not addr.exists():
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no {addr}")
+                time.sleep(0.02)
+            port = json.loads(addr.read_text())["port"]
+            host = "127.0.0.1" if m == cfg.machine else cfg.hosts[m]
+            sock = connect(host, port)
         ch = _channel(cfg, sock, cfg.machine, m)
         ch.send(Kind.HELLO, shard=cfg.index)
         chans.append(ch)
