@@ -35,6 +35,12 @@ checkpoint of this or an earlier incarnation in ``--job-dir`` (complete: one
 shard per PS that incarnation advertised, :func:`latest_checkpoint`); ``none``
 starts afresh; a folder names the checkpoint.
 
+**Stopping.**  A PS stops on SIGTERM after its current step and checkpoints
+(the testbed's rule); a worker ignores SIGTERM and leaves when its PSs say
+STOP or go away, so a SIGTERM sent to every process at once — ``scancel -s
+TERM`` of a Slurm job, the deletion of a job's pods — stops a sync job at a
+step boundary with consistent shards.
+
 Each process writes ``inc-N/<role>-<K>.host`` (the host name it ran on) next
 to the testbed's status files, so a placement can be checked from the
 processes themselves.  Bad arguments: exit 2 with one line; Ctrl-C: 130.
@@ -225,6 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dmlsched.testbed.training import load_digits_split, ps_main, worker_main
 
     torch.set_num_threads(1)
+    if cfg.role == "worker":
+        # a worker leaves when its PSs say STOP (or go away): a SIGTERM sent to a whole
+        # Slurm job or to every pod must not cut a sync step in half (PSs would then
+        # checkpoint shards of different steps)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     cfg.inc_dir.mkdir(parents=True, exist_ok=True)
     (cfg.inc_dir / f"{cfg.role}-{cfg.index}.host").write_text(socket.gethostname() + "\n")
     data = load_digits_split(args.data_seed)
