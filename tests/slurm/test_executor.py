@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,57 @@ def test_the_slurm_executor_keeps_the_contract(slurm_cluster: SlurmCluster, tmp_
         ]
     ), steps
     assert seen[-1].state == "done"
+
+
+@needs_slurm
+@pytest.mark.slow  # real training, a node lost and Slurm's timeout to notice it
+def test_a_lost_node_fails_the_run_and_the_next_resumes_from_the_last_checkpoint(
+    slurm_cluster: SlurmCluster, tmp_path: Path
+) -> None:
+    every, step = 5, 64
+    ex = SlurmExecutor(
+        slurm_cluster.client(), tmp_path / "work", tag="lost", checkpoint_every=every
+    )
+    ex.start()
+    train = TrainSpec(job=0, target=float(step * 100_000), batch=step, seed=3)
+    try:
+        a1 = Assignment.from_counts(train, 1, [("m0", 1, 1), ("m1", 1, 1)])
+        ex.apply({0: a1})
+        _until(ex, lambda r: r.state == "running" and r.work >= 3 * every * step)
+        slurm_cluster.kill_node("m1")  # the machine dies: slurmd and every process on it
+        failed = _until(ex, lambda r: r.state == "failed", timeout=90)
+        assert "NODE_FAIL" in failed.detail, failed.detail
+        # lost at most the steps since the last periodic checkpoint (plus the one in flight)
+        assert failed.saved > 0 and failed.work - failed.saved <= (every + 1) * step, failed
+        a2 = Assignment.from_counts(train, 2, [("m0", 1, 1), ("m2", 1, 1)])
+        ex.apply({0: a2})
+        again = _until(ex, lambda r: r.incarnation == 2 and r.state == "running")
+        # the new run starts from the checkpoint: its work counts on from there, once
+        assert again.saved == failed.saved and again.work >= failed.saved
+        assert again.running == a2.placement
+        first = json.loads(
+            next(
+                p for p in (tmp_path / "work" / "job-0").glob(f"inc-{again.run}/ps-0.json")
+            ).read_text()
+        )
+        assert first["work"] >= failed.saved
+    finally:
+        ex.close()
+        slurm_cluster.start_node("m1")
+        deadline = time.monotonic() + 60
+        client = slurm_cluster.client()
+        while time.monotonic() < deadline:
+            if any(n.name == "m1" and n.usable for n in client.nodes()):
+                break
+            time.sleep(0.5)
+
+
+def _until(ex: SlurmExecutor, ok, timeout: float = 120.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    rep = None
+    while time.monotonic() < deadline:
+        rep = ex.poll().get(0)
+        if rep is not None and ok(rep):
+            return rep
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout:g} s: {rep}")

@@ -95,3 +95,23 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path: Path) -> None:
     assert r.stderr.strip().splitlines() == [
         "dmlsched-trainer: invalid index=7 (expected 0..1 (2 ps processes))"
     ]
+
+
+def test_a_runs_periodic_checkpoints_count_when_its_final_one_is_missing(tmp_path: Path) -> None:
+    d = tmp_path / "inc-2"
+    for k in range(2):
+        (d / f"ps-{k}.addr").parent.mkdir(parents=True, exist_ok=True)
+        (d / f"ps-{k}.addr").write_text("{}")
+    for step, shards in ((20, 2), (40, 2), (60, 1)):  # the machine died while saving step 60
+        (d / f"ckpt-{step}").mkdir()
+        for k in range(shards):
+            (d / f"ckpt-{step}" / f"shard-{k}.json").write_text("{}")
+    assert latest_checkpoint(tmp_path, 2) == str(d / "ckpt-40")
+    (d / "ckpt").mkdir()
+    for k in range(2):
+        (d / "ckpt" / f"shard-{k}.json").write_text("{}")
+    assert latest_checkpoint(tmp_path, 2) == str(d / "ckpt")
+    with pytest.raises(InvalidInput, match="checkpoint-every"):
+        _cfg(tmp_path, "--role", "ps", "--index", "0", "--checkpoint-every", "-1")
+    cfg = _cfg(tmp_path, "--role", "ps", "--index", "0", "--checkpoint-every", "5")
+    assert cfg.extra["ckpt_every"] == 5

@@ -33,7 +33,9 @@ advertises it in ``inc-N/ps-K.addr``, and workers reach it at
 **Resuming.**  ``--resume auto`` (default) starts from the newest complete
 checkpoint of this or an earlier incarnation in ``--job-dir`` (complete: one
 shard per PS that incarnation advertised, :func:`latest_checkpoint`); ``none``
-starts afresh; a folder names the checkpoint.
+starts afresh; a folder names the checkpoint.  ``--checkpoint-every N`` (sync
+mode) makes every PS also save its shard every N steps, so a run that dies
+(a machine lost) costs at most N steps.
 
 **Stopping.**  A PS stops on SIGTERM after its current step and checkpoints
 (the testbed's rule); a worker ignores SIGTERM and leaves when its PSs say
@@ -71,7 +73,9 @@ def latest_checkpoint(job_dir: Path, upto: int) -> str:
     Complete = one ``shard-K.json`` per PS the incarnation started (its ``ps-K.addr``
     files), the testbed's own rule (:meth:`dmlsched.testbed.runtime.Job.start`).  The
     incarnation itself counts: a pod restarted in place (Kubernetes ``OnFailure``, a
-    job scaled to zero and back) resumes from what its incarnation saved.
+    job scaled to zero and back) resumes from what its incarnation saved.  Within an
+    incarnation the checkpoint written when it stopped (``ckpt``) comes first, then
+    its periodic ones (``ckpt-<step>``), newest first.
     """
     incs = []
     for d in job_dir.glob("inc-*"):
@@ -79,8 +83,10 @@ def latest_checkpoint(job_dir: Path, upto: int) -> str:
             incs.append((int(d.name[4:]), d))
     for _, d in sorted(incs, reverse=True):
         n_ps = len(list(d.glob("ps-*.addr")))
-        if n_ps and len(list((d / "ckpt").glob("shard-*.json"))) == n_ps:
-            return str(d / "ckpt")
+        periodic = [c for c in d.glob("ckpt-*") if c.name[5:].isdigit()]
+        for ck in [d / "ckpt", *sorted(periodic, key=lambda c: -int(c.name[5:]))]:
+            if n_ps and len(list(ck.glob("shard-*.json"))) == n_ps:
+                return str(ck)
     return ""
 
 
@@ -120,6 +126,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data-seed", type=int, default=0)
     ap.add_argument("--resume", default="auto")
+    ap.add_argument(
+        "--checkpoint-every", type=int, default=0, help="sync: save shards every N steps (0: off)"
+    )
     try:
         return ap.parse_args(argv)
     except SystemExit as e:  # argparse printed its one line (exit 2) or the help (0)
@@ -161,6 +170,10 @@ def build_config(args: argparse.Namespace, env: Mapping[str, str] | None = None)
     extra: dict[str, object] = {}
     if args.port:
         extra["port"] = int(args.port)
+    if args.checkpoint_every < 0:
+        raise InvalidInput("checkpoint-every", args.checkpoint_every, ">= 0 steps")
+    if args.checkpoint_every:
+        extra["ckpt_every"] = int(args.checkpoint_every)
     if args.ps_addrs == "tf-config":
         if tf is None:
             raise InvalidInput("ps-addrs", "tf-config", "a TF_CONFIG environment variable")

@@ -34,11 +34,13 @@ its own slice.
 Files of a job (``job_dir``): ``inc-N/ps-K.addr`` (where PS K listens),
 ``inc-N/ps-K.json`` / ``worker-K.json`` (status: work, bytes, loss sums,
 communication and compute seconds, done time), ``inc-N/ckpt/shard-K.npy`` +
-``.json`` and ``loss.csv`` (time, work, mean loss — appended by PS 0).
+``.json`` (periodic ones in ``inc-N/ckpt-<step>/``, see ``TaskConfig.extra``)
+and ``loss.csv`` (time, work, mean loss — appended by PS 0).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -109,7 +111,10 @@ class TaskConfig:
     ``delay_ms[h]``: application-level latency added to every message that
     crosses machine h's external link.  ``extra``: ``port`` — the port a PS
     listens on (0: any, advertised in ``ps-K.addr``); ``ps_addrs`` —
-    ``host:port`` of every PS, for processes that share no folder (pods).
+    ``host:port`` of every PS, for processes that share no folder (pods);
+    ``ckpt_every`` — sync mode: every PS also saves its shard every that many
+    steps into ``inc-N/ckpt-<step>/`` (the two newest kept), so a lost
+    machine costs at most that many steps.
     """
 
     job_dir: str
@@ -221,6 +226,7 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
     n_ps, n_w = len(cfg.ps_machines), len(cfg.worker_machines)
     lo, hi = _bounds(p, n_ps)[cfg.index]
     got = _load_resume(cfg.resume, p) if cfg.resume else None
+    every = int(cfg.extra.get("ckpt_every", 0)) if cfg.mode == "sync" else 0
     vec, work, step = got if got else (_init_vector(cfg.hidden, cfg.seed), 0.0, 0)
     shard = vec[lo:hi].copy()
     inc = cfg.inc_dir
@@ -305,6 +311,9 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
                 log()
                 if flags:
                     break
+                if every and step % every == 0:  # every PS saves the same step: consistent
+                    _save_shard(inc / f"ckpt-{step}", cfg.index, shard, n_ps, lo, hi, work, step)
+                    _drop_shard(inc / f"ckpt-{step - 2 * every}", cfg.index)
         else:
             live = {c.sock.fileno(): (c, b) for c, b in zip(chans, bufs, strict=True)}
             while live:
@@ -344,17 +353,37 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
                     pass
     except (ConnectionError, OSError):
         pass  # a worker went away: checkpoint what was applied
-    ck = inc / "ckpt"
-    ck.mkdir(exist_ok=True)
-    np.save(ck / f"shard-{cfg.index}.npy", shard)
-    _write_json(
-        ck / f"shard-{cfg.index}.json",
-        {"index": cfg.index, "shards": n_ps, "lo": lo, "hi": hi, "work": work, "step": step},
-    )
+    _save_shard(inc / "ckpt", cfg.index, shard, n_ps, lo, hi, work, step)
     log(force=True)
     status(final=True)
     for c in chans:
         c.close()
+
+
+def _save_shard(
+    folder: Path,
+    index: int,
+    shard: np.ndarray,
+    shards: int,
+    lo: int,
+    hi: int,
+    work: float,
+    step: int,
+) -> None:
+    """Shard ``index`` of a checkpoint; its ``.json`` (written last, atomically) marks it whole."""
+    folder.mkdir(exist_ok=True)
+    tmp = folder / f"shard-{index}.{os.getpid()}.tmp.npy"
+    np.save(tmp, shard)
+    os.replace(tmp, folder / f"shard-{index}.npy")
+    meta = {"index": index, "shards": shards, "lo": lo, "hi": hi, "work": work, "step": step}
+    _write_json(folder / f"shard-{index}.json", meta)
+
+
+def _drop_shard(folder: Path, index: int) -> None:
+    for suffix in (".json", ".npy"):  # the marker first: a reader never sees half a shard
+        (folder / f"shard-{index}{suffix}").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # the last PS to leave removes the folder
 
 
 def _worker_indices(cfg: TaskConfig, step: int, n_train: int, perms: dict) -> np.ndarray:

@@ -25,7 +25,9 @@ executor asked, else ``failed`` with ``sacct``'s state, e.g. ``NODE_FAIL``),
 stops runs no longer wanted — ``scancel -s TERM`` (PSs finish the step and
 checkpoint, workers follow them), then ``scancel`` after ``stop_timeout`` —
 and submits the wanted runs once their predecessor is gone, resuming from the
-newest complete checkpoint (:func:`dmlsched.testbed.trainer.latest_checkpoint`).
+newest complete checkpoint (:func:`dmlsched.testbed.trainer.latest_checkpoint`);
+PSs also checkpoint every ``checkpoint_every`` steps (sync jobs), so a run that
+fails — a node lost — costs at most that many steps.
 A failed run is started again (a new run) only when every node it needs is up,
 and at most ``retries`` times for one assignment.
 """
@@ -72,6 +74,7 @@ def batch_script(
     addrs: Mapping[str, str],
     resume: str,
     python: str = sys.executable,
+    checkpoint_every: int = 0,
 ) -> str:
     """The batch script of one run (module docstring); pure."""
     machines = [s.machine for s in a.placement]
@@ -114,6 +117,8 @@ def batch_script(
         str(t.seed),
         "--resume",
         resume or "none",
+        "--checkpoint-every",
+        str(checkpoint_every),
     ]
     head = [
         "#!/bin/bash",
@@ -202,6 +207,7 @@ class SlurmExecutor:
         interval: float = 0.3,
         stop_timeout: float = 30.0,
         retries: int = 2,
+        checkpoint_every: int = 20,
     ) -> None:
         if not tag.replace("-", "").isalnum():
             raise InvalidInput("tag", tag, "letters, digits and -")
@@ -212,6 +218,7 @@ class SlurmExecutor:
         self.interval = interval
         self.stop_timeout = stop_timeout
         self.retries = retries
+        self.checkpoint_every = checkpoint_every
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closing = threading.Event()
@@ -329,6 +336,7 @@ class SlurmExecutor:
             addrs={k: v.addr for k, v in nodes.items()},
             resume=resume,
             python=self.python,
+            checkpoint_every=self.checkpoint_every,
         )
         (run_dir / "job.sh").write_text(script)
         run = _Run(n, a, run_dir, submitted=time.time(), resume=resume)
