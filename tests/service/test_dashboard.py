@@ -6,6 +6,7 @@ as root from Debian's registry).
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,3 +185,41 @@ def test_a_user_sees_reasons_and_times_and_cancels_her_own_job(
         ("cancel", "alice")
     ]
     core.store.close()
+
+
+def test_the_dashboards_what_if_button_shows_the_services_answer(
+    tmp_path: Path, browser: object
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    svc = ServiceProcess(
+        ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"],
+        tmp_path,
+        token="tok",
+    )
+    with svc:
+        h = svc.headers()
+        httpx.post(
+            svc.url + "/v1/machines", json={"name": "alpha", "capacity": CAPACITY}, headers=h
+        ).raise_for_status()
+        job = job_request(name="asked", epochs=1)
+        want = httpx.post(svc.url + "/v1/simulate", json=job).json()["jobs"][0]
+        drv = browser
+        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        box = drv.find_element(By.ID, "whatif-job")  # type: ignore[attr-defined]
+        box.clear()
+        box.send_keys(json.dumps(job))
+        drv.find_element(By.ID, "whatif-ask").click()  # type: ignore[attr-defined]
+        WebDriverWait(drv, 20).until(
+            lambda d: d.find_element(By.ID, "whatif").get_attribute("data-answered") == "1"
+        )
+        cells = [
+            c.text
+            for c in drv.find_elements(By.CSS_SELECTOR, "#whatif-answer tbody td")  # type: ignore[attr-defined]
+        ]
+        assert cells[0] == "asked"
+        assert cells[1] == f"admitted @{want['decided_at']}"
+        assert cells[2] == str(want["start"]) and cells[4] == str(want["completion"])
+        assert cells[6] == want["reason"]
+        assert httpx.get(svc.url + "/v1/jobs").json() == []  # asking submitted nothing

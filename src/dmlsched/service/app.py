@@ -36,15 +36,18 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from pydantic import ValidationError
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from dmlsched.errors import InvalidInput, InvalidReport
 from dmlsched.model.cluster import RESOURCES
+from dmlsched.service import whatif
 from dmlsched.service.auth import LOCAL, Identity, RateLimiter, Tokens
 from dmlsched.service.core import REFUSALS, Core, JobState, Machine
 from dmlsched.service.schemas import JobRequest, MachineRequest, ProgressReport
 from dmlsched.service.store import StoreUnavailable
+from dmlsched.service.whatif import DEFAULT_HORIZON
 
 __all__ = ["MAX_BODY", "MAX_PAGE", "PAGE", "SNAPSHOT_EVERY", "Service", "create_app"]
 
@@ -617,6 +620,37 @@ def create_app(service: Service, *, allowed_hosts: Sequence[str] | None = None) 
         for _ in range(n):
             body = service.tick(by=ident.name)
         return {"slot": body["slot"], "error": body["error"], "decide_ms": body["decide_ms"]}
+
+    @app.post("/v1/simulate")
+    def simulate(
+        body: dict[str, Any],
+        ident: User,
+        horizon: Annotated[int, Query(ge=1, le=10_000)] = DEFAULT_HORIZON,
+    ) -> dict[str, Any]:
+        """What if: one job (a ``POST /v1/jobs`` body) or ``{"jobs": [...]}`` submitted now —
+        admitted or not, why, where, the start and completion slot, the utility.  Nothing
+        is committed: the answer comes from a copy of the live state."""
+        raw = body["jobs"] if isinstance(body.get("jobs"), list) else [body]
+        reqs = []
+        for k, item in enumerate(raw):
+            try:
+                reqs.append(JobRequest.model_validate(item))
+            except ValidationError as e:
+                err = e.errors()[0]
+                where = ".".join(["jobs", str(k), *map(str, err.get("loc", ()))])
+                got = repr(err.get("input"))[:80]
+                raise HTTPException(422, f"invalid {where}={got} ({err['msg']})") from None
+        with service.lock:
+            service._healthy()
+            clone = whatif.copy_core(service.core)
+            slot = service.core.slot
+        preds = whatif.run(clone, reqs, horizon=horizon, by=ident.name)
+        return {
+            "slot": slot,
+            "horizon": horizon,
+            "scheduler": clone.config.scheduler,
+            "jobs": [p.body() for p in preds],
+        }
 
     @app.get("/v1/state", include_in_schema=False)
     def state(ident: User, jobs: Annotated[int, Query(ge=0, le=10_000)] = 200) -> dict[str, Any]:

@@ -246,8 +246,73 @@ def k8s_watch(
     )
 
 
+def whatif(
+    job_file: Annotated[Path, typer.Argument(help="A job (POST /v1/jobs body), or a list.")],
+    server: _SERVER = "http://127.0.0.1:8080",
+    horizon: Annotated[int, typer.Option(help="Slots to look ahead.")] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the service's JSON.")] = False,
+) -> None:
+    """What if these jobs were submitted now? Admission, reason, placement, start, completion."""
+    import json
+
+    import httpx
+
+    try:
+        doc = json.loads(job_file.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise InvalidInput("job file", str(job_file), f"a JSON job or list of jobs ({e})") from None
+    jobs = (
+        doc if isinstance(doc, list) else doc.get("jobs", [doc]) if isinstance(doc, dict) else doc
+    )
+    if not isinstance(jobs, list):
+        raise InvalidInput("job file", str(job_file), "a JSON object or list")
+    try:
+        r = httpx.post(
+            server.rstrip("/") + "/v1/simulate",
+            params={"horizon": horizon},
+            json={"jobs": jobs},
+            timeout=60.0,
+        )
+    except httpx.HTTPError as e:
+        raise InvalidInput("server", server, f"a reachable dmlsched service ({e})") from None
+    if r.status_code != 200:
+        try:
+            detail = str(r.json().get("detail"))
+        except ValueError:
+            detail = r.text.strip()[:200]
+        if r.status_code == 422 and detail.startswith("invalid "):
+            typer.echo(detail, err=True)  # the service named the field: that is the line
+            raise typer.Exit(2)
+        raise InvalidInput("server", server, f"an answer (HTTP {r.status_code}: {detail})")
+    body = r.json()
+    if as_json:
+        typer.echo(json.dumps(body, indent=1))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(
+        title=f"what if, at slot {body['slot']} ({body['scheduler']}, {body['horizon']} slots)"
+    )
+    for col in ("job", "decision", "start", "placement", "completion", "utility", "reason"):
+        table.add_column(col)
+    for p, job in zip(body["jobs"], jobs, strict=True):
+        where = p["placement"] or {}
+        table.add_row(
+            str(job.get("name") or p["index"]),
+            p["decision"] + (f" @{p['decided_at']}" if p["decided_at"] is not None else ""),
+            "" if p["start"] is None else str(p["start"]),
+            "; ".join(f"{m}: {c['workers']}w+{c['ps']}ps" for m, c in where.items()),
+            "" if p["completion"] is None else str(p["completion"]),
+            "" if p["utility"] is None else f"{p['utility']:.3g}",
+            p["reason"],
+        )
+    Console(width=140).print(table)
+
+
 def mount(app: typer.Typer, k8s: typer.Typer) -> None:
-    """Add ``slurm start|stop|exec`` and ``k8s apply|watch`` to the main CLI."""
+    """Add ``slurm start|stop|exec``, ``k8s apply|watch`` and ``whatif`` to the main CLI."""
+    app.command("whatif")(whatif)
     k8s.command("apply")(k8s_apply)
     k8s.command("watch")(k8s_watch)
     slurm = typer.Typer(help="A local Slurm cluster (one slurmd per netns).", no_args_is_help=True)
