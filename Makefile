@@ -62,9 +62,11 @@ demo: install-core
 	  --jobs 60 --machines 10 --slots 20 --seeds 5 --plots --out results/demo
 
 # the live service + 3 agents on emulated machines; submits 4 jobs, waits for real training,
-# then keeps the service up (dashboard) until Ctrl-C
-quickstart: install-core install-service install-testbed
-	$(BIN)/python -m dmlsched.service.quickstart --jobs 4
+# then keeps the service up (dashboard) until Ctrl-C.  EXECUTOR=slurm: a 3-node Slurm cluster
+# instead of agents (PD-ORS; prints sacct's account of every step beside its decision)
+EXECUTOR ?= local
+quickstart: install-core install-service install-testbed $(if $(filter slurm,$(EXECUTOR)),slurm-deps)
+	$(BIN)/python -m dmlsched.service.quickstart --jobs 4 --executor $(EXECUTOR)
 
 test: install test-deps
 	$(BIN)/python -m pytest -n 2

@@ -89,6 +89,15 @@ def serve(
         typer.Option(help="PostgreSQL: reconnect this long after losing it, then exit 1."),
     ] = 30.0,
     plugin: Plugins = None,
+    executor: Annotated[
+        str, typer.Option(help="local: agents run the jobs; slurm: a Slurm cluster does.")
+    ] = "local",
+    slurm_dir: Annotated[
+        Path, typer.Option(help="--executor slurm: the cluster's folder (dmlsched slurm start).")
+    ] = Path("/tmp/dmlsched-slurm"),
+    workdir: Annotated[
+        Path, typer.Option(help="--executor slurm: the jobs' folder, shared by every node.")
+    ] = Path("executor-work"),
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
@@ -130,6 +139,11 @@ def serve(
     if not rate_limit >= 0:
         raise InvalidInput("rate-limit", rate_limit, ">= 0 (0: no limit)")
     hosts = list(allowed_host) if allowed_host else _default_hosts(host)
+    if executor not in ("local", "slurm"):
+        raise InvalidInput("executor", executor, "local | slurm")
+    if executor == "slurm" and progress != "measured":
+        raise InvalidInput("progress", progress, "measured with --executor slurm")
+    cluster = _slurm_cluster(slurm_dir) if executor == "slurm" else None
     config = ServiceConfig(
         scheduler=scheduler,
         seed=seed,
@@ -177,14 +191,55 @@ def serve(
     server = _Server(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     )
+    driver = None
+    if cluster is not None:
+        driver = _slurm_driver(cluster, workdir, f"http://{host}:{port}", None, port)
+        typer.echo(
+            f"dmlsched serve: executor slurm, {len(cluster.nodes)} nodes of {slurm_dir}, "
+            f"jobs in {workdir.resolve()}",
+            err=True,
+        )
     try:
         server.run()  # until SIGINT/SIGTERM or a fatal store failure, then a graceful shutdown
     finally:
+        if driver is not None:
+            driver.stop()  # every run stopped, checkpointed
         service.core.store.close()
     if fatal:  # exit 1 with one line: a supervisor restarts the service
         raise StoreUnavailable(fatal[0])
     if server.interrupted:  # Ctrl-C: exit 130 (dmlsched.cli.main) with one line
         raise Interrupted("interrupted; every acknowledged request is kept in the store")
+
+
+def _slurm_cluster(folder: Path):  # type: ignore[no-untyped-def]
+    from dmlsched.service.slurm_cluster import ClusterInfo
+
+    path = folder / "cluster.json"
+    try:
+        info = ClusterInfo.load(path)
+    except (OSError, ValueError, TypeError) as e:
+        raise InvalidInput(
+            "slurm-dir", str(folder), f"a running cluster (make slurm-cluster): {e}"
+        ) from None
+    if not info.client().ping():
+        raise InvalidInput("slurm-dir", str(folder), "a cluster whose slurmctld answers")
+    return info
+
+
+def _slurm_driver(info, workdir: Path, url: str, token: str | None, port: int):  # type: ignore[no-untyped-def]
+    """The slurm executor behind the agent protocol, talking to this service."""
+    import httpx
+
+    from dmlsched.service.executors.driver import ExecutorDriver
+    from dmlsched.service.executors.slurm import SlurmExecutor
+
+    executor = SlurmExecutor(info.client(), workdir.resolve(), tag=f"dmls{port}")
+    executor.start()
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    http = httpx.Client(base_url=url.replace("0.0.0.0", "127.0.0.1"), headers=headers, timeout=30)
+    driver = ExecutorDriver(http, executor)
+    driver.start()
+    return driver
 
 
 def agent(

@@ -153,11 +153,11 @@ class ServiceProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(timeout=30)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 15.0) -> None:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
         if self.proc is not None and self.proc.stderr:

@@ -104,13 +104,21 @@ class QuickStart:
 
     def start(self) -> None:
         self.service.start()
-        admin = self.service.headers()
-        for name in self.machines:  # an admin declares each machine; its agent joins it
+        self.declare()
+        self.start_agents()
+        self.wait_machines()
+
+    def declare(self) -> None:
+        """An admin declares each machine; its agent (or the executor) joins it."""
+        for name in self.machines:
             httpx.post(
                 self.service.url + "/v1/machines",
                 json={"name": name, "capacity": list(MACHINE), "agent": True},
-                headers=admin,
+                headers=self.service.headers(),
+                timeout=60,
             ).raise_for_status()
+
+    def start_agents(self) -> None:
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         for name in self.machines:
             token_file = write_secret(self.workdir / f"agent-{name}.token", self.agent_tokens[name])
@@ -140,20 +148,28 @@ class QuickStart:
                     start_new_session=True,
                 )
             )
+
+    def wait_machines(self) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            ms = httpx.get(self.service.url + "/v1/machines", headers=admin).json()
+            ms = httpx.get(self.service.url + "/v1/machines", headers=self.service.headers(), timeout=60).json()
             if len([m for m in ms if m["up"]]) == len(self.machines):
                 return
             for a in self.agents:
                 if a.poll() is not None:
                     raise RuntimeError(f"an agent exited with {a.returncode}: see {self.workdir}")
             time.sleep(0.2)
-        raise TimeoutError("agents did not register within 120 s")
+        raise TimeoutError("machines did not register within 120 s")
+
+    def job(self, i: int, epochs: int) -> dict[str, Any]:
+        return job_body(i, epochs)
 
     def submit(self, body: dict[str, Any]) -> int:
         r = httpx.post(
-            self.service.url + "/v1/jobs", json=body, headers=self.service.headers(self.user_token)
+            self.service.url + "/v1/jobs",
+            json=body,
+            headers=self.service.headers(self.user_token),
+            timeout=60,
         )
         r.raise_for_status()
         return int(r.json()["id"])
@@ -162,7 +178,10 @@ class QuickStart:
         deadline = time.monotonic() + timeout
         while True:
             h = self.service.headers(self.user_token)
-            jobs = [httpx.get(f"{self.service.url}/v1/jobs/{j}", headers=h).json() for j in ids]
+            jobs = [
+                httpx.get(f"{self.service.url}/v1/jobs/{j}", headers=h, timeout=60).json()
+                for j in ids
+            ]
             if all(j["state"] in FINISHED for j in jobs):
                 return jobs
             if time.monotonic() > deadline:
@@ -220,17 +239,23 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--slot-seconds", type=float, default=2.0)
+    ap.add_argument("--slot-seconds", type=float, default=None, help="2 (local), 30 (slurm)")
     ap.add_argument(
         "--exit", action="store_true", help="stop once the jobs are done (default: until Ctrl-C)"
     )
+    ap.add_argument("--executor", choices=("local", "slurm"), default="local")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
-        qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds)
+        if a.executor == "slurm":
+            from dmlsched.service.quickstart_slurm import SlurmQuickStart
+
+            qs: QuickStart = SlurmQuickStart(Path(tmp), slot_seconds=a.slot_seconds or 30.0)
+        else:
+            qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds or 2.0)
         try:
             qs.start()
-            print(f"service: {qs.dashboard}  (dashboard)  agents: {', '.join(qs.machines)}")
-            ids = [qs.submit(job_body(i, a.epochs)) for i in range(a.jobs)]
+            print(f"service: {qs.dashboard}  (dashboard)  machines: {', '.join(qs.machines)}")
+            ids = [qs.submit(qs.job(i, a.epochs)) for i in range(a.jobs)]
             print(f"submitted jobs {ids}; waiting for real training to finish …")
             t0 = time.monotonic()
             jobs = qs.wait(ids, timeout=900)
@@ -240,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"completed slot {j['completed']}, loss {j['loss']}"
                 )
             print(f"all done in {time.monotonic() - t0:.1f} s")
+            if a.executor == "slurm":
+                _print_steps(qs)  # type: ignore[arg-type]
             print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
             if a.exit:
                 return 0
@@ -258,6 +285,22 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         finally:
             qs.stop()
+
+
+def _print_steps(qs: Any) -> None:
+    """sacct's account of every Slurm step next to the decision that named it."""
+    print("sacct: every step of every run, and the placement its decision named")
+    print(f"{'job':>4} {'run':>4} {'inc':>5} {'slurm':>6}  {'step':<7} {'node':<5} tasks  state")
+    for r in qs.steps():
+        for role, node, tasks, state in r.steps:
+            print(
+                f"{r.job:>4} {r.run:>4} {r.incarnation:>5} {r.slurm_job:>6}  {role:<7} {node:<5}"
+                f" {tasks:>5}  {state}"
+            )
+        print(
+            f"{'':>4} decided: {', '.join(f'{n} {x}x{c}' for x, n, c in r.decided)}"
+            f"  {'= sacct' if r.matches else '!= sacct'}"
+        )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ shows every step on its node with its task count, and the processes number
 themselves: PS ``base + $SLURM_PROCID``, PSs and workers numbered over the
 placement in its order (the agents' rule).  The run's folder
 ``<workdir>/job-<j>/inc-<run>`` (a file system every node shares; here, the
-host's) carries the PSs' addresses, their status and their checkpoint.
+host's) carries the batch script, ``run.json`` (the run's incarnation,
+placement and Slurm job id), the PSs' addresses, their status and their
+checkpoints.
 
 Resources: Slurm allocates whole CPUs (at least one per task) and whole GPUs,
 so a task takes ⌈vCPU demand⌉ CPUs and ⌈GPU demand⌉ GPUs; with whole demands
@@ -342,6 +344,16 @@ class SlurmExecutor:
         run = _Run(n, a, run_dir, submitted=time.time(), resume=resume)
         run.slurm_id = self.client.submit(script)
         job.runs.append(run)
+        record = {
+            "job": job.id,
+            "run": n,
+            "incarnation": a.incarnation,
+            "slurm_job": run.slurm_id,
+            "name": name,
+            "placement": [[s.machine, s.workers, s.ps] for s in a.placement],
+            "resume": resume,
+        }
+        (run_dir / "run.json").write_text(json.dumps(record))
 
     def _stop(self, run: _Run, queue: Mapping[int, list[str]], now: float) -> None:
         assert run.slurm_id is not None
