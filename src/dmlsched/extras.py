@@ -23,7 +23,16 @@ __all__ = ["PARTS", "MissingExtra", "extra_of", "require"]
 #: extra -> the top-level modules it provides that dmlsched imports
 PARTS: dict[str, tuple[str, ...]] = {
     "testbed": ("torch", "sklearn"),
-    "service": ("fastapi", "starlette", "uvicorn", "httpx", "prometheus_client", "psycopg", "yaml"),
+    "service": (
+        "fastapi",
+        "starlette",
+        "uvicorn",
+        "httpx",
+        "prometheus_client",
+        "psycopg",
+        "yaml",
+        "kubernetes",
+    ),
     "ray": ("ray",),
 }
 _EXTRA_OF = {module: extra for extra, modules in PARTS.items() for module in modules}
