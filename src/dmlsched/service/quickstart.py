@@ -161,9 +161,6 @@ class QuickStart:
             time.sleep(0.2)
         raise TimeoutError("machines did not register within 120 s")
 
-    def job(self, i: int, epochs: int) -> dict[str, Any]:
-        return job_body(i, epochs)
-
     def submit(self, body: dict[str, Any]) -> int:
         r = httpx.post(
             self.service.url + "/v1/jobs",
@@ -246,16 +243,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--executor", choices=("local", "slurm"), default="local")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
+        make_job = job_body
         if a.executor == "slurm":
             from dmlsched.service.quickstart_slurm import SlurmQuickStart
 
-            qs: QuickStart = SlurmQuickStart(Path(tmp), slot_seconds=a.slot_seconds or 30.0)
+            slurm = SlurmQuickStart(Path(tmp), slot_seconds=a.slot_seconds or 30.0)
+            qs: QuickStart = slurm
+            make_job = slurm.job  # its jobs' speed model suits its slots
         else:
             qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds or 2.0)
         try:
             qs.start()
             print(f"service: {qs.dashboard}  (dashboard)  machines: {', '.join(qs.machines)}")
-            ids = [qs.submit(qs.job(i, a.epochs)) for i in range(a.jobs)]
+            ids = [qs.submit(make_job(i, a.epochs)) for i in range(a.jobs)]
             print(f"submitted jobs {ids}; waiting for real training to finish …")
             t0 = time.monotonic()
             jobs = qs.wait(ids, timeout=900)
