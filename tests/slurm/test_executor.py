@@ -12,7 +12,6 @@ from dmlsched.service.executors.base import Assignment
 from dmlsched.service.executors.slurm import SlurmExecutor, batch_script
 from dmlsched.service.slurm_cluster import SlurmCluster
 from dmlsched.testbed.runtime import TrainSpec
-from tests.service.executor_contract import run_contract
 from tests.slurm.conftest import needs_slurm
 
 
@@ -37,37 +36,6 @@ def test_the_batch_script_asks_for_each_node_and_each_roles_count(tmp_path: Path
     # PSs and workers numbered over the placement in its order
     assert "--index-base 1" in steps[2] and "--index-base 2" in steps[3]
     assert "--ps-machines 0,1 --worker-machines 0,0,1 --hosts A,B" in steps[0]
-
-
-@needs_slurm
-@pytest.mark.slow  # three runs of real training: about a minute on a busy 2-core machine
-def test_the_slurm_executor_keeps_the_contract(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
-    ex = SlurmExecutor(slurm_cluster.client(), tmp_path / "work", tag="contract", stop_timeout=20)
-    ex.start()
-    try:
-        seen = run_contract(ex, ["m0", "m1", "m2"])
-        ids = ex.slurm_ids(0)
-    finally:
-        ex.close()
-    assert not ex.errors
-    assert len(ids) == 3  # three runs: started, moved, resumed
-    # every step of every run on the node and with the count its decision named
-    rows = slurm_cluster.client().accounting(ids)
-    steps = sorted(
-        (r.job_id, r.name, r.nodes, r.ntasks) for r in rows if r.step not in (None, "batch")
-    )
-    assert steps == sorted(
-        [
-            (ids[0], "ps", "m0", 1),
-            (ids[0], "worker", "m0", 1),
-            (ids[0], "worker", "m1", 1),
-            (ids[1], "ps", "m2", 1),
-            (ids[1], "worker", "m2", 2),
-            (ids[2], "ps", "m2", 1),
-            (ids[2], "worker", "m2", 2),
-        ]
-    ), steps
-    assert seen[-1].state == "done"
 
 
 @needs_slurm

@@ -98,6 +98,12 @@ def serve(
     workdir: Annotated[
         Path, typer.Option(help="--executor slurm: the jobs' folder, shared by every node.")
     ] = Path("executor-work"),
+    executor_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="--executor slurm: each node's agent token (token,name,agent,machine), mode 600."
+        ),
+    ] = None,
 ) -> None:
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
@@ -144,6 +150,18 @@ def serve(
     if executor == "slurm" and progress != "measured":
         raise InvalidInput("progress", progress, "measured with --executor slurm")
     cluster = _slurm_cluster(slurm_dir) if executor == "slurm" else None
+    agent_tokens: dict[str, str] = {}
+    if cluster is not None:
+        from dmlsched.service.executors.driver import read_agent_tokens
+
+        if executor_token_file is not None:
+            agent_tokens = read_agent_tokens(executor_token_file)
+        elif tokens is None:  # --insecure-local: every request is an admin's
+            agent_tokens = {n: "insecure-local" for n in cluster.nodes}
+        else:
+            raise InvalidInput(
+                "executor-token-file", None, "each Slurm node's agent token with --executor slurm"
+            )
     config = ServiceConfig(
         scheduler=scheduler,
         seed=seed,
@@ -193,7 +211,7 @@ def serve(
     )
     driver = None
     if cluster is not None:
-        driver = _slurm_driver(cluster, workdir, f"http://{host}:{port}", None, port)
+        driver = _slurm_driver(cluster, workdir, f"http://{host}:{port}", agent_tokens, port)
         typer.echo(
             f"dmlsched serve: executor slurm, {len(cluster.nodes)} nodes of {slurm_dir}, "
             f"jobs in {workdir.resolve()}",
@@ -226,18 +244,20 @@ def _slurm_cluster(folder: Path):  # type: ignore[no-untyped-def]
     return info
 
 
-def _slurm_driver(info, workdir: Path, url: str, token: str | None, port: int):  # type: ignore[no-untyped-def]
-    """The slurm executor behind the agent protocol, talking to this service."""
-    import httpx
-
+def _slurm_driver(info, workdir: Path, url: str, tokens: dict[str, str], port: int):  # type: ignore[no-untyped-def]
+    """The slurm executor behind the agent protocol, talking to this service as each
+    node's agent."""
     from dmlsched.service.executors.driver import ExecutorDriver
     from dmlsched.service.executors.slurm import SlurmExecutor
 
     executor = SlurmExecutor(info.client(), workdir.resolve(), tag=f"dmls{port}")
     executor.start()
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    http = httpx.Client(base_url=url.replace("0.0.0.0", "127.0.0.1"), headers=headers, timeout=30)
-    driver = ExecutorDriver(http, executor)
+    driver = ExecutorDriver(
+        url.replace("0.0.0.0", "127.0.0.1"),
+        executor,
+        tokens,
+        log=lambda line: typer.echo(f"dmlsched serve: executor: {line}", err=True),
+    )
     driver.start()
     return driver
 

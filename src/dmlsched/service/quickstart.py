@@ -152,7 +152,9 @@ class QuickStart:
     def wait_machines(self) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            ms = httpx.get(self.service.url + "/v1/machines", headers=self.service.headers(), timeout=60).json()
+            ms = httpx.get(
+                self.service.url + "/v1/machines", headers=self.service.headers(), timeout=60
+            ).json()
             if len([m for m in ms if m["up"]]) == len(self.machines):
                 return
             for a in self.agents:
@@ -235,27 +237,27 @@ def _drain(qs: QuickStart) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4)
-    ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--slot-seconds", type=float, default=None, help="2 (local), 30 (slurm)")
+    ap.add_argument("--epochs", type=int, default=None, help="2 (local), 20 (slurm)")
+    ap.add_argument("--slot-seconds", type=float, default=None, help="2 (local), 20 (slurm)")
     ap.add_argument(
         "--exit", action="store_true", help="stop once the jobs are done (default: until Ctrl-C)"
     )
     ap.add_argument("--executor", choices=("local", "slurm"), default="local")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
-        make_job = job_body
+        make_job, epochs = job_body, a.epochs or 2
         if a.executor == "slurm":
-            from dmlsched.service.quickstart_slurm import SlurmQuickStart
+            from dmlsched.service.quickstart_slurm import EPOCHS, SLOT_SECONDS, SlurmQuickStart
 
-            slurm = SlurmQuickStart(Path(tmp), slot_seconds=a.slot_seconds or 30.0)
+            slurm = SlurmQuickStart(Path(tmp), slot_seconds=a.slot_seconds or SLOT_SECONDS)
             qs: QuickStart = slurm
-            make_job = slurm.job  # its jobs' speed model suits its slots
+            make_job, epochs = slurm.job, a.epochs or EPOCHS  # a speed model for its slots
         else:
             qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds or 2.0)
         try:
             qs.start()
             print(f"service: {qs.dashboard}  (dashboard)  machines: {', '.join(qs.machines)}")
-            ids = [qs.submit(make_job(i, a.epochs)) for i in range(a.jobs)]
+            ids = [qs.submit(make_job(i, epochs)) for i in range(a.jobs)]
             print(f"submitted jobs {ids}; waiting for real training to finish …")
             t0 = time.monotonic()
             jobs = qs.wait(ids, timeout=900)
@@ -270,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
             if a.exit:
                 return 0
-            _drain(qs)
+            if a.executor != "slurm":  # the slurm quick start drains from its start
+                _drain(qs)
             print(
                 f"the service stays up: dashboard at {qs.dashboard} — Ctrl-C stops it "
                 "and the agents",

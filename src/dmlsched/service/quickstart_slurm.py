@@ -17,12 +17,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dmlsched.service.quickstart import MACHINE, QuickStart, job_body
+from dmlsched.service.loadtest import write_secret
+from dmlsched.service.quickstart import MACHINE, QuickStart, _drain, job_body
 from dmlsched.service.slurm_cluster import SlurmCluster
 
-__all__ = ["TAU", "RunSteps", "SlurmQuickStart", "run_steps"]
+__all__ = [
+    "EPOCHS",
+    "MODEL_SAMPLES_PER_S",
+    "SLOT_SECONDS",
+    "RunSteps",
+    "SlurmQuickStart",
+    "run_steps",
+]
 
-TAU = 1e-3  # slots per sample: ~3 slots of 30 s for 2 epochs of digits on one worker
+SLOT_SECONDS = 20.0
+EPOCHS = 20  # 28,740 samples: about 3 slots of 20 s for one worker by the speed model
+# The speed model's samples per second per worker (tau = its inverse, in slots).  Measured
+# (docs/slurm.md): one sync worker and PS train ~1,900 samples/s on an idle core of this
+# host, several times less under load, and a Slurm run takes ~5 s to start.  The service
+# credits measured work up to MEASURED_SLACK (4) x the model's rate, so the model sits at
+# a quarter of the idle rate: an idle machine is never refused, a loaded one lags its plan
+# and PD-ORS plans the rest again at the next epoch.
+MODEL_SAMPLES_PER_S = 500.0
 
 
 @dataclass(frozen=True)
@@ -83,13 +99,15 @@ class SlurmQuickStart(QuickStart):
         *,
         machines: int = 3,
         slurmd_timeout: int = 6,
-        window: int = 6,
+        window: int = 3,
+        slot_seconds: float = SLOT_SECONDS,
         **kw: Any,
     ) -> None:
         kw.setdefault("scheduler", "pd-ors")
         kw.setdefault("params", ())
         kw.setdefault("agent_timeout", 15.0)
-        super().__init__(workdir, machines=machines, **kw)
+        super().__init__(workdir, machines=machines, slot_seconds=slot_seconds, **kw)
+        self.slot_seconds = slot_seconds
         # PD-ORS plans a job once, at its arrival, by the speed model; a real run that
         # falls behind its plan (process start-up is not in the model) is planned
         # again when the epoch ends: every `window` slots
@@ -99,18 +117,28 @@ class SlurmQuickStart(QuickStart):
         )
         self.work = workdir / "work"
 
-    def job(self, i: int, epochs: int) -> dict[str, Any]:
-        # PD-ORS's speed model knows no start-up cost, and it may change a job's placement
-        # every slot (a new run: Slurm, Python and PyTorch start again, seconds on a busy
-        # machine): a slot of 30 s and a pessimistic tau (slots per sample) keep a run's
-        # start-up small against its slot, so the jobs finish within their plans
-        return {**job_body(i, epochs), "tau": TAU, "deadline": 30}
+    def job(self, i: int, epochs: int = EPOCHS) -> dict[str, Any]:
+        """A digits job whose speed model (tau, slots per sample) suits this cluster's slots.
+
+        PD-ORS's speed model knows no start-up cost and may give a job a new placement
+        every slot (a new Slurm run: Python and PyTorch start again): slots of 20 s
+        and jobs of a few slots keep a run's start-up small against the work it does.
+        """
+        tau = 1.0 / (MODEL_SAMPLES_PER_S * self.slot_seconds)
+        return {**job_body(i, epochs), "tau": tau, "deadline": 30}
 
     def start(self) -> None:
         info = self.cluster.start()
+        # the executor acts as each node's agent, with that agent's own token
+        tokens = write_secret(
+            self.workdir / "executor-tokens.csv",
+            "".join(f"{t},agent-{m},agent,{m}\n" for m, t in self.agent_tokens.items()),
+        )
         self.service.cmd += ["--executor", "slurm", "--slurm-dir", info.folder]
-        self.service.cmd += ["--workdir", str(self.work)]
+        self.service.cmd += ["--workdir", str(self.work), "--executor-token-file", str(tokens)]
         self.service.start()
+        _drain(self)  # the executor's log lines (nodes, refusals): service.log
+        self.declare()
         self.wait_machines()
 
     def steps(self) -> list[RunSteps]:

@@ -24,7 +24,9 @@ processes — they are started and stopped in the background):
 work its PS 0 counts (samples, or mini-batches in async mode — checkpoints
 carry it across runs), the work of the newest complete checkpoint (what a
 restart resumes from: work beyond it is lost if a run fails) and where its
-processes run.  A run that ends without reaching the target and without
+processes run, and the work of the checkpoint the run resumed from (the
+service counts nothing twice: work between that and what it credited is
+lost, redone and credited once).  A run that ends without reaching the target and without
 being asked to stop is ``failed`` (a machine lost, a process killed); the
 service reschedules the job and the next run resumes from ``saved``.
 """
@@ -121,6 +123,7 @@ class JobReport:
     work: float
     saved: float
     loss: float | None = None
+    resumed: float = 0.0  # the work of the checkpoint the run started from
     running: tuple[Slice, ...] = ()
     detail: str = ""
     extra: Mapping[str, object] = field(default_factory=dict)

@@ -54,7 +54,14 @@ from dmlsched.service.executors.base import Assignment, JobReport, Node, Slice
 from dmlsched.service.slurm import SlurmClient, SlurmError
 from dmlsched.testbed.trainer import latest_checkpoint
 
-__all__ = ["SlurmExecutor", "batch_script"]
+__all__ = [
+    "SlurmExecutor",
+    "batch_script",
+    "checkpoint_work",
+    "read_json",
+    "trainer_args",
+    "work_of",
+]
 
 _ALIVE = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED")
 
@@ -67,26 +74,22 @@ def _task_gpus(demand: tuple[float, ...]) -> int:
     return max(0, math.ceil(demand[0] - 1e-9))
 
 
-def batch_script(
+def trainer_args(
     a: Assignment,
     run: int,
     *,
-    name: str,
     run_dir: Path,
-    addrs: Mapping[str, str],
+    hosts: list[str],
     resume: str,
-    python: str = sys.executable,
     checkpoint_every: int = 0,
-) -> str:
-    """The batch script of one run (module docstring); pure."""
-    machines = [s.machine for s in a.placement]
-    missing = [m for m in machines if m not in addrs]
-    if missing:
-        raise InvalidInput("placement machine", missing[0], "a Slurm node")
+) -> list[str]:
+    """The arguments every process of a run gives :mod:`dmlsched.testbed.trainer` (its
+    role and index come after): the run's PSs and workers numbered over the placement in
+    its order, each machine's address in ``hosts``; pure."""
     ps_m = [k for k, s in enumerate(a.placement) for _ in range(s.ps)]
     w_m = [k for k, s in enumerate(a.placement) for _ in range(s.workers)]
     t = a.train
-    common = [
+    return [
         "--job",
         str(t.job),
         "--inc",
@@ -102,7 +105,7 @@ def batch_script(
         "--worker-machines",
         ",".join(map(str, w_m)),
         "--hosts",
-        ",".join(addrs[m] for m in machines),
+        ",".join(hosts),
         "--bind",
         "0.0.0.0",
         "--target",
@@ -122,6 +125,32 @@ def batch_script(
         "--checkpoint-every",
         str(checkpoint_every),
     ]
+
+
+def batch_script(
+    a: Assignment,
+    run: int,
+    *,
+    name: str,
+    run_dir: Path,
+    addrs: Mapping[str, str],
+    resume: str,
+    python: str = sys.executable,
+    checkpoint_every: int = 0,
+) -> str:
+    """The batch script of one run (module docstring); pure."""
+    machines = [s.machine for s in a.placement]
+    missing = [m for m in machines if m not in addrs]
+    if missing:
+        raise InvalidInput("placement machine", missing[0], "a Slurm node")
+    common = trainer_args(
+        a,
+        run,
+        run_dir=run_dir,
+        hosts=[addrs[m] for m in machines],
+        resume=resume,
+        checkpoint_every=checkpoint_every,
+    )
     head = [
         "#!/bin/bash",
         f"#SBATCH --job-name={name}",
@@ -162,7 +191,7 @@ def batch_script(
     return "\n".join([*head, *body]) + "\n"
 
 
-def _read(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     try:
         return dict(json.loads(path.read_text()))
     except (OSError, ValueError):
@@ -368,7 +397,7 @@ class SlurmExecutor:
             self.client.cancel(run.slurm_id)
 
     def _end(self, job: _Job, run: _Run) -> None:
-        ps0 = _read(run.dir / "ps-0.json")
+        ps0 = read_json(run.dir / "ps-0.json")
         if ps0.get("done"):
             run.ended, job.done = "done", True
         elif run.stop_at is not None:
@@ -392,8 +421,8 @@ class SlurmExecutor:
             run = job.current
             if run is None:
                 continue
-            ps0 = _read(run.dir / "ps-0.json")
-            saved = _checkpoint_work(job.dir, run.n)
+            ps0 = read_json(run.dir / "ps-0.json")
+            saved = checkpoint_work(job.dir, run.n)
             work = float(ps0.get("work", saved))
             loss = ps0["loss_sum"] / ps0["loss_n"] if ps0.get("loss_n") else None
             if run.ended is not None:
@@ -415,6 +444,7 @@ class SlurmExecutor:
                 work=work,
                 saved=saved,
                 loss=loss,
+                resumed=work_of(run.resume),
                 running=running,
                 detail=run.detail,
                 extra={"slurm_job": run.slurm_id},
@@ -429,11 +459,15 @@ class SlurmExecutor:
             return [r.slurm_id for r in j.runs if r.slurm_id is not None] if j else []
 
 
-def _checkpoint_work(job_dir: Path, upto: int) -> float:
-    ck = latest_checkpoint(job_dir, upto)
-    if not ck:
-        return 0.0
-    return float(_read(Path(ck) / "shard-0.json").get("work", 0.0))
+def work_of(checkpoint: str) -> float:
+    """The work counter a checkpoint folder holds (0 for none)."""
+    return (
+        float(read_json(Path(checkpoint) / "shard-0.json").get("work", 0.0)) if checkpoint else 0.0
+    )
+
+
+def checkpoint_work(job_dir: Path, upto: int) -> float:
+    return work_of(latest_checkpoint(job_dir, upto))
 
 
 def _where(run: _Run) -> tuple[Slice, ...]:
