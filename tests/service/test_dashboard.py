@@ -204,9 +204,12 @@ def test_the_dashboards_what_if_button_shows_the_services_answer(
             svc.url + "/v1/machines", json={"name": "alpha", "capacity": CAPACITY}, headers=h
         ).raise_for_status()
         job = job_request(name="asked", epochs=1)
-        want = httpx.post(svc.url + "/v1/simulate", json=job).json()["jobs"][0]
+        want = httpx.post(svc.url + "/v1/simulate", json=job, headers=h).json()["jobs"][0]
         drv = browser
-        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        drv.get(svc.url + "/#token=tok")  # type: ignore[attr-defined]
+        WebDriverWait(drv, 20).until(
+            lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") is not None
+        )  # signed in: the page has drawn the state once
         box = drv.find_element(By.ID, "whatif-job")  # type: ignore[attr-defined]
         box.clear()
         box.send_keys(json.dumps(job))
@@ -222,4 +225,4 @@ def test_the_dashboards_what_if_button_shows_the_services_answer(
         assert cells[1] == f"admitted @{want['decided_at']}"
         assert cells[2] == str(want["start"]) and cells[4] == str(want["completion"])
         assert cells[6] == want["reason"]
-        assert httpx.get(svc.url + "/v1/jobs").json() == []  # asking submitted nothing
+        assert httpx.get(svc.url + "/v1/jobs", headers=h).json() == []  # asking submitted nothing

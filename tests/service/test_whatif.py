@@ -90,7 +90,11 @@ def test_the_api_answers_one_job_or_many_and_names_a_bad_field(tmp_path: Path) -
 def test_a_job_that_fits_nowhere_or_no_machine_says_so(tmp_path: Path) -> None:
     core = make_core(tmp_path / "s.db", "fifo")
     (p,) = simulate(core, [JobRequest.model_validate(job_request())], horizon=3)
-    assert (p.decision, p.reason) == ("pending", "no machine is up")
+    assert (p.decision, p.reason_code, p.reason) == (
+        "pending",
+        "no-machine-up",
+        "no machine is declared yet",
+    )
 
 
 def test_the_cli_prints_the_answer_and_exits_2_on_a_bad_file(

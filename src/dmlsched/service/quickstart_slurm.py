@@ -30,8 +30,11 @@ __all__ = [
     "run_steps",
 ]
 
-SLOT_SECONDS = 20.0
-EPOCHS = 20  # 28,740 samples: about 3 slots of 20 s for one worker by the speed model
+SLOT_SECONDS = 30.0
+EPOCHS = 20  # 28,740 samples: 2 slots of 30 s for one worker by the speed model
+# Two vCPUs a process: at most two of a job's processes on a node and six in all, so the
+# host's two shared cores start a run's processes in seconds, not a whole slot
+PROCESS = [0.0, 2.0, 1.0, 1.0]
 # The speed model's samples per second per worker (tau = its inverse, in slots).  Measured
 # (docs/slurm.md): one sync worker and PS train ~1,900 samples/s on an idle core of this
 # host, several times less under load, and a Slurm run takes ~5 s to start.  The service
@@ -121,11 +124,13 @@ class SlurmQuickStart(QuickStart):
         """A digits job whose speed model (tau, slots per sample) suits this cluster's slots.
 
         PD-ORS's speed model knows no start-up cost and may give a job a new placement
-        every slot (a new Slurm run: Python and PyTorch start again): slots of 20 s
-        and jobs of a few slots keep a run's start-up small against the work it does.
+        every slot (a new Slurm run: Python and PyTorch start again): slots of 30 s,
+        jobs of a few slots and at most six processes on the host's two cores keep a
+        run's start-up small against the work it does.
         """
         tau = 1.0 / (MODEL_SAMPLES_PER_S * self.slot_seconds)
-        return {**job_body(i, epochs), "tau": tau, "deadline": 30}
+        body = {**job_body(i, epochs), "tau": tau, "deadline": 30}
+        return {**body, "worker_demand": PROCESS, "ps_demand": PROCESS}
 
     def start(self) -> None:
         info = self.cluster.start()

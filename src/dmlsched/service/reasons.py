@@ -17,7 +17,9 @@ A scheduler's reason is not trusted: it must be a ``Reason`` with a known code
 and a one-line text of at most :data:`MAX_TEXT` characters, else the engine's
 stands.  Only reasons that *changed* are logged (the tick record's
 ``reasons``: job → ``{code, text, by}``, or ``None``), so a queue that does not
-move costs nothing in the log.
+move costs nothing in the log.  A what-if copy of the core
+(:mod:`dmlsched.service.whatif`) sets ``explain_only`` to the jobs it was asked
+about: the others' reasons are never read there.
 """
 
 from __future__ import annotations
@@ -81,6 +83,9 @@ def explain_slot(
     ``error``) that differ from each job's current one, by job id (module docstring)."""
     placed = {int(k) for k in out["alloc"]}
     todo = [j for j in (*core.pending, *core.active) if j not in placed]
+    only = getattr(core, "explain_only", None)  # a what-if copy: the jobs asked about
+    if only is not None:
+        todo = [j for j in todo if j in only]
     if not todo:
         return {}
     name = core.config.scheduler

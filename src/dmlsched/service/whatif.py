@@ -10,8 +10,15 @@ Nothing of the copy reaches the service, its log or its scheduler.
 
 For each job it reports: the slot it would arrive; whether and when it is
 admitted or rejected; the first slot it runs and its placement then; the slot
-it completes and the utility it then earns (the engine's u(t̃ − a)); a reason
-for what it is doing at the end of the look-ahead.  The copy runs at most
+it completes and the utility it then earns (the engine's u(t̃ − a)); the
+service's own reason (:mod:`dmlsched.service.reasons`: the scheduler's, else the
+engine's) for what it is doing at the end of the look-ahead — ``reason_code``
+and ``reason``.
+
+The look-ahead explains only the jobs asked about (the copy's
+``explain_only``): the queue's other jobs' reasons are never read, and
+computing them was half the cost of a question with 1,000 jobs queued
+(docs/benchmarks.md).  The copy runs at most
 ``horizon`` slots (a deterministic bound, never wall-clock): a job still
 pending or running then is reported so, with ``completion: null``.
 
@@ -47,6 +54,7 @@ class Prediction:
     decision: str  # admitted | rejected | pending
     admitted: bool
     reason: str
+    reason_code: str = "queued"
     start: int | None = None
     placement: dict[str, dict[str, int]] | None = None
     completion: int | None = None
@@ -102,7 +110,11 @@ def simulate(
 
 
 def run(
-    clone: Core, requests: Sequence[JobRequest], *, horizon: int = DEFAULT_HORIZON
+    clone: Core,
+    requests: Sequence[JobRequest],
+    *,
+    horizon: int = DEFAULT_HORIZON,
+    by: str = "whatif",
 ) -> list[Prediction]:
     """:func:`simulate` on a copy already made (:func:`copy_core`); uses the copy up."""
     if not requests:
@@ -113,13 +125,12 @@ def run(
         raise InvalidInput("horizon", horizon, "1..10000 slots")
     ids = []
     for req in requests:
-        js, _ = clone.submit(req, None)
+        js, _ = clone.submit(req, None, by=by)
         ids.append(js.id)
+    clone.explain_only = frozenset(ids)  # type: ignore[attr-defined]  # read by service.reasons
     arrival = clone.slot
     out = [Prediction(k, arrival, "pending", False, "queued") for k in range(len(ids))]
     for _ in range(horizon):
-        if not any(m.up for m in clone.machines):
-            break
         clone.tick()
         t = clone.slot - 1  # the slot just decided
         for p, j in zip(out, ids, strict=True):
@@ -137,21 +148,20 @@ def run(
                 p.utility = float(js.job.utility(js.completed - js.arrival))
         if all(clone.jobs[j].state in ("completed", "rejected") for j in ids):
             break
+        if not any(m.up for m in clone.machines):
+            break  # nothing changes before one joins: the engine's reason says so
     for p, j in zip(out, ids, strict=True):
-        p.reason = _reason(clone, j, horizon)
+        p.reason_code, p.reason = _reason(clone, j, horizon)
     return out
 
 
-def _reason(clone: Core, j: int, horizon: int) -> str:
+def _reason(clone: Core, j: int, horizon: int) -> tuple[str, str]:
+    """(code, text): the service's reason for a job not running, else what it does."""
     js = clone.jobs[j]
     if js.state == "completed":
-        return f"completes in slot {js.completed}"
-    if js.state == "rejected":
-        return f"rejected by {clone.config.scheduler}"
-    if not any(m.up for m in clone.machines):
-        return "no machine is up"
+        return "completed", f"completes in slot {js.completed}"
     if js.state == "running":
-        return f"running at slot {clone.slot - 1}; not complete within {horizon} slots"
-    if js.state == "admitted":
-        return f"admitted, not placed at slot {clone.slot - 1}; not complete within {horizon} slots"
-    return f"still pending after {horizon} slots"
+        return "running", f"running at slot {clone.slot - 1}; not complete within {horizon} slots"
+    if js.reason is not None:
+        return js.reason["code"], js.reason["text"]
+    return js.state, f"{js.state} after {horizon} slots"
