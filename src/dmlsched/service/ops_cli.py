@@ -168,12 +168,22 @@ def _kube_api(kubeconfig: Path | None, context: str | None):  # type: ignore[no-
     return client.CustomObjectsApi(api_client)
 
 
-def _fetch_state(server: str):  # type: ignore[no-untyped-def]
+def _fetch_state(server: str, token_file: Path | None):  # type: ignore[no-untyped-def]
     import httpx
+
+    from dmlsched.service.cli import _read_token
+
+    token = _read_token(token_file)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def fetch() -> dict:
         try:
-            r = httpx.get(server.rstrip("/") + "/v1/state", params={"jobs": 10000}, timeout=30.0)
+            r = httpx.get(
+                server.rstrip("/") + "/v1/state",
+                params={"jobs": 10000},
+                headers=headers,
+                timeout=30.0,
+            )
             r.raise_for_status()
             return dict(r.json())
         except (httpx.HTTPError, ValueError) as e:
@@ -190,6 +200,9 @@ _CLAIM = Annotated[str, typer.Option(help="ReadWriteMany PersistentVolumeClaim f
 _QUEUE = Annotated[str, typer.Option(help="Volcano queue.")]
 _KUBECONFIG = Annotated[Path | None, typer.Option(help="kubeconfig file (default ~/.kube/config).")]
 _CONTEXT = Annotated[str | None, typer.Option(help="kubeconfig context.")]
+_TOKEN = Annotated[
+    Path | None, typer.Option(help="Your bearer token for --server (a file, mode 600).")
+]
 
 
 def k8s_apply(
@@ -201,13 +214,14 @@ def k8s_apply(
     queue: _QUEUE = "default",
     kubeconfig: _KUBECONFIG = None,
     context: _CONTEXT = None,
+    token_file: _TOKEN = None,
 ) -> None:
     """Make the cluster say the service's decision once: create, scale, delete (idempotent)."""
     from dmlsched.service.k8s import ExportOptions
     from dmlsched.service.k8s_sync import sync
 
     opts = ExportOptions(image=image, namespace=namespace, claim=claim, queue=queue)
-    state = _fetch_state(server)()
+    state = _fetch_state(server, token_file)()
     _, done = sync(_kube_api(kubeconfig, context), state, kind, opts)
     for a in done:
         typer.echo(a.line())
@@ -223,6 +237,7 @@ def k8s_watch(
     queue: _QUEUE = "default",
     kubeconfig: _KUBECONFIG = None,
     context: _CONTEXT = None,
+    token_file: _TOKEN = None,
     interval: Annotated[float, typer.Option(help="Seconds between passes.")] = 5.0,
 ) -> None:
     """Keep the cluster in step with the service's decisions until Ctrl-C."""
@@ -238,7 +253,7 @@ def k8s_watch(
     )
     watch(
         api,
-        _fetch_state(server),
+        _fetch_state(server, token_file),
         kind,
         opts,
         interval=interval,
