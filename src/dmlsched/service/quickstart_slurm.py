@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dmlsched.model.cluster import SLOT_SECONDS as MODEL_SLOT_SECONDS
 from dmlsched.service.loadtest import write_secret
 from dmlsched.service.quickstart import MACHINE, QuickStart, _drain, job_body
 from dmlsched.service.slurm_cluster import SlurmCluster
@@ -32,6 +33,7 @@ __all__ = [
 
 SLOT_SECONDS = 30.0
 EPOCHS = 20  # 28,740 samples: 2 slots of 30 s for one worker by the speed model
+INTERNAL_GBPS = 1.0  # between processes on one node (loopback): far from the bottleneck
 # Two vCPUs a process: at most two of a job's processes on a node and six in all, so the
 # host's two shared cores start a run's processes in seconds, not a whole slot
 PROCESS = [0.0, 2.0, 1.0, 1.0]
@@ -102,7 +104,7 @@ class SlurmQuickStart(QuickStart):
         *,
         machines: int = 3,
         slurmd_timeout: int = 6,
-        window: int = 3,
+        window: int = 8,
         slot_seconds: float = SLOT_SECONDS,
         **kw: Any,
     ) -> None:
@@ -129,7 +131,17 @@ class SlurmQuickStart(QuickStart):
         run's start-up small against the work it does.
         """
         tau = 1.0 / (MODEL_SAMPLES_PER_S * self.slot_seconds)
-        body = {**job_body(i, epochs), "tau": tau, "deadline": 30}
+        # the model's transfer times are in its slots of SLOT_SECONDS (an hour): links in
+        # the model's Gbps that move what this cluster's links move in one of its slots —
+        # the nodes' capped links between machines, loopback within one
+        scale = self.slot_seconds / MODEL_SLOT_SECONDS
+        body = {
+            **job_body(i, epochs),
+            "tau": tau,
+            "deadline": 30,
+            "b_ext": self.cluster.ext_mbit / 1000 * scale if self.cluster.ext_mbit else 1.0,
+            "b_int": INTERNAL_GBPS * scale,
+        }
         return {**body, "worker_demand": PROCESS, "ps_demand": PROCESS}
 
     def start(self) -> None:
