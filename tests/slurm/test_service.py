@@ -107,7 +107,12 @@ def test_a_killed_slurmd_has_its_job_rescheduled_losing_at_most_the_steps_since_
     tmp_path: Path,
 ) -> None:
     qs = SlurmQuickStart(
-        tmp_path, scheduler="fifo", params=("max_workers=1",), slot_seconds=5.0, agent_timeout=8.0
+        tmp_path,
+        scheduler="fifo",
+        params=("max_workers=1",),
+        slot_seconds=5.0,
+        agent_timeout=8.0,
+        window=10_000,  # one epoch: the job moves only because its node is lost
     )
     try:
         qs.start()
@@ -159,7 +164,10 @@ def test_a_killed_slurmd_has_its_job_rescheduled_losing_at_most_the_steps_since_
 def test_two_hundred_submissions_through_the_service_leave_the_controller_up(
     tmp_path: Path,
 ) -> None:
-    qs = SlurmQuickStart(tmp_path, scheduler="fifo", params=("max_workers=1",), slot_seconds=3.0)
+    # one scheduler epoch for the whole test: FIFO keeps each job where it started
+    qs = SlurmQuickStart(
+        tmp_path, scheduler="fifo", params=("max_workers=1",), slot_seconds=3.0, window=10_000
+    )
     try:
         qs.start()
         small = {**qs.job(0, epochs=1), "deadline": 1000}
