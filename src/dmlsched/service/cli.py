@@ -6,12 +6,16 @@ import contextlib
 import json
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from dmlsched.errors import Interrupted, InvalidInput
 from dmlsched.schedulers.plugins import PLUGIN_HELP
+
+if TYPE_CHECKING:
+    from dmlsched.service.executors.driver import ExecutorDriver
+    from dmlsched.service.slurm_cluster import ClusterInfo
 
 __all__ = ["mount"]
 
@@ -229,7 +233,7 @@ def serve(
         raise Interrupted("interrupted; every acknowledged request is kept in the store")
 
 
-def _slurm_cluster(folder: Path):  # type: ignore[no-untyped-def]
+def _slurm_cluster(folder: Path) -> ClusterInfo:
     from dmlsched.service.slurm_cluster import ClusterInfo
 
     path = folder / "cluster.json"
@@ -244,7 +248,9 @@ def _slurm_cluster(folder: Path):  # type: ignore[no-untyped-def]
     return info
 
 
-def _slurm_driver(info, workdir: Path, url: str, tokens: dict[str, str], port: int):  # type: ignore[no-untyped-def]
+def _slurm_driver(
+    info: ClusterInfo, workdir: Path, url: str, tokens: dict[str, str], port: int
+) -> ExecutorDriver:
     """The slurm executor behind the agent protocol, talking to this service as each
     node's agent."""
     from dmlsched.service.executors.driver import ExecutorDriver

@@ -114,10 +114,10 @@ def plan(
         raise InvalidInput("state", type(state).__name__, "a GET /v1/state snapshot")
     jobs = {int(j["id"]): j for j in state["jobs"] if isinstance(j, dict) and "id" in j}
     have: dict[int, dict[str, Any]] = {}
-    for obj in observed:
-        j = _job_of(obj)
+    for seen in observed:
+        j = _job_of(seen)
         if j is not None:
-            have[j] = obj
+            have[j] = seen
     actions: list[Action] = []
     for j in sorted(set(jobs) | set(have)):
         job, obj = jobs.get(j), have.get(j)

@@ -19,11 +19,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from dmlsched.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from dmlsched.service.slurm_cluster import ClusterInfo
 
 __all__ = ["DEFAULT_SLURM_DIR", "mount"]
 
@@ -39,7 +44,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _info(folder: Path):  # type: ignore[no-untyped-def]
+def _info(folder: Path) -> ClusterInfo | None:
     from dmlsched.service.slurm_cluster import ClusterInfo
 
     path = folder / "cluster.json"
@@ -84,7 +89,7 @@ def slurm_start(
     while (info := _info(folder)) is None:
         failed = folder / "failed"
         if failed.exists() or owner.poll() is not None:
-            why = failed.read_text().strip() if failed.exists() else (folder / "owner.log")
+            why = failed.read_text().strip() if failed.exists() else str(folder / "owner.log")
             raise InvalidInput("slurm", "start", f"a cluster that starts ({why})")
         if time.monotonic() > deadline:
             owner.terminate()
@@ -144,7 +149,7 @@ def slurm_exec(
         raise typer.Exit(r.returncode)
 
 
-def _kube_api(kubeconfig: Path | None, context: str | None):  # type: ignore[no-untyped-def]
+def _kube_api(kubeconfig: Path | None, context: str | None) -> Any:
     """A ``CustomObjectsApi`` from a kubeconfig (or the pod's service account)."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
@@ -168,7 +173,7 @@ def _kube_api(kubeconfig: Path | None, context: str | None):  # type: ignore[no-
     return client.CustomObjectsApi(api_client)
 
 
-def _fetch_state(server: str, token_file: Path | None):  # type: ignore[no-untyped-def]
+def _fetch_state(server: str, token_file: Path | None) -> Callable[[], dict[str, Any]]:
     import httpx
 
     from dmlsched.service.cli import _read_token
@@ -176,7 +181,7 @@ def _fetch_state(server: str, token_file: Path | None):  # type: ignore[no-untyp
     token = _read_token(token_file)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
 
-    def fetch() -> dict:
+    def fetch() -> dict[str, Any]:
         try:
             r = httpx.get(
                 server.rstrip("/") + "/v1/state",

@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             print(f"all done in {time.monotonic() - t0:.1f} s")
             if a.executor == "slurm":
-                _print_steps(qs)  # type: ignore[arg-type]
+                _print_steps(qs)
             print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
             if a.exit:
                 return 0

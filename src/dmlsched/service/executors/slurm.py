@@ -331,9 +331,7 @@ class SlurmExecutor:
             if run is not None and run.ended is None and run.slurm_id not in queue:
                 self._end(job, run)
         for j, a in want.items():
-            job = self._jobs.get(j)
-            if job is None:
-                job = self._jobs[j] = _Job(j, self.workdir / f"job-{j}")
+            job = self._jobs.setdefault(j, _Job(j, self.workdir / f"job-{j}"))
             if job.done:
                 continue
             run = job.current
