@@ -66,7 +66,7 @@ demo: install-core
 # instead of agents (PD-ORS; prints sacct's account of every step beside its decision)
 EXECUTOR ?= local
 quickstart: install-core install-service install-testbed $(if $(filter slurm,$(EXECUTOR)),slurm-deps)
-	$(BIN)/python -m dmlsched.service.quickstart --jobs 4 --executor $(EXECUTOR)
+	$(BIN)/python -m dmlsched.service.$(if $(filter slurm,$(EXECUTOR)),quickstart_slurm,quickstart) --jobs 4
 
 test: install test-deps
 	$(BIN)/python -m pytest -n 2

@@ -34,6 +34,9 @@ class _FakeQuickStart:
     """The real class's surface, with processes that the test ends."""
 
     last: _FakeQuickStart | None = None
+    SLOT_SECONDS = 2.0
+    EPOCHS = 2
+    DRAINS_FROM_START = False
 
     def __init__(self, workdir: Path, **kw: Any) -> None:
         self.workdir = workdir
@@ -45,6 +48,12 @@ class _FakeQuickStart:
         _FakeQuickStart.last = self
 
     def start(self) -> None:
+        pass
+
+    def job(self, i: int, epochs: int) -> dict[str, Any]:
+        return {"i": i, "epochs": epochs}
+
+    def report(self) -> None:
         pass
 
     def submit(self, body: dict[str, Any]) -> int:

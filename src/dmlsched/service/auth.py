@@ -35,7 +35,15 @@ from pathlib import Path
 
 from dmlsched.errors import InvalidInput
 
-__all__ = ["LOCAL", "ROLES", "Identity", "RateLimiter", "Tokens", "read_token_auth_file"]
+__all__ = [
+    "LOCAL",
+    "ROLES",
+    "Identity",
+    "RateLimiter",
+    "Tokens",
+    "read_token_auth_file",
+    "read_token_file",
+]
 
 ROLES: tuple[str, ...] = ("admin", "user", "agent")
 
@@ -151,3 +159,23 @@ class RateLimiter:
                 return 0.0
             self._buckets[who] = (tokens, now)
             return (1.0 - tokens) / self.rate
+
+
+def read_token_file(path: Path | None) -> str | None:
+    """A client's own bearer token: one token in a file only its owner can read."""
+    if path is None:
+        return None
+    try:
+        mode = path.stat().st_mode
+        token = path.read_text().strip()
+    except OSError as e:
+        raise InvalidInput("token-file", str(path), f"a readable file ({e.strerror})") from None
+    if mode & 0o077:
+        raise InvalidInput(
+            "token-file",
+            str(path),
+            f"a file only its owner can read (chmod 600), not {mode & 0o777:04o}",
+        )
+    if not token or len(token.split()) != 1:
+        raise InvalidInput("token-file", str(path), "a file holding one token")
+    return token

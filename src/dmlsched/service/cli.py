@@ -12,6 +12,7 @@ import typer
 
 from dmlsched.errors import Interrupted, InvalidInput
 from dmlsched.schedulers.plugins import PLUGIN_HELP
+from dmlsched.service.auth import read_token_file
 
 if TYPE_CHECKING:
     from dmlsched.service.executors.driver import ExecutorDriver
@@ -21,26 +22,6 @@ __all__ = ["mount"]
 
 # as dmlsched.cli_options.Plugins (this command sits below the cli package)
 Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
-
-
-def _read_token(path: Path | None) -> str | None:
-    """A client's own bearer token: one token in a file only its owner can read."""
-    if path is None:
-        return None
-    try:
-        mode = path.stat().st_mode
-        token = path.read_text().strip()
-    except OSError as e:
-        raise InvalidInput("token-file", str(path), f"a readable file ({e.strerror})") from None
-    if mode & 0o077:
-        raise InvalidInput(
-            "token-file",
-            str(path),
-            f"a file only its owner can read (chmod 600), not {mode & 0o777:04o}",
-        )
-    if not token or len(token.split()) != 1:
-        raise InvalidInput("token-file", str(path), "a file holding one token")
-    return token
 
 
 def serve(
@@ -293,7 +274,7 @@ def agent(
         server=server,
         machine=machine,
         capacity=caps,
-        token=_read_token(token_file),
+        token=read_token_file(token_file),
         workdir=workdir,
         poll=poll,
         emulation=emulation,
@@ -391,7 +372,7 @@ def k8s_export(
         import httpx
 
         try:
-            token = _read_token(token_file)
+            token = read_token_file(token_file)
             r = httpx.get(
                 server.rstrip("/") + "/v1/state",
                 params={"jobs": 10000},

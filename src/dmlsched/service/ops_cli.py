@@ -176,9 +176,9 @@ def _kube_api(kubeconfig: Path | None, context: str | None) -> Any:
 def _fetch_state(server: str, token_file: Path | None) -> Callable[[], dict[str, Any]]:
     import httpx
 
-    from dmlsched.service.cli import _read_token
+    from dmlsched.service.auth import read_token_file
 
-    token = _read_token(token_file)
+    token = read_token_file(token_file)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
 
     def fetch() -> dict[str, Any]:

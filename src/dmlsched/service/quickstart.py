@@ -60,6 +60,10 @@ def job_body(i: int, epochs: int = 2) -> dict[str, Any]:
 class QuickStart:
     """The service and its agents as subprocesses in ``workdir``; stopped by ``stop``."""
 
+    SLOT_SECONDS = 2.0
+    EPOCHS = 2
+    DRAINS_FROM_START = False  # its service's stderr read from the start (service.log)
+
     def __init__(
         self,
         workdir: Path,
@@ -163,6 +167,13 @@ class QuickStart:
             time.sleep(0.2)
         raise TimeoutError("machines did not register within 120 s")
 
+    def job(self, i: int, epochs: int) -> dict[str, Any]:
+        """The i-th job the quick start submits."""
+        return job_body(i, epochs)
+
+    def report(self) -> None:
+        """What to print once the jobs are done, beyond their states."""
+
     def submit(self, body: dict[str, Any]) -> int:
         r = httpx.post(
             self.service.url + "/v1/jobs",
@@ -234,30 +245,23 @@ def _drain(qs: QuickStart) -> None:
     threading.Thread(target=copy, name="service-log", daemon=True).start()
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, kind: type[QuickStart] | None = None) -> int:
+    """The quick start of ``kind`` (default: :class:`QuickStart`, agents on this host)."""
+    cls = kind or QuickStart
+    ap = argparse.ArgumentParser(description=(cls.__doc__ or "").splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4)
-    ap.add_argument("--epochs", type=int, default=None, help="2 (local), 20 (slurm)")
-    ap.add_argument("--slot-seconds", type=float, default=None, help="2 (local), 20 (slurm)")
+    ap.add_argument("--epochs", type=int, default=cls.EPOCHS)
+    ap.add_argument("--slot-seconds", type=float, default=cls.SLOT_SECONDS)
     ap.add_argument(
         "--exit", action="store_true", help="stop once the jobs are done (default: until Ctrl-C)"
     )
-    ap.add_argument("--executor", choices=("local", "slurm"), default="local")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dmlsched-quickstart-") as tmp:
-        make_job, epochs = job_body, a.epochs or 2
-        if a.executor == "slurm":
-            from dmlsched.service.quickstart_slurm import EPOCHS, SLOT_SECONDS, SlurmQuickStart
-
-            slurm = SlurmQuickStart(Path(tmp), slot_seconds=a.slot_seconds or SLOT_SECONDS)
-            qs: QuickStart = slurm
-            make_job, epochs = slurm.job, a.epochs or EPOCHS  # a speed model for its slots
-        else:
-            qs = QuickStart(Path(tmp), slot_seconds=a.slot_seconds or 2.0)
+        qs = cls(Path(tmp), slot_seconds=a.slot_seconds)
         try:
             qs.start()
             print(f"service: {qs.dashboard}  (dashboard)  machines: {', '.join(qs.machines)}")
-            ids = [qs.submit(make_job(i, epochs)) for i in range(a.jobs)]
+            ids = [qs.submit(qs.job(i, a.epochs)) for i in range(a.jobs)]
             print(f"submitted jobs {ids}; waiting for real training to finish …")
             t0 = time.monotonic()
             jobs = qs.wait(ids, timeout=900)
@@ -267,12 +271,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"completed slot {j['completed']}, loss {j['loss']}"
                 )
             print(f"all done in {time.monotonic() - t0:.1f} s")
-            if a.executor == "slurm":
-                _print_steps(qs)
+            qs.report()
             print(json.dumps(httpx.get(qs.service.url + "/healthz").json()))
             if a.exit:
                 return 0
-            if a.executor != "slurm":  # the slurm quick start drains from its start
+            if not qs.DRAINS_FROM_START:
                 _drain(qs)
             print(
                 f"the service stays up: dashboard at {qs.dashboard} — Ctrl-C stops it "
@@ -288,22 +291,6 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         finally:
             qs.stop()
-
-
-def _print_steps(qs: Any) -> None:
-    """sacct's account of every Slurm step next to the decision that named it."""
-    print("sacct: every step of every run, and the placement its decision named")
-    print(f"{'job':>4} {'run':>4} {'inc':>5} {'slurm':>6}  {'step':<7} {'node':<5} tasks  state")
-    for r in qs.steps():
-        for role, node, tasks, state in r.steps:
-            print(
-                f"{r.job:>4} {r.run:>4} {r.incarnation:>5} {r.slurm_job:>6}  {role:<7} {node:<5}"
-                f" {tasks:>5}  {state}"
-            )
-        print(
-            f"{'':>4} decided: {', '.join(f'{n} {x}x{c}' for x, n, c in r.decided)}"
-            f"  {'= sacct' if r.matches else '!= sacct'}"
-        )
 
 
 if __name__ == "__main__":

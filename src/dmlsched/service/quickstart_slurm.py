@@ -1,7 +1,7 @@
 """Quick start on Slurm: a real cluster (one slurmd per netns), the service running jobs on it.
 
-``make quickstart EXECUTOR=slurm`` (or ``python -m dmlsched.service.quickstart
---executor slurm``) starts a 3-node Slurm cluster of the testbed's machine
+``make quickstart EXECUTOR=slurm`` (or ``python -m
+dmlsched.service.quickstart_slurm``) starts a 3-node Slurm cluster of the testbed's machine
 size (:class:`~dmlsched.service.slurm_cluster.SlurmCluster`), ``dmlsched
 serve --executor slurm`` on it (PD-ORS, measured progress), submits a few
 jobs, waits until they complete with real training, prints ``sacct``'s
@@ -12,12 +12,14 @@ that named it, and stops everything.
 from __future__ import annotations
 
 import json
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dmlsched.model.cluster import SLOT_SECONDS as MODEL_SLOT_SECONDS
+from dmlsched.service import quickstart
 from dmlsched.service.loadtest import write_secret
 from dmlsched.service.quickstart import MACHINE, QuickStart, _drain, job_body
 from dmlsched.service.slurm_cluster import SlurmCluster
@@ -98,6 +100,10 @@ def run_steps(cluster: SlurmCluster, workdir: Path) -> list[RunSteps]:
 class SlurmQuickStart(QuickStart):
     """The service on a Slurm cluster in ``workdir``; stopped (cluster too) by ``stop``."""
 
+    SLOT_SECONDS = SLOT_SECONDS
+    EPOCHS = EPOCHS
+    DRAINS_FROM_START = True
+
     def __init__(
         self,
         workdir: Path,
@@ -161,8 +167,34 @@ class SlurmQuickStart(QuickStart):
     def steps(self) -> list[RunSteps]:
         return run_steps(self.cluster, self.work)
 
+    def report(self) -> None:
+        """sacct's account of every Slurm step next to the decision that named it."""
+        print("sacct: every step of every run, and the placement its decision named")
+        print(
+            f"{'job':>4} {'run':>4} {'inc':>5} {'slurm':>6}  {'step':<7} {'node':<5} tasks  state"
+        )
+        for r in self.steps():
+            for role, node, tasks, state in r.steps:
+                print(
+                    f"{r.job:>4} {r.run:>4} {r.incarnation:>5} {r.slurm_job:>6}  {role:<7} "
+                    f"{node:<5} {tasks:>5}  {state}"
+                )
+            print(
+                f"{'':>4} decided: {', '.join(f'{n} {x}x{c}' for x, n, c in r.decided)}"
+                f"  {'= sacct' if r.matches else '!= sacct'}"
+            )
+
     def stop(self) -> None:
         try:
             self.service.stop(timeout=90.0)  # the executor stops (checkpoints) every run
         finally:
             self.cluster.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``make quickstart EXECUTOR=slurm``: the quick start's main on a Slurm cluster."""
+    return quickstart.main(argv, SlurmQuickStart)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
