@@ -245,10 +245,12 @@ def _drain(qs: QuickStart) -> None:
     threading.Thread(target=copy, name="service-log", daemon=True).start()
 
 
-def main(argv: list[str] | None = None, kind: type[QuickStart] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, kind: type[QuickStart] | None = None, about: str = __doc__
+) -> int:
     """The quick start of ``kind`` (default: :class:`QuickStart`, agents on this host)."""
     cls = kind or QuickStart
-    ap = argparse.ArgumentParser(description=(cls.__doc__ or "").splitlines()[0])
+    ap = argparse.ArgumentParser(description=about.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=cls.EPOCHS)
     ap.add_argument("--slot-seconds", type=float, default=cls.SLOT_SECONDS)

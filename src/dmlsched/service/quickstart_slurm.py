@@ -193,7 +193,7 @@ class SlurmQuickStart(QuickStart):
 
 def main(argv: list[str] | None = None) -> int:
     """``make quickstart EXECUTOR=slurm``: the quick start's main on a Slurm cluster."""
-    return quickstart.main(argv, SlurmQuickStart)
+    return quickstart.main(argv, SlurmQuickStart, __doc__)
 
 
 if __name__ == "__main__":
