@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -201,3 +202,61 @@ def test_the_namespace_prefix_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv(state.PREFIX_ENV, "Bad-Name")
     with pytest.raises(InvalidInput, match=state.PREFIX_ENV):
         state._prefix()
+
+
+def _profile_with_slow_told_eq1() -> dict:
+    """A `links` profile whose told Eq. (1) (``scheduler_eq1``) is 8× slower on a remote PS
+    than its fit: the shape calibration gives, bounding every probe from above."""
+    return {
+        "format": PROFILE_FORMAT,
+        "default": "links",
+        "slot_seconds": 20.0,
+        "ext_mbit": [10.0],
+        "int_mbit": [50.0],
+        "grad_bytes": 76_840.0,
+        "scheduler_eq1": {"batch_tau_s": 0.0, "g_over_b_int": 0.05, "g_over_b_ext": 0.6},
+        "forms": {
+            "eq1": {"batch_tau_s": 0.0, "g_over_b_int": 0.0187, "g_over_b_ext": 0.075},
+            "links": {
+                "batch_tau_s": 0.0,
+                "inv_eta_ext": 1.0,
+                "inv_eta_int": 1.0,
+                "overhead_s": 0.001,
+            },
+        },
+    }
+
+
+def test_the_engine_bounds_measured_work_by_the_profile_not_by_what_schedulers_are_told():
+    from dmlsched.errors import InvalidReport
+    from dmlsched.model.cluster import ClusterDecision, Placement
+    from dmlsched.model.speed.pdors import job_rate
+    from dmlsched.sim.cluster import ClusterState
+    from dmlsched.sim.drive import MEASURED_SLACK
+    from dmlsched.testbed.workload import testbed_workload
+
+    prof = _profile_with_slow_told_eq1()
+    tw = testbed_workload(1, 2, 5, np.random.default_rng(0), slot_seconds=20.0, profile=prof)
+    job = dataclasses.replace(tw.workload.jobs[0], arrival=0)
+    wl = dataclasses.replace(tw.workload, jobs=(job,))
+    split = Placement((0, 1), (1, 0), (0, 1))  # one worker, its PS on the other machine
+    told = job_rate(job, split.machines, split.workers, split.ps)
+    engine = wl.speed
+    assert engine is not None and engine.form == "links"
+    real = engine.rate(job, split.machines, split.workers, split.ps)
+    assert real > MEASURED_SLACK * told  # the told constants are far too slow for this
+
+    def placed() -> ClusterState:
+        state = ClusterState(wl, "s")
+        state.reveal()
+        state.accept(ClusterDecision({job.id: split}))
+        return state
+
+    # what the processes really did on that placement is credited ...
+    assert placed().credit({job.id: real}).per_slot == {job.id: real}
+    # ... and the bound still holds, at the engine's own rate
+    with pytest.raises(InvalidReport, match="can do in 1 slot"):
+        placed().credit({job.id: real * MEASURED_SLACK * 1.01}, source="testbed")
+    # without a profile the engine's model is Eq. (1) on the nominal constants
+    nominal = testbed_workload(1, 2, 5, np.random.default_rng(0), slot_seconds=20.0)
+    assert nominal.workload.speed is None

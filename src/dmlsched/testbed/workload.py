@@ -20,6 +20,16 @@ Eq. (1) constants that bound the calibration probes from above
 has calibrated would enter (τ at least 0.1 µs: a fit may put all of a
 step into g/b).
 
+**What the engine knows.** Those told constants are deliberately slow — an
+upper bound on every probe's step time — so they cannot also be what the
+engine bounds measured progress by: a job on a placement faster than the
+slowest probe (one worker, one remote PS) really does up to ~8× what they
+say, over the engine's slack (:data:`dmlsched.sim.drive.MEASURED_SLACK`).
+With a profile the workload's ``speed`` (the engine's own model, never
+shown to schedulers) is therefore the profile's fitted default form at the
+run's slot length and caps; without one it stays Eq. (1) on the nominal
+constants, which are the caps themselves.
+
 Machines: capacity (GPU 1, CPU 4, memory 8 GB, storage 8 GB); a worker or a
 PS takes 0 GPU, 1 CPU, 1 GB, 1 GB — so at most four processes per machine,
 and a job that wants Fact 1's internal rate must fit on one machine.
@@ -45,6 +55,7 @@ from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.utility import Sigmoid
 from dmlsched.testbed.runtime import TrainSpec
 from dmlsched.testbed.training import n_params
+from dmlsched.workloads.speed_profile import profile_speed
 
 __all__ = ["TestbedWorkload", "testbed_workload"]
 
@@ -150,6 +161,14 @@ def testbed_workload(
         slots,
         source="testbed",
         slot_seconds=slot_seconds,
+        speed=None
+        if profile is None
+        else profile_speed(
+            profile,
+            slot_seconds=slot_seconds,
+            ext_mbit=(ext_mbit,),
+            int_mbit=(int_mbit or 0.0,),
+        ),
         notes=(
             f"testbed: {jobs} MLP-{hidden} jobs on digits, F={batch}, E in {list(epochs)}, "
             f"{machines} machines, {slot_seconds:g}-s slots, ext {ext_mbit:g} Mbit/s, "
