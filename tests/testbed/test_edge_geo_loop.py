@@ -5,6 +5,7 @@ refused; the cheat catalogue is refused or gains nothing as in the simulator."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,10 @@ from dmlsched.model.speed.aonline import processing_capacity
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
 from dmlsched.testbed.edge_geo import run_edge_cloud, run_geo
+from dmlsched.testbed.fake import FakeClock, FakeExecutor
 from dmlsched.testbed.runtime import TrainSpec
 from dmlsched.testbed.workload import testbed_edge_workload as edge_workload
 from tests.sim.test_boundary import CHEATS, honest
-from tests.testbed.fakes import FakeClock, RateExecutor
 
 S = 10.0
 
@@ -55,7 +56,7 @@ def _edge(wl: Any, sched: Any, speed: float = 1.0, **kw: Any) -> Any:
         return speed * sum(p.workers) * processing_capacity(job, rec.zeta[j], wl.system.speedup)
 
     clock = FakeClock()
-    ex = RateExecutor(jobs, rate, clock, S)
+    ex = FakeExecutor(dict.fromkeys(jobs, math.inf), rate, clock, S)
     specs = {j: TrainSpec(job=j, target=1e15) for j in jobs}
     type(rec).name = rec.name  # the loop names the run after type(scheduler).name
     return run_edge_cloud(wl, rec, None, specs, S, executor=ex, clock=clock, **kw), ex
@@ -118,7 +119,8 @@ def test_edge_cloud_work_beyond_what_a_worker_can_do_is_refused() -> None:
 def _geo(wl: Any, sched: Any, apply_seconds: float = 0.0) -> Any:
     clock = FakeClock()
     ids = [j.id for j in wl.jobs]
-    ex = RateExecutor(ids, lambda j, p: float(sum(p.workers)), clock, S, apply_seconds)
+    never_done = dict.fromkeys(ids, math.inf)
+    ex = FakeExecutor(never_done, lambda j, p: float(sum(p.workers)), clock, S, apply_seconds)
     specs = {j: TrainSpec(job=j, target=1e15) for j in ids}
     return run_geo(wl, sched, None, specs, S, executor=ex, clock=clock, mover=lambda t, moves: list)
 

@@ -27,7 +27,8 @@ PARAMS: dict[str, dict[str, Any]] = {"fifo": {"max_workers": 2, "min_workers": 1
 
 def fake_run(tw: TestbedWorkload, scheduler: Any, speedup: float = 1.0, **kw: Any) -> Any:
     clock = FakeClock()
-    ex = FakeExecutor({j.id: j for j in tw.workload.jobs}, clock, tw.slot_seconds, speedup)
+    jobs = {j.id: j for j in tw.workload.jobs}
+    ex = FakeExecutor.at_model_speed(jobs, clock, tw.slot_seconds, speedup)
     return run_cluster(tw, scheduler, FakeTestbed(), 0, executor=ex, clock=clock, **kw), ex
 
 

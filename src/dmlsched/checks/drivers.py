@@ -107,7 +107,7 @@ def _testbed(make: SchedulerFactory, workload: ClusterWorkload, seed: int) -> Dr
     specs = {j.id: TrainSpec(job=j.id, target=j.total_work, mode=j.mode) for j in workload.jobs}
     tw = TestbedWorkload(workload, specs, workload.slot_seconds, 10.0, None)
     clock = FakeClock()
-    ex = FakeExecutor({j.id: j for j in workload.jobs}, clock, workload.slot_seconds)
+    ex = FakeExecutor.at_model_speed({j.id: j for j in workload.jobs}, clock, workload.slot_seconds)
     try:
         run = run_cluster(
             tw,

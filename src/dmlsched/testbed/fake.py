@@ -1,29 +1,35 @@
 """A testbed without processes: a clock that jumps and an executor that computes.
 
-:func:`.run.run_cluster` takes its executor and clock as arguments; these
-stand-ins let it run in milliseconds, so that contract checks can drive the
-testbed's loop with any scheduler (``dmlsched.checks.drivers``):
+The closed loops (:func:`.run.run_cluster`, :mod:`.edge_geo`) take their executor
+and clock as arguments (:mod:`.protocols`); these stand-ins let them run in
+milliseconds, so that contract checks and tests can drive the testbed's loops
+with any scheduler (``dmlsched.checks.drivers``):
 
 * :class:`FakeClock` — wall time that advances only when the loop sleeps;
-* :class:`FakeExecutor` — "trains" each placed job at the engine's speed
-  model's rate × ``speedup`` per slot it is placed (a job is done when its
-  work reaches E·K, at the moment it did), and records what it was asked to
-  keep, start, stop, resize or move as :class:`.executor.ClusterExecutor`
-  does.  ``speedup`` > the engine's slack makes it report more work than a
-  placement can do: the engine must refuse it.
+* :class:`FakeExecutor` — "trains" each placed job at a given rate per slot it
+  is placed (a job is done when its work reaches its total, at the moment it
+  did), and records what it was asked to keep, start, stop, resize or move as
+  :class:`.executor.ClusterExecutor` does.  :meth:`FakeExecutor.at_model_speed`
+  is the cluster setting's: the engine's speed model's rate (Eq. (1)) ×
+  ``speedup``; ``speedup`` > the engine's slack makes it report more work than
+  a placement can do: the engine must refuse it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.testbed.executor import SlotActions, canonical
 from dmlsched.testbed.runtime import JobStatus
 
-__all__ = ["FakeClock", "FakeExecutor", "FakeTestbed"]
+__all__ = ["FakeClock", "FakeExecutor", "FakeTestbed", "Rate"]
+
+Rate = Callable[[int, Placement], float]
+"""Work per slot job ``j`` does under a placement."""
 
 
 @dataclass
@@ -46,28 +52,55 @@ class FakeTestbed:
     notes: tuple[str, ...] = ("fake testbed: no processes",)
 
 
+class Span(NamedTuple):
+    """One placement of a job, from ``start`` to ``end`` (None while it stands)."""
+
+    start: float
+    end: float | None
+    placement: Placement
+
+
 @dataclass
 class FakeExecutor:
-    """Each placed job's work grows at its Eq. (1) rate × ``speedup`` per slot of clock."""
+    """Each placed job's work grows by ``rate(j, placement)`` per slot of clock until it
+    reaches ``total[j]`` (``math.inf``: never); its processes' running time is its workers
+    and PSs × the time placed.  ``apply`` takes ``apply_seconds`` of clock (stops and
+    starts, in which no job works) before the new placements run."""
 
-    jobs: Mapping[int, ClusterJob]
+    total: Mapping[int, float]
+    rate: Rate
     clock: FakeClock
     slot_seconds: float
-    speedup: float = 1.0
+    apply_seconds: float = 0.0
     preemptions: dict[int, int] = field(default_factory=dict)
     moves: dict[int, int] = field(default_factory=dict)
     resizes: dict[int, int] = field(default_factory=dict)
     placed: dict[int, Placement] = field(default_factory=dict)
     status: dict[int, JobStatus] = field(default_factory=dict)
     applied: list[dict[int, Placement]] = field(default_factory=list)
-    # job -> (from, to or None while it runs, placement) of each of its placements
-    spans: dict[int, list[tuple[float, float | None, Placement]]] = field(default_factory=dict)
+    spans: dict[int, list[Span]] = field(default_factory=dict)
     _last: float = 0.0
 
+    @classmethod
+    def at_model_speed(
+        cls,
+        jobs: Mapping[int, ClusterJob],
+        clock: FakeClock,
+        slot_seconds: float,
+        speedup: float = 1.0,
+    ) -> FakeExecutor:
+        """Cluster jobs that work at their placement's Eq. (1) rate × ``speedup`` until
+        their work is E·K."""
+
+        def rate(j: int, p: Placement) -> float:
+            return job_rate(jobs[j], p.machines, p.workers, p.ps) * speedup
+
+        return cls({j: job.total_work for j, job in jobs.items()}, rate, clock, slot_seconds)
+
     def __post_init__(self) -> None:
-        self.status = {j: JobStatus() for j in self.jobs}
+        self.status = {j: JobStatus() for j in self.total}
         for counter in (self.preemptions, self.moves, self.resizes):
-            counter.update(dict.fromkeys(self.jobs, 0))
+            counter.update(dict.fromkeys(self.total, 0))
         self._last = self.clock.time()
 
     def _run(self) -> None:
@@ -76,14 +109,14 @@ class FakeExecutor:
         slots = (now - self._last) / self.slot_seconds
         self._last = now
         for j, p in self.placed.items():
-            st, job = self.status[j], self.jobs[j]
+            st, total = self.status[j], self.total[j]
             if st.done or slots <= 0:
                 continue
-            rate = job_rate(job, p.machines, p.workers, p.ps) * self.speedup
-            need = job.total_work - st.work
+            rate = self.rate(j, p)
+            need = total - st.work
             if rate * slots >= need > 0:
                 st.done_time = now - (slots - need / rate) * self.slot_seconds
-                st.work, st.done = job.total_work, True
+                st.work, st.done = total, True
             else:
                 st.work += rate * slots
 
@@ -108,21 +141,27 @@ class FakeExecutor:
         for j in want:
             out.actions.setdefault(j, "start")
         placed = {j: p for j, p in want.items() if not self.status[j].done}
-        self._span(placed)
+        self._end_spans(placed)
+        self.clock.sleep(self.apply_seconds)
+        self._last = self.clock.time()
+        self._start_spans(placed)
         self.placed = placed
         return out
 
-    def _span(self, placed: Mapping[int, Placement]) -> None:
-        """End the spans of placements that change, start those of new ones."""
+    def _end_spans(self, placed: Mapping[int, Placement]) -> None:
+        """End the spans of the placements that ``placed`` changes."""
         now = self.clock.time()
         for j, p in self.placed.items():
             if canonical(placed.get(j)) != canonical(p):
-                a, _, q = self.spans[j][-1]
-                self.spans[j][-1] = (a, now, q)
+                self.spans[j][-1] = self.spans[j][-1]._replace(end=now)
+
+    def _start_spans(self, placed: Mapping[int, Placement]) -> None:
+        """Start the spans of the placements ``placed`` adds or changes."""
+        now = self.clock.time()
         for j, p in placed.items():
             cur = self.placed.get(j)
             if cur is None or canonical(cur) != canonical(p):
-                self.spans.setdefault(j, []).append((now, None, p))
+                self.spans.setdefault(j, []).append(Span(now, None, p))
 
     def measure(self) -> dict[int, JobStatus]:
         self._run()
@@ -135,19 +174,20 @@ class FakeExecutor:
         """Machine → (worker-seconds, PS-seconds) of ``job``'s placements within [t0, t1)."""
         now = self.clock.time()
         out: dict[int, tuple[float, float]] = {}
-        for a, b, p in self.spans.get(job, ()):
-            lo, hi = max(t0, a), min(t1, now if b is None else b)
+        for span in self.spans.get(job, ()):
+            lo, hi = max(t0, span.start), min(t1, now if span.end is None else span.end)
             if hi <= lo:
                 continue
+            p = span.placement
             for m, w, s in zip(p.machines, p.workers, p.ps, strict=True):
                 x, y = out.get(m, (0.0, 0.0))
                 out[m] = (x + w * (hi - lo), y + s * (hi - lo))
         return out
 
     def loss_curves(self) -> dict[int, list[tuple[float, float, float]]]:
-        return {j: [] for j in self.jobs}
+        return {j: [] for j in self.total}
 
     def close(self) -> None:
         self._run()
-        self._span({})
+        self._end_spans({})
         self.placed = {}
