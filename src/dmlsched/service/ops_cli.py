@@ -13,11 +13,14 @@ once; ``k8s watch`` keeps it so (:mod:`dmlsched.service.k8s_sync`).
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,6 +31,7 @@ from dmlsched.errors import InvalidInput
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from dmlsched.service.k8s import ExportOptions
     from dmlsched.service.slurm_cluster import ClusterInfo
 
 __all__ = ["DEFAULT_SLURM_DIR", "mount"]
@@ -210,56 +214,82 @@ _TOKEN = Annotated[
 ]
 
 
-def k8s_apply(
-    server: _SERVER,
-    kind: _KIND = "volcano",
-    namespace: _NS = "default",
-    image: _IMAGE = "dmlsched/trainer:0.1.0",
-    claim: _CLAIM = "dmlsched-checkpoints",
-    queue: _QUEUE = "default",
-    kubeconfig: _KUBECONFIG = None,
-    context: _CONTEXT = None,
-    token_file: _TOKEN = None,
-) -> None:
+@dataclass(frozen=True)
+class K8sTarget:
+    """What ``k8s apply`` and ``k8s watch`` share: the service whose decisions they make so,
+    and the cluster and objects they write (its fields are their first options)."""
+
+    server: _SERVER
+    kind: _KIND = "volcano"
+    namespace: _NS = "default"
+    image: _IMAGE = "dmlsched/trainer:0.1.0"
+    claim: _CLAIM = "dmlsched-checkpoints"
+    queue: _QUEUE = "default"
+    kubeconfig: _KUBECONFIG = None
+    context: _CONTEXT = None
+    token_file: _TOKEN = None
+
+    def export_options(self) -> ExportOptions:
+        from dmlsched.service.k8s import ExportOptions
+
+        return ExportOptions(
+            image=self.image, namespace=self.namespace, claim=self.claim, queue=self.queue
+        )
+
+    def api(self) -> Any:
+        return _kube_api(self.kubeconfig, self.context)
+
+    def fetch_state(self) -> Callable[[], dict[str, Any]]:
+        return _fetch_state(self.server, self.token_file)
+
+
+def _k8s_command(command: Callable[..., None]) -> Callable[..., None]:
+    """``command(target, **its own options)`` as a typer command whose options are
+    :class:`K8sTarget`'s fields, then its own."""
+    shared = inspect.signature(K8sTarget, eval_str=True).parameters
+    own = list(inspect.signature(command, eval_str=True).parameters.values())[1:]
+    params = [*shared.values(), *own]
+
+    @functools.wraps(command)
+    def run(**options: Any) -> None:
+        command(K8sTarget(**{k: options.pop(k) for k in shared}), **options)
+
+    run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # typer reads it
+    run.__annotations__ = {p.name: p.annotation for p in params}
+    return run
+
+
+@_k8s_command
+def k8s_apply(target: K8sTarget) -> None:
     """Make the cluster say the service's decision once: create, scale, delete (idempotent)."""
-    from dmlsched.service.k8s import ExportOptions
     from dmlsched.service.k8s_sync import sync
 
-    opts = ExportOptions(image=image, namespace=namespace, claim=claim, queue=queue)
-    state = _fetch_state(server, token_file)()
-    _, done = sync(_kube_api(kubeconfig, context), state, kind, opts)
+    state = target.fetch_state()()
+    _, done = sync(target.api(), state, target.kind, target.export_options())
     for a in done:
         typer.echo(a.line())
-    typer.echo(f"dmlsched k8s apply: {len(done)} change(s) in namespace {namespace}")
+    typer.echo(f"dmlsched k8s apply: {len(done)} change(s) in namespace {target.namespace}")
 
 
+@_k8s_command
 def k8s_watch(
-    server: _SERVER,
-    kind: _KIND = "volcano",
-    namespace: _NS = "default",
-    image: _IMAGE = "dmlsched/trainer:0.1.0",
-    claim: _CLAIM = "dmlsched-checkpoints",
-    queue: _QUEUE = "default",
-    kubeconfig: _KUBECONFIG = None,
-    context: _CONTEXT = None,
-    token_file: _TOKEN = None,
+    target: K8sTarget,
     interval: Annotated[float, typer.Option(help="Seconds between passes.")] = 5.0,
 ) -> None:
     """Keep the cluster in step with the service's decisions until Ctrl-C."""
-    from dmlsched.service.k8s import ExportOptions
     from dmlsched.service.k8s_sync import watch
 
     if not interval > 0:
         raise InvalidInput("interval", interval, "> 0")
-    opts = ExportOptions(image=image, namespace=namespace, claim=claim, queue=queue)
-    api = _kube_api(kubeconfig, context)
+    opts, api = target.export_options(), target.api()
     typer.echo(
-        f"dmlsched k8s watch: {server} -> {kind} objects in {namespace} every {interval:g} s"
+        f"dmlsched k8s watch: {target.server} -> {target.kind} objects in {target.namespace}"
+        f" every {interval:g} s"
     )
     watch(
         api,
-        _fetch_state(server, token_file),
-        kind,
+        target.fetch_state(),
+        target.kind,
         opts,
         interval=interval,
         report=lambda a: typer.echo(a.line()),
