@@ -10,6 +10,14 @@ engine's for the same run (``tests/bench/test_reference.py``), so it is
 the same run, done by hand.  ``dmlsched bench`` reports the engine's time
 as a multiple of the loop's.
 
+The loops restate the engine's logic on purpose and share none of its code
+but their inputs (the task order, the speed models' rates, the gang sizes and
+FIFO's draws, the tolerance): :func:`_place`, for one, repeats the first-fit
+scan of :mod:`dmlsched.schedulers._shared.placement_kernels` line for line.
+A loop that called the engine's kernels would carry their bugs, and the equal
+JCTs of the test would then prove nothing; written twice, a bug in either
+copy makes the two runs differ.  Do not merge them.
+
 :func:`fifo_loop` — ``fifo`` on a ``cluster`` workload (as
 :mod:`dmlsched.schedulers.cluster.fifo` and :mod:`dmlsched.sim.cluster`):
 
