@@ -90,6 +90,20 @@ def _times(mat: object, cand: np.ndarray) -> np.ndarray:
     return np.asarray(mat @ cand.T).T
 
 
+def _scaled(x_bar: np.ndarray, gain: float, attempts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. (27): x' = G_δ x̄ as (⌊x'⌋, x' − ⌊x'⌋), the latter each coordinate's chance of
+    rounding up (Eq. (28)); a part within 10⁻⁹ of an integer is that integer."""
+    if attempts < 1:
+        raise InvalidInput("attempts", attempts, ">= 1")
+    if gain <= 0:
+        raise InvalidInput("G_delta", gain, "> 0")
+    xs = gain * np.maximum(np.asarray(x_bar, dtype=float), 0.0)
+    lo = np.floor(xs + _TOL)
+    frac = np.clip(xs - lo, 0.0, 1.0)
+    frac[frac < _TOL] = 0.0
+    return lo, frac
+
+
 def scaled_round(
     x_bar: np.ndarray,
     gain: float,
@@ -107,15 +121,8 @@ def scaled_round(
     ``cover`` = (A, a), ``packing`` = (B, b) as dense or scipy-sparse matrices; ``extra`` maps a
     (k × n) batch of candidates to a boolean vector of length k.
     """
-    if attempts < 1:
-        raise InvalidInput("attempts", attempts, ">= 1")
-    if gain <= 0:
-        raise InvalidInput("G_delta", gain, "> 0")
-    xs = gain * np.maximum(np.asarray(x_bar, dtype=float), 0.0)
-    lo = np.floor(xs + _TOL)
-    frac = np.clip(xs - lo, 0.0, 1.0)
-    frac[frac < _TOL] = 0.0
-    draws = rng.random((attempts, xs.size))
+    lo, frac = _scaled(x_bar, gain, attempts)
+    draws = rng.random((attempts, lo.size))
     cand = lo[None, :] + (draws < frac[None, :])
     if repair is not None:
         cand = repair(cand, np.asarray(cost, dtype=float))
@@ -154,14 +161,7 @@ def cheapest_round(
     coordinates; ``repair`` and ``accept`` take a (k × n) batch of candidates
     (``repair`` returns the batch changed, ``accept`` a boolean vector).
     """
-    if attempts < 1:
-        raise InvalidInput("attempts", attempts, ">= 1")
-    if gain <= 0:
-        raise InvalidInput("G_delta", gain, "> 0")
-    xs = gain * np.maximum(np.asarray(x_bar, dtype=float), 0.0)
-    lo = np.floor(xs + _TOL)
-    frac = np.clip(xs - lo, 0.0, 1.0)
-    frac[frac < _TOL] = 0.0
+    lo, frac = _scaled(x_bar, gain, attempts)
     var = np.flatnonzero(frac > 0)
     up = rng.random((attempts, var.size)) < frac[var]
     if var.size:  # the distinct outcomes, each at its first draw, in draw order
