@@ -125,24 +125,34 @@ _ODD_PLACEMENTS: dict[str, tuple[Any, bool]] = {  # name: (placement of job 10, 
 }
 
 
+_ODD_WL = ClusterWorkload(
+    tuple(make_job(i, batch=10, gamma=2.0, epochs=50) for i in range(11)),
+    Cluster.uniform(12, (64.0, 128.0, 256.0, 256.0)),
+    3,
+)
+
+
+class _Odd:
+    """Jobs 0–9 each alone on its own machine, job 10 at ``last`` (of :data:`_ODD_PLACEMENTS`)."""
+
+    name = "odd"
+
+    def __init__(self, last: Placement) -> None:
+        self.last = last
+
+    def reset(self, *a: Any) -> None:
+        pass
+
+    def decide(self, view: Any) -> ClusterDecision:
+        alloc: dict[int, Any] = {j: Placement((j,), (2,), (1,)) for j in range(10)}
+        alloc[10] = self.last
+        return ClusterDecision(allocations=alloc)
+
+
 @pytest.mark.parametrize("name", sorted(_ODD_PLACEMENTS))
 def test_each_odd_placement_in_a_batch_ends_as_read_one_by_one(name: str) -> None:
     last, accepted = _ODD_PLACEMENTS[name]
-    jobs = tuple(make_job(i, batch=10, gamma=2.0, epochs=50) for i in range(11))
-    wl = ClusterWorkload(jobs, Cluster.uniform(12, (64.0, 128.0, 256.0, 256.0)), 3)
-
-    class Odd:
-        name = "odd"
-
-        def reset(self, *a: Any) -> None:
-            pass
-
-        def decide(self, view: Any) -> ClusterDecision:
-            alloc: dict[int, Any] = {j: Placement((j,), (2,), (1,)) for j in range(10)}
-            alloc[10] = last
-            return ClusterDecision(allocations=alloc)
-
-    outcome = _same_both_ways(lambda: simulate("cluster", wl, Odd(), make_rng(0)))
+    outcome = _same_both_ways(lambda: simulate("cluster", _ODD_WL, _Odd(last), make_rng(0)))
     assert (outcome[0] == "ran") is accepted, outcome
 
 

@@ -34,7 +34,7 @@ from dmlsched.sim.cluster.referee import Counts
 from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
 from tests.sim import test_boundary, test_unchanged_placements
-from tests.sim.test_batch_read import _ODD_PLACEMENTS, _Random, _random_workload
+from tests.sim.test_batch_read import _ODD_PLACEMENTS, _ODD_WL, _Odd, _Random, _random_workload
 from tests.sim.test_placement_table import AsTable
 
 Outcome = tuple[str, Any]
@@ -111,21 +111,7 @@ def test_a_changed_returned_placement_is_refused_as_the_referee_refuses_it(name:
 @pytest.mark.parametrize("name", sorted(_ODD_PLACEMENTS))
 def test_each_odd_placement_ends_as_the_referee_says(name: str) -> None:
     last, accepted = _ODD_PLACEMENTS[name]
-    jobs = tuple(make_job(i, batch=10, gamma=2.0, epochs=50) for i in range(11))
-    wl = ClusterWorkload(jobs, Cluster.uniform(12, (64.0, 128.0, 256.0, 256.0)), 3)
-
-    class Odd:
-        name = "odd"
-
-        def reset(self, *a: Any) -> None:
-            pass
-
-        def decide(self, view: Any) -> ClusterDecision:
-            alloc: dict[int, Any] = {j: Placement((j,), (2,), (1,)) for j in range(10)}
-            alloc[10] = last
-            return ClusterDecision(allocations=alloc)
-
-    assert (both_ways(wl, Odd)[0] == "ran") is accepted
+    assert (both_ways(_ODD_WL, lambda: _Odd(last))[0] == "ran") is accepted
 
 
 # ---------------------------------------------------------------- a refusal changes nothing
