@@ -13,23 +13,29 @@
   Kubernetes (ESW's source) queue jobs in arrival order: ``"first-fit"``
   admits in submission order (id) each job whose limits still fit under C^r
   (Eq. (2)), otherwise skips it.  ``"knapsack"`` gives the baseline SMD's own
-  Step 3: the MKP (16) over the baseline's utilities, solved exactly.
+  Step 3: the MKP (16) over the baseline's utilities, solved exactly;
+* :class:`AdmittingBaseline` — ESW and Optimus as schedulers: each job's own
+  allocation, then :func:`admit`.
 """
 
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.interval import IntervalJob
+from dmlsched.model.interval import IntervalDecision, IntervalJob
 from dmlsched.model.speed.smd import completion_time, job_etas
+from dmlsched.model.views import IntervalView
 from dmlsched.solvers.knapsack import mkp_exact
 
 __all__ = [
     "ADMISSIONS",
+    "AdmittingBaseline",
     "admit",
     "allocation_grid",
     "best_allocation",
@@ -165,3 +171,29 @@ def check_admission(rule: object, scheduler: str) -> None:
     """InvalidInput unless ``rule`` is one of :data:`ADMISSIONS`."""
     if rule not in ADMISSIONS:
         raise InvalidInput("admission", rule, " | ".join(ADMISSIONS), scheduler)
+
+
+class AdmittingBaseline(ABC):
+    """An ``interval`` baseline of SMD Sec. V: every job gets an allocation of its own
+    (:meth:`allocation`, within its limits), and the jobs admitted are those of
+    :func:`admit` under option ``admission`` (:data:`ADMISSIONS`)."""
+
+    setting: ClassVar[str] = "interval"
+    name: ClassVar[str]
+
+    def __init__(self, admission: str = "first-fit") -> None:
+        self.admission = admission
+
+    @abstractmethod
+    def allocation(self, job: IntervalJob) -> tuple[int, int]:
+        """The job's (workers, PSs) should it be admitted."""
+
+    def reset(
+        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
+    ) -> None:
+        check_admission(self.admission, self.name)
+
+    def decide(self, view: IntervalView) -> IntervalDecision:
+        alloc = {j.id: self.allocation(j) for j in view.jobs}
+        ids = admit(self.admission, view.jobs, [alloc[j.id] for j in view.jobs], view.capacity)
+        return IntervalDecision(allocations={i: alloc[i] for i in ids})

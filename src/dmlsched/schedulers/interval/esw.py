@@ -15,9 +15,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dmlsched.model.interval import IntervalDecision, IntervalJob
-from dmlsched.model.views import IntervalView
-from dmlsched.schedulers._shared.interval import admit, check_admission
+from dmlsched.model.interval import IntervalJob
+from dmlsched.schedulers._shared.interval import AdmittingBaseline
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Esw", "equal_bundle"]
@@ -31,20 +30,9 @@ def equal_bundle(job: IntervalJob) -> int:
 
 
 @register
-class Esw:
+class Esw(AdmittingBaseline):
     name: ClassVar[str] = "esw"
-    setting: ClassVar[str] = "interval"
 
-    def __init__(self, admission: str = "first-fit") -> None:
-        self.admission = admission
-
-    def reset(
-        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
-    ) -> None:
-        check_admission(self.admission, self.name)
-        self.capacity_ = np.array(capacity, dtype=float)
-
-    def decide(self, view: IntervalView) -> IntervalDecision:
-        alloc = {j.id: (k, k) for j in view.jobs for k in (equal_bundle(j),)}
-        ids = admit(self.admission, view.jobs, [alloc[j.id] for j in view.jobs], view.capacity)
-        return IntervalDecision(allocations={i: alloc[i] for i in ids})
+    def allocation(self, job: IntervalJob) -> tuple[int, int]:
+        k = equal_bundle(job)
+        return k, k

@@ -22,12 +22,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
-
-from dmlsched.model.interval import IntervalDecision, IntervalJob
+from dmlsched.model.interval import IntervalJob
 from dmlsched.model.speed.smd import completion_time, job_etas
-from dmlsched.model.views import IntervalView
-from dmlsched.schedulers._shared.interval import admit, check_admission, fits
+from dmlsched.schedulers._shared.interval import AdmittingBaseline, fits
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["Optimus", "optimus_allocation"]
@@ -55,20 +52,8 @@ def optimus_allocation(job: IntervalJob) -> tuple[int, int]:
 
 
 @register
-class Optimus:
+class Optimus(AdmittingBaseline):
     name: ClassVar[str] = "optimus"
-    setting: ClassVar[str] = "interval"
 
-    def __init__(self, admission: str = "first-fit") -> None:
-        self.admission = admission
-
-    def reset(
-        self, capacity: np.ndarray, resources: tuple[str, ...], rng: np.random.Generator
-    ) -> None:
-        check_admission(self.admission, self.name)
-        self.capacity_ = np.array(capacity, dtype=float)
-
-    def decide(self, view: IntervalView) -> IntervalDecision:
-        alloc = {j.id: optimus_allocation(j) for j in view.jobs}
-        ids = admit(self.admission, view.jobs, [alloc[j.id] for j in view.jobs], view.capacity)
-        return IntervalDecision(allocations={i: alloc[i] for i in ids})
+    def allocation(self, job: IntervalJob) -> tuple[int, int]:
+        return optimus_allocation(job)
