@@ -228,6 +228,11 @@ class AOnline:
         self.job_end_: dict[int, float] = {}  # planned completion (exclusive) per job
         self.undo_: list[tuple] | None = None  # cloud_check's trial placement log
         self.pending_: dict[int, dict[int, list[tuple[Queued, int]]]] = {}
+        self.storage_ = [system.storage_of(s) for s in range(system.servers)]
+        # edge_only: (worker type, chunk GB, D_j) -> chunks the edge has room for, while
+        # the storage in use is ``room_used_`` (jobs that do not fit retry every slot)
+        self.room_chunks_: dict[tuple[int, float, int], int] = {}
+        self.room_used_: list[float] = []
 
     # ------------------------------------------------------------------ duals
     def alpha_sum(self) -> float:
@@ -249,6 +254,9 @@ class AOnline:
         rem = _RemainingSlots(self, view)
         dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
         used = list(view.storage_used)
+        if used != self.room_used_:
+            self.room_chunks_.clear()
+            self.room_used_ = list(used)
         greedy = self._greedy_last_chunk if self.last_chunk else self._greedy
         for j in view.pending:
             job = view.jobs[j]
@@ -263,9 +271,30 @@ class AOnline:
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
 
     # ------------------------------------------------------------------ Alg. 2
+    def _room(self, job: EdgeJob, used: list[float]) -> list[float] | None:
+        """Free storage per edge server, or ``None`` when ``edge_only`` and the servers
+        of the job's worker type cannot hold all D_j chunks (Sec. VI)."""
+        if self.edge_only and job.chunk_gb > 0:
+            D = job.chunks
+            key = (job.worker_type, job.chunk_gb, D)
+            chunks = self.room_chunks_.get(key)
+            if chunks is None:
+                room = [cap - u for cap, u in zip(self.storage_, used, strict=False)]
+                servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
+                chunks = self.room_chunks_[key] = sum(
+                    D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
+                    for s in servers
+                )
+            if chunks < D:
+                return None
+        return [cap - u for cap, u in zip(self.storage_, used, strict=False)]
+
     def _greedy(
         self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
     ) -> tuple[tuple[int, int], ...] | None:
+        room = self._room(job, used)
+        if room is None:
+            return None
         system = self.system_
         S = system.servers
         D = job.chunks
@@ -274,21 +303,9 @@ class AOnline:
         rate0 = processing_capacity(job, 0, sp)
         p_edge = chunk_slots(job, 0, sp)
         total_work = job.work_per_chunk * D
-        room = [system.storage_of(s) - used[s] for s in range(S)]
 
         def fits(s: int) -> bool:
             return room[s] >= job.chunk_gb - 1e-12
-
-        if self.edge_only and job.chunk_gb > 0:  # Sec. VI: all D_j chunks must find room
-            servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
-            if (
-                sum(
-                    D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
-                    for s in servers
-                )
-                < D
-            ):
-                return None
 
         # lines 3–8: Q for the first chunk on every qualified worker (and the cloud)
         heap: list[tuple[float, int, int, int]] = []  # (Q, server, worker, version)
@@ -409,6 +426,8 @@ class AOnline:
         for s, _ in places:
             if s < S:
                 used[s] += job.chunk_gb
+                self.room_chunks_.clear()
+                self.room_used_ = list(used)
         return tuple(places)
 
     def _q(
@@ -524,19 +543,10 @@ class AOnline:
         """
         system = self.system_
         S = system.servers
-        D = job.chunks
         sp = system.speedup
-        room = [system.storage_of(s) - used[s] for s in range(S)]
-        if self.edge_only and job.chunk_gb > 0:  # Sec. VI, as in _greedy
-            servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
-            if (
-                sum(
-                    D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
-                    for s in servers
-                )
-                < D
-            ):
-                return None
+        room = self._room(job, used)
+        if room is None:
+            return None
         seq0 = self.seq_
         if self.cloud_check and not self.edge_only:
             all_cloud = float(now + job.delay[S] + chunk_slots(job, 1, sp)) - job.arrival
@@ -567,6 +577,8 @@ class AOnline:
         for s, _ in places:
             if s < S:
                 used[s] += job.chunk_gb
+                self.room_chunks_.clear()
+                self.room_used_ = list(used)
         return tuple(places)
 
     def _plan(
