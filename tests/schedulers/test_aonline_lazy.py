@@ -12,14 +12,7 @@ from dmlsched.sim.engine import simulate
 from dmlsched.workloads.edge_cloud import edge_cloud_workload
 
 SIZES = [(80, 20, 100, 0, None), (200, 40, 150, 1, None), (150, 30, 120, 2, 0.01)]
-# a-online-edge on the storage-bound instance runs for minutes (each side): make test-slow
-CASES = [
-    pytest.param(
-        name, *size, marks=[pytest.mark.slow] if (name, size[-1]) == ("a-online-edge", 0.01) else []
-    )
-    for name in ("a-online", "a-online-edge", "a-online+")
-    for size in SIZES
-]
+CASES = [(name, *size) for name in ("a-online", "a-online-edge", "a-online+") for size in SIZES]
 
 
 @pytest.mark.parametrize(("name", "jobs", "servers", "slots", "seed", "storage"), CASES)
