@@ -8,7 +8,7 @@ from dmlsched.results import CellKey, append_rows, cell_rows
 from dmlsched.testbed.pooled import main, pooled_errors, render
 
 
-def _run(root, sched, mode, seed, errors, overrun=0.0):
+def _run(root, sched, mode, seed, errors, overrun=0.0, loaded=0.0):
     path = root / f"testbed-pdors-{sched}-{mode}-{seed}" / "report" / "results.csv"
     path.parent.mkdir(parents=True)
     rows = []
@@ -23,7 +23,11 @@ def _run(root, sched, mode, seed, errors, overrun=0.0):
         }
         rows += cell_rows("x", "cluster", CellKey(sched, str(j), seed), "job", m)
     rows += cell_rows(
-        "x", "cluster", CellKey(sched, "all", seed), "job", {"overrun_slots": overrun}
+        "x",
+        "cluster",
+        CellKey(sched, "all", seed),
+        "job",
+        {"overrun_slots": overrun, "loaded_slots": loaded},
     )
     append_rows(path, rows)
 
@@ -32,13 +36,14 @@ def test_jobs_pool_per_scheduler_and_mode_and_the_calibration_seed_is_left_out(t
     _run(tmp_path, "pd-ors+", "local", 0, [0.9, 0.9])  # the calibration seed
     _run(tmp_path, "pd-ors+", "local", 1, [0.01, 0.02, float("nan")])
     _run(tmp_path, "pd-ors+", "local", 2, [0.03, 0.6], overrun=2.0)
-    _run(tmp_path, "fifo", "netns", 1, [0.1])
+    _run(tmp_path, "fifo", "netns", 1, [0.1], loaded=3.0)
     pools = pooled_errors(tmp_path)
     p = pools[("pd-ors+", "local")]
     assert p.runs == 2 and sorted(p.errors) == [0.01, 0.02, 0.03, 0.6]
     assert p.median == pytest.approx(0.025) and p.censored == 1
-    assert p.distorted == ["seed 2: 0 distorted, 2 overrun"]
+    assert p.distorted == ["seed 2: 0 distorted, 2 overrun, 0 loaded"]
     assert p.replay_stats()[0] == pytest.approx(0.0125)
+    assert pools[("fifo", "netns")].distorted == ["seed 1: 0 distorted, 0 overrun, 3 loaded"]
     text = render(pools)
     assert "| local | **all** | 2 | 4 |" in text and "| **both** | **all** | 3 | 5 |" in text
     main([str(tmp_path)])

@@ -42,6 +42,8 @@ def _case(real_done: dict[int, float], rows: list[SlotRow], work: dict[int, floa
     run.real_jct = dict(real_done)
     run.decide_s = kw.pop("decide_s", [0.01] * 6)
     run.apply_s = kw.pop("apply_s", [0.1] * 6)
+    run.load = kw.pop("load", [0.5] * 6)
+    run.cpus = 2
     pred = Prediction(
         sim_jct=kw.pop("sim_jct"),
         replay_jct={},
@@ -153,3 +155,15 @@ def test_an_unfinished_job_never_reads_100_percent_done():
 
     o = JobOutcome(0, True, False, 3.0, 0.996, True, 2.0, 1.0, 0.5, True)
     assert o.real_text() == "did not finish (99% done)"
+
+
+def test_slots_begun_on_a_loaded_machine_are_counted_and_said():
+    tw, run, pred = _case({}, [], {}, sim_jct=dict.fromkeys(range(3), math.nan))
+    assert run_metrics(tw, run, pred)["loaded_slots"] == 0
+    assert not any("load average" in n for n in run_notes(tw, run, pred))
+    tw, run, pred = _case(
+        {}, [], {}, sim_jct=dict.fromkeys(range(3), math.nan), load=[0.5, 1.9, 2.5, 9.0, 1.0]
+    )
+    m = run_metrics(tw, run, pred)
+    assert (m["loaded_slots"], m["distorted_slots"]) == (2, 0)
+    assert any("2 of 5 slots" in n and "2 CPUs (up to 9.0)" in n for n in run_notes(tw, run, pred))

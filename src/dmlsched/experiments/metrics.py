@@ -128,6 +128,7 @@ _METRICS: dict[str, Metric] = {
     "censored_jobs": Metric("Jobs unfinished at the run's end (censored)", "jobs", 0.0),
     "distorted_slots": Metric("Slots where deciding and reconfiguring took > 10%", "slots", 0.0),
     "overrun_slots": Metric("Slots where deciding and reconfiguring overran", "slots", 0.0),
+    "loaded_slots": Metric("Slots begun with the load average above the CPUs", "slots", 0.0),
     "load_start": Metric("Load average when the run started", "runnable processes", 0.0),
     "load_end": Metric("Load average when the run ended", "runnable processes", 0.0),
     "mean_real_jct": Metric("Mean measured job completion time", "slots", 0.0),

@@ -8,7 +8,7 @@ censored — :mod:`dmlsched.testbed.report`); :func:`pooled_errors` reads them
 and pools the jobs, the closed-loop error (the engine runs the scheduler
 itself) beside the replay error (the run's own decisions at the model's
 rates: the speed model alone, without the scheduler's divergence).  Runs
-with overrun or distorted slots are counted and named, not dropped.
+with overrun, distorted or loaded slots are counted and named, not dropped.
 
 ``python -m dmlsched.testbed.pooled [RUNS] [--min-seed 1]`` prints the
 Markdown table (default ``RUNS``: ``/tmp/dmlsched-testbed-calibration/runs``).
@@ -75,11 +75,12 @@ def pooled_errors(
         pool = out.setdefault((sched, emulation), Pool([], distorted=[]))
         pool.runs += 1
         summary = per.pop("all", {})
-        if summary.get("overrun_slots", 0) or summary.get("distorted_slots", 0):
+        bad = ("distorted_slots", "overrun_slots", "loaded_slots")
+        if any(summary.get(k, 0) for k in bad):
             assert pool.distorted is not None
             pool.distorted.append(
-                f"seed {seed}: {summary.get('distorted_slots', 0):.0f} distorted, "
-                f"{summary.get('overrun_slots', 0):.0f} overrun"
+                f"seed {seed}: "
+                + ", ".join(f"{summary.get(k, 0):.0f} {k.split('_')[0]}" for k in bad)
             )
         for m in per.values():
             e = m.get("sim_error", math.nan)

@@ -36,6 +36,7 @@ The simulator's predictions of a run: :mod:`.predict`.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -83,6 +84,8 @@ class TestbedRun:
     resizes: dict[int, int] = field(default_factory=dict)
     decide_s: list[float] = field(default_factory=list)
     apply_s: list[float] = field(default_factory=list)
+    load: list[float] = field(default_factory=list)  # 1-min load average at each decision
+    cpus: int = 0  # the machine's CPUs (os.cpu_count)
     slots_run: int = 0
     wall_s: float = 0.0
     loss_curves: dict[int, list[tuple[float, float, float]]] = field(default_factory=dict)
@@ -115,7 +118,7 @@ def run_cluster(
     state = ClusterState(wl, name, record_events=False)
     sched.reset(state.shown_cluster, wl.horizon, rng)
     ex = executor if executor is not None else ClusterExecutor(testbed, tw.specs)
-    out = TestbedRun(name, seed, S, notes=list(testbed.notes))
+    out = TestbedRun(name, seed, S, notes=list(testbed.notes), cpus=os.cpu_count() or 1)
     arrival = {j.id: j.arrival for j in wl.jobs}
     prev = {j: JobStatus() for j in tw.specs}
     allocs: dict[int, Placement] = {}
@@ -148,6 +151,7 @@ def run_cluster(
                 )
                 break
             view = state.reveal()
+            out.load.append(os.getloadavg()[0])
             t0 = time.monotonic()
             decision = sched.decide(view)
             out.decide_s.append(time.monotonic() - t0)

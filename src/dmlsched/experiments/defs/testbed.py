@@ -32,8 +32,9 @@ and predicts it with the simulator:
 * real and simulated mean JCT, utility and completed jobs, bytes moved,
   preemptions, wall seconds;
 * what distorts a run: ``distorted_slots`` / ``overrun_slots`` (deciding
-  and reconfiguring took > 10% of a slot / longer than the slot) and the
-  machine's load average when the run started and ended.
+  and reconfiguring took > 10% of a slot / longer than the slot),
+  ``loaded_slots`` (slots begun with the 1-minute load average above the
+  machine's CPUs) and the load average when the run started and ended.
 
 Each cell also writes the run's own report (per-job ``results.csv``,
 ``slots.csv``, ``summary.md``, Gantt chart, loss curves) to
@@ -213,6 +214,7 @@ register(
             "censored_jobs",
             "distorted_slots",
             "overrun_slots",
+            "loaded_slots",
             "load_start",
             "load_end",
             "total_bytes",
