@@ -1,4 +1,6 @@
-"""End to end: the service + 3 agents in `local` emulation run 6 jobs with real training.
+"""End to end: the service runs 6 jobs with real training on 3 machines of this host — its
+embedded `local` executor (`dmlsched serve --executor local --machine ...`) or 3 `dmlsched
+agent`s in `local` emulation.
 
 Then the event log is checked against the engine: every slot's allocation passes the
 engine's own checks on the jobs as submitted, and a fresh engine replaying the log (same
@@ -16,7 +18,7 @@ import pytest
 
 from dmlsched.model.cluster import Cluster, Placement
 from dmlsched.service.core import Core, ServiceConfig
-from dmlsched.service.quickstart import MACHINE, QuickStart, job_body
+from dmlsched.service.quickstart import MACHINE, AgentQuickStart, QuickStart, job_body
 from dmlsched.service.schemas import JobRequest, job_from_request
 from dmlsched.service.store import open_store
 from dmlsched.sim.cluster import check_capacity, check_placement, read_placement
@@ -27,10 +29,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(QuickStart, id="executor-local"),
+        pytest.param(AgentQuickStart, id="agents", marks=pytest.mark.slow),
+    ],
+)
+def test_six_jobs_run_for_real_on_three_machines_and_the_log_passes_the_engine(
+    tmp_path: Path, kind: type[QuickStart]
 ) -> None:
-    qs = QuickStart(tmp_path, slot_seconds=2.0)
+    qs = kind(tmp_path, slot_seconds=2.0)
     try:
         qs.start()
         ids = [qs.submit(job_body(i, epochs=2)) for i in range(6)]
@@ -50,7 +59,7 @@ def test_six_jobs_run_for_real_on_three_agents_and_the_log_passes_the_engine(
         assert j["loss"] < np.log(10)  # trained: below a uniform guess's cross-entropy
     assert final["jobs"] == {}  # nothing placed once everything completed
     assert 'dmlsched_jobs{state="completed"} 6.0' in metrics
-    # honest agents' reports are believed: none beyond what a placement can do
+    # honest agents' (or the executor's) reports are believed: none beyond what a placement can do
     assert 'dmlsched_reports_refused_total{reason="over-bound"} 0.0' in metrics
 
     # every slot's decision against the engine's checks, on the jobs as submitted
@@ -100,7 +109,7 @@ def test_a_killed_agents_jobs_are_rescheduled_and_still_complete(tmp_path: Path)
     import signal
     import time
 
-    qs = QuickStart(tmp_path, slot_seconds=1.0, agent_timeout=4.0)
+    qs = AgentQuickStart(tmp_path, slot_seconds=1.0, agent_timeout=4.0)
     try:
         qs.start()
         ids = [qs.submit(job_body(i, epochs=12)) for i in range(3)]
@@ -130,7 +139,7 @@ def test_a_hung_agent_is_fenced_and_rejoins_without_its_stale_processes(tmp_path
     import signal
     import time
 
-    qs = QuickStart(tmp_path, slot_seconds=1.0, agent_timeout=4.0)
+    qs = AgentQuickStart(tmp_path, slot_seconds=1.0, agent_timeout=4.0)
     try:
         qs.start()
         ids = [qs.submit(job_body(i, epochs=12)) for i in range(3)]

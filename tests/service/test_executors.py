@@ -95,3 +95,24 @@ def _until(ex: Executor, ok, timeout: float = 120.0):  # type: ignore[no-untyped
             return rep
         time.sleep(0.2)
     raise AssertionError(f"not within {timeout:g} s: {rep}")
+
+
+def test_serve_refuses_local_machines_it_cannot_run(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from dmlsched.cli import main as cli
+
+    args = ["serve", "--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"]
+    args += ["--insecure-local", "--executor", "local"]
+    for bad, says in (
+        (["--machine", "m0=1,4,8,8"], "invalid progress='model' (expected measured with "),
+        (["--progress", "measured", "--machine", "m0"], "NAME=gpu,cpu,mem,storage"),
+        (["--progress", "measured", "--machine", "m0=1,4,8"], "4 numbers >= 0"),
+        (["--progress", "measured", "--machine", "m0=1,4,8,8", "--machine", "m0=1,1,1,1"],
+         "each machine once"),
+    ):  # fmt: skip
+        assert cli([*args, *bad]) == 2, bad
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err, err
+    assert not (tmp_path / "s.db").exists()  # refused before the store is touched
+    slurm = [a if a != "local" else "slurm" for a in args]
+    assert cli([*slurm, "--progress", "measured", "--machine", "m0=1,4,8,8"]) == 2
+    assert "none with --executor slurm" in capsys.readouterr().err

@@ -15,6 +15,7 @@ from dmlsched.schedulers.plugins import PLUGIN_HELP
 from dmlsched.service.auth import read_token_file
 
 if TYPE_CHECKING:
+    from dmlsched.service.executors.base import Executor
     from dmlsched.service.executors.driver import ExecutorDriver
     from dmlsched.service.slurm_cluster import ClusterInfo
 
@@ -75,18 +76,29 @@ def serve(
     ] = 30.0,
     plugin: Plugins = None,
     executor: Annotated[
-        str, typer.Option(help="local: agents run the jobs; slurm: a Slurm cluster does.")
+        str,
+        typer.Option(
+            help="local: this host runs the jobs of the --machine machines (without any: "
+            "`dmlsched agent`s do); slurm: a Slurm cluster does."
+        ),
     ] = "local",
+    machine: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="--executor local: NAME=gpu,cpu,mem,storage, a machine this host emulates "
+            "and runs jobs on (repeatable)."
+        ),
+    ] = None,
     slurm_dir: Annotated[
         Path, typer.Option(help="--executor slurm: the cluster's folder (dmlsched slurm start).")
     ] = Path("/tmp/dmlsched-slurm"),
     workdir: Annotated[
-        Path, typer.Option(help="--executor slurm: the jobs' folder, shared by every node.")
+        Path, typer.Option(help="The executor's jobs' folder (slurm: shared by every node).")
     ] = Path("executor-work"),
     executor_token_file: Annotated[
         Path | None,
         typer.Option(
-            help="--executor slurm: each node's agent token (token,name,agent,machine), mode 600."
+            help="The executor's machines' agent tokens (token,name,agent,machine), mode 600."
         ),
     ] = None,
 ) -> None:
@@ -132,20 +144,31 @@ def serve(
     hosts = list(allowed_host) if allowed_host else _default_hosts(host)
     if executor not in ("local", "slurm"):
         raise InvalidInput("executor", executor, "local | slurm")
-    if executor == "slurm" and progress != "measured":
-        raise InvalidInput("progress", progress, "measured with --executor slurm")
+    machines = _machines(machine or [])
+    if executor == "slurm" and machines:
+        raise InvalidInput(
+            "machine",
+            (machine or [""])[0],
+            "none with --executor slurm (its nodes are the machines)",
+        )
+    embedded = executor == "slurm" or bool(machines)  # else `dmlsched agent`s run the jobs
+    if embedded and progress != "measured":
+        raise InvalidInput("progress", progress, f"measured with --executor {executor}")
     cluster = _slurm_cluster(slurm_dir) if executor == "slurm" else None
+    names = list(cluster.nodes) if cluster is not None else list(machines)
     agent_tokens: dict[str, str] = {}
-    if cluster is not None:
+    if embedded:
         from dmlsched.service.executors.driver import read_agent_tokens
 
         if executor_token_file is not None:
             agent_tokens = read_agent_tokens(executor_token_file)
         elif tokens is None:  # --insecure-local: every request is an admin's
-            agent_tokens = {n: "insecure-local" for n in cluster.nodes}
+            agent_tokens = dict.fromkeys(names, "insecure-local")
         else:
             raise InvalidInput(
-                "executor-token-file", None, "each Slurm node's agent token with --executor slurm"
+                "executor-token-file",
+                None,
+                f"each machine's agent token with --executor {executor}",
             )
     config = ServiceConfig(
         scheduler=scheduler,
@@ -195,11 +218,21 @@ def serve(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     )
     driver = None
-    if cluster is not None:
-        driver = _slurm_driver(cluster, workdir, f"http://{host}:{port}", agent_tokens, port)
+    if embedded:
+        run: Executor
+        if cluster is not None:
+            from dmlsched.service.executors.slurm import SlurmExecutor
+
+            run = SlurmExecutor(cluster.client(), workdir.resolve(), tag=f"dmls{port}")
+            where = f"{len(names)} nodes of {slurm_dir}"
+        else:
+            from dmlsched.service.executors.local import LocalExecutor
+
+            run = LocalExecutor(machines, workdir.resolve())
+            where = f"machines {', '.join(names)} on this host"
+        driver = _executor_driver(run, f"http://{host}:{port}", agent_tokens)
         typer.echo(
-            f"dmlsched serve: executor slurm, {len(cluster.nodes)} nodes of {slurm_dir}, "
-            f"jobs in {workdir.resolve()}",
+            f"dmlsched serve: executor {executor}, {where}, jobs in {workdir.resolve()}",
             err=True,
         )
     try:
@@ -229,15 +262,11 @@ def _slurm_cluster(folder: Path) -> ClusterInfo:
     return info
 
 
-def _slurm_driver(
-    info: ClusterInfo, workdir: Path, url: str, tokens: dict[str, str], port: int
-) -> ExecutorDriver:
-    """The slurm executor behind the agent protocol, talking to this service as each
-    node's agent."""
+def _executor_driver(executor: Executor, url: str, tokens: dict[str, str]) -> ExecutorDriver:
+    """``executor`` behind the agent protocol, talking to this service as each of its
+    machines' agent."""
     from dmlsched.service.executors.driver import ExecutorDriver
-    from dmlsched.service.executors.slurm import SlurmExecutor
 
-    executor = SlurmExecutor(info.client(), workdir.resolve(), tag=f"dmls{port}")
     executor.start()
     driver = ExecutorDriver(
         url.replace("0.0.0.0", "127.0.0.1"),
@@ -247,6 +276,20 @@ def _slurm_driver(
     )
     driver.start()
     return driver
+
+
+def _machines(items: list[str]) -> dict[str, tuple[float, ...]]:
+    """``--machine NAME=gpu,cpu,mem,storage`` options: name -> capacity, each name once."""
+    out: dict[str, tuple[float, ...]] = {}
+    for item in items:
+        name, eq, caps = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise InvalidInput("machine", item, "NAME=gpu,cpu,mem,storage")
+        if name in out:
+            raise InvalidInput("machine", name, "each machine once")
+        out[name] = _floats(caps, "machine")
+    return out
 
 
 def agent(

@@ -1,16 +1,18 @@
-"""Quick start: a service and three agents on emulated machines, one command, real jobs.
+"""Quick start: a service running real jobs on three emulated machines, one command.
 
 ``make quickstart`` (or ``python -m dmlsched.service.quickstart``) starts
-``dmlsched serve`` (wall clock, measured progress, FIFO with at most two
-workers per job) and three ``dmlsched agent`` processes — machines ``m0``,
-``m1``, ``m2`` of the testbed's size (1 GPU, 4 vCPUs, 8 GB, 8 GB; a PS or
-worker takes 1 vCPU, 1 GB, 1 GB) in ``local`` emulation — submits a few
-jobs over HTTP (an MLP on digits: K = 1,437 samples, E epochs, F = 64), waits
-until they complete with real training and prints what happened.  Then the
-service stays up — the dashboard at the printed URL, more jobs welcome —
-until Ctrl-C, or until it or an agent stops, which it says (exit status 1);
-``--exit`` stops everything once the jobs are done.  Loopback only; nothing
-is left running.
+``dmlsched serve --executor local`` (wall clock, measured progress, FIFO with
+at most two workers per job) on machines ``m0``, ``m1``, ``m2`` of the
+testbed's size (1 GPU, 4 vCPUs, 8 GB, 8 GB; a PS or worker takes 1 vCPU,
+1 GB, 1 GB), its embedded executor running every job's processes on this host
+as each machine's agent (:class:`QuickStart`), submits a few jobs over HTTP
+(an MLP on digits: K = 1,437 samples, E epochs, F = 64), waits until they
+complete with real training and prints what happened.  Then the service stays
+up — the dashboard at the printed URL, more jobs welcome — until Ctrl-C, or
+until it stops, which it says (exit status 1); ``--exit`` stops everything
+once the jobs are done.  Loopback only; nothing is left running.
+:class:`AgentQuickStart` is the same with one ``dmlsched agent`` process a
+machine instead (as on machines that are other hosts).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import httpx
 from dmlsched.service.loadtest import ServiceProcess, write_secret
 from dmlsched.service.states import FINISHED
 
-__all__ = ["MACHINE", "QuickStart", "job_body", "main"]
+__all__ = ["MACHINE", "AgentQuickStart", "QuickStart", "job_body", "main"]
 
 MACHINE = (1.0, 4.0, 8.0, 8.0)  # the testbed's machine (dmlsched.testbed.workload)
 PROCESS = [0.0, 1.0, 1.0, 1.0]
@@ -58,11 +60,11 @@ def job_body(i: int, epochs: int = 2) -> dict[str, Any]:
 
 
 class QuickStart:
-    """The service and its agents as subprocesses in ``workdir``; stopped by ``stop``."""
+    """The service (its executor embedded) as a subprocess in ``workdir``; ``stop`` stops it."""
 
     SLOT_SECONDS = 2.0
     EPOCHS = 2
-    DRAINS_FROM_START = False  # its service's stderr read from the start (service.log)
+    DRAINS_FROM_START = True  # its service's stderr read from the start (service.log)
 
     def __init__(
         self,
@@ -100,6 +102,7 @@ class QuickStart:
             args += ["--param", p]
         self.service = ServiceProcess(args, workdir, token=self.admin_token, identities=users)
         self.agents: list[subprocess.Popen] = []
+        self.work = workdir / "work"
 
     @property
     def dashboard(self) -> str:
@@ -107,10 +110,22 @@ class QuickStart:
         return f"{self.service.url}/#token={self.user_token}"
 
     def start(self) -> None:
+        # the executor acts as each machine's agent, with that agent's own token
+        tokens = write_secret(
+            self.workdir / "executor-tokens.csv",
+            "".join(f"{t},agent-{m},agent,{m}\n" for m, t in self.agent_tokens.items()),
+        )
+        self.service.cmd += [*self.executor_args(), "--workdir", str(self.work)]
+        self.service.cmd += ["--executor-token-file", str(tokens)]
         self.service.start()
+        _drain(self)  # the executor's log lines (machines, refusals): service.log
         self.declare()
-        self.start_agents()
         self.wait_machines()
+
+    def executor_args(self) -> list[str]:
+        """``dmlsched serve``'s executor options: this host runs the machines' jobs."""
+        caps = ",".join(f"{x:g}" for x in MACHINE)
+        return ["--executor", "local", *(f"--machine={m}={caps}" for m in self.machines)]
 
     def declare(self) -> None:
         """An admin declares each machine; its agent (or the executor) joins it."""
@@ -121,37 +136,6 @@ class QuickStart:
                 headers=self.service.headers(),
                 timeout=60,
             ).raise_for_status()
-
-    def start_agents(self) -> None:
-        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        for name in self.machines:
-            token_file = write_secret(self.workdir / f"agent-{name}.token", self.agent_tokens[name])
-            log = (self.workdir / f"agent-{name}.log").open("w")
-            self.agents.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "dmlsched",
-                        "agent",
-                        "--server",
-                        self.service.url,
-                        "--machine",
-                        name,
-                        "--token-file",
-                        str(token_file),
-                        "--workdir",
-                        str(self.workdir / "work"),
-                        "--poll",
-                        "0.3",
-                    ],
-                    cwd=self.workdir,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    start_new_session=True,
-                )
-            )
 
     def wait_machines(self) -> None:
         deadline = time.monotonic() + 120
@@ -199,6 +183,52 @@ class QuickStart:
                     "jobs not done: " + ", ".join(f"{j['id']}={j['state']}" for j in jobs)
                 )
             time.sleep(0.5)
+
+    def stop(self) -> None:
+        self.service.stop(timeout=60.0)  # the executor stops (checkpoints) every run
+
+
+class AgentQuickStart(QuickStart):
+    """The service and one ``dmlsched agent`` a machine, as subprocesses in ``workdir``."""
+
+    DRAINS_FROM_START = False
+
+    def start(self) -> None:
+        self.service.start()
+        self.declare()
+        self.start_agents()
+        self.wait_machines()
+
+    def start_agents(self) -> None:
+        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        for name in self.machines:
+            token_file = write_secret(self.workdir / f"agent-{name}.token", self.agent_tokens[name])
+            log = (self.workdir / f"agent-{name}.log").open("w")
+            self.agents.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "dmlsched",
+                        "agent",
+                        "--server",
+                        self.service.url,
+                        "--machine",
+                        name,
+                        "--token-file",
+                        str(token_file),
+                        "--workdir",
+                        str(self.work),
+                        "--poll",
+                        "0.3",
+                    ],
+                    cwd=self.workdir,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+            )
 
     def stop(self) -> None:
         for a in self.agents:  # SIGTERM: agents checkpoint and stop their processes

@@ -20,8 +20,7 @@ from typing import Any
 
 from dmlsched.model.cluster import SLOT_SECONDS as MODEL_SLOT_SECONDS
 from dmlsched.service import quickstart
-from dmlsched.service.loadtest import write_secret
-from dmlsched.service.quickstart import MACHINE, QuickStart, _drain, job_body
+from dmlsched.service.quickstart import MACHINE, QuickStart, job_body
 from dmlsched.service.slurm_cluster import SlurmCluster
 
 __all__ = [
@@ -102,7 +101,6 @@ class SlurmQuickStart(QuickStart):
 
     SLOT_SECONDS = SLOT_SECONDS
     EPOCHS = EPOCHS
-    DRAINS_FROM_START = True
 
     def __init__(
         self,
@@ -126,7 +124,6 @@ class SlurmQuickStart(QuickStart):
         self.cluster = SlurmCluster(
             workdir / "slurm", machines, capacity=MACHINE, slurmd_timeout=slurmd_timeout
         )
-        self.work = workdir / "work"
 
     def job(self, i: int, epochs: int = EPOCHS) -> dict[str, Any]:
         """A digits job whose speed model (tau, slots per sample) suits this cluster's slots.
@@ -150,19 +147,9 @@ class SlurmQuickStart(QuickStart):
         }
         return {**body, "worker_demand": PROCESS, "ps_demand": PROCESS}
 
-    def start(self) -> None:
-        info = self.cluster.start()
-        # the executor acts as each node's agent, with that agent's own token
-        tokens = write_secret(
-            self.workdir / "executor-tokens.csv",
-            "".join(f"{t},agent-{m},agent,{m}\n" for m, t in self.agent_tokens.items()),
-        )
-        self.service.cmd += ["--executor", "slurm", "--slurm-dir", info.folder]
-        self.service.cmd += ["--workdir", str(self.work), "--executor-token-file", str(tokens)]
-        self.service.start()
-        _drain(self)  # the executor's log lines (nodes, refusals): service.log
-        self.declare()
-        self.wait_machines()
+    def executor_args(self) -> list[str]:
+        """The cluster started; ``dmlsched serve``'s options to run the jobs on it."""
+        return ["--executor", "slurm", "--slurm-dir", self.cluster.start().folder]
 
     def steps(self) -> list[RunSteps]:
         return run_steps(self.cluster, self.work)
