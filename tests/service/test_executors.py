@@ -49,6 +49,7 @@ def test_every_executor_keeps_the_contract(executor: Executor) -> None:
         steps = sorted(
             (r.job_id, r.name, r.nodes, r.ntasks) for r in rows if r.step not in (None, "batch")
         )
+        print(f"sacct steps (job, role, node, tasks): {steps}")  # pytest -s
         assert steps == sorted(
             [
                 (ids[0], "ps", "m0", 1),

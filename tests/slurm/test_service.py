@@ -153,6 +153,12 @@ def test_a_killed_slurmd_has_its_job_rescheduled_losing_at_most_the_steps_since_
         ).json()
         assert any(r["kind"] == "tick" and victim in (r.get("down") or []) for r in log)
         credited = sum(r["samples"] for r in log if r["kind"] == "progress" and r["job"] == j)
+        print(  # the numbers behind the verdict (pytest -s)
+            f"killed slurmd of {victim} at done={first['done']:g} (incarnation {inc}); "
+            f"resumed at {moved['restored']:g} on {sorted(moved['placement'])}; lost "
+            f"{done['lost']:g} (bound {every + 2 * 64}); credited {credited:g} of work "
+            f"{done['work']:g}"
+        )
         # nothing counted twice: the credited total is the final counter (whole steps of 64)
         assert done["work"] <= credited < done["work"] + 64, credited
     finally:
@@ -192,6 +198,12 @@ def test_two_hundred_submissions_through_the_service_leave_the_controller_up(
         assert len({r.slurm_job for r in runs}) >= 20
         assert all(r.matches for r in runs if r.steps)
         log = (Path(qs.cluster.dir) / "log" / "slurmctld.log").read_text(errors="replace")
+        print(  # the numbers behind the verdict (pytest -s)
+            f"200 submitted; {completed()} completed; {len({r.slurm_job for r in runs})} Slurm "
+            f"jobs, {sum(r.matches for r in runs if r.steps)} of "
+            f"{sum(1 for r in runs if r.steps)} with steps as decided; "
+            f"controller up: {client.ping()}"
+        )
         assert "underflow" not in log
     finally:
         qs.stop()

@@ -7,7 +7,12 @@ run of job j on a placement is, per machine, its PSs and workers —
 :mod:`dmlsched.testbed.trainer` processes with the same arguments the Slurm
 executor's job steps get (:func:`~dmlsched.service.executors.base.trainer_args`),
 numbered over the placement in its order — in the run's folder
-``<workdir>/job-<j>/inc-<run>``.
+``<workdir>/job-<j>/inc-<run>``.  They are forked from a server process that
+imported PyTorch and the trainer once (``multiprocessing``'s ``forkserver``),
+so a process starts in milliseconds rather than the seconds (tens of seconds
+on a loaded host) a fresh interpreter takes to import PyTorch: a move, a
+resize or a preemption stays cheap, as with the agents' own fork server
+(:mod:`dmlsched.testbed.agent`).
 
 The bookkeeping is the Slurm executor's (:class:`~dmlsched.service.executors.base.Reconciler`):
 a run has ended when all its processes have exited (``failed`` with their
@@ -23,12 +28,13 @@ every process on it SIGKILLed, the machine down until :meth:`revive_machine`.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import ClassVar
 
@@ -45,11 +51,29 @@ from dmlsched.service.executors.base import (
 __all__ = ["LocalExecutor"]
 
 
+# what the fork server imports once, before it forks any trainer
+_PRELOAD = ["torch", "sklearn.datasets", "dmlsched.testbed.trainer", "dmlsched.testbed.training"]
+
+
+def _trainer(argv: list[str], log: str) -> None:
+    """A forked trainer process: ``python -m dmlsched.testbed.trainer ARGV >>log 2>&1``."""
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.chdir(os.path.dirname(log))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the PS installs its own (checkpoint)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the service's, not the run's
+    from dmlsched.testbed.trainer import main
+
+    sys.exit(main(argv))
+
+
 @dataclass
 class _Proc:
     machine: str
     role: str  # ps | worker
-    popen: subprocess.Popen
+    proc: BaseProcess
 
 
 @dataclass
@@ -57,7 +81,7 @@ class _Run(Run):
     procs: list[_Proc] = field(default_factory=list)
 
     def alive(self) -> list[_Proc]:
-        return [p for p in self.procs if p.popen.poll() is None]
+        return [p for p in self.procs if p.proc.is_alive()]
 
 
 class LocalExecutor(Reconciler[_Run, None]):
@@ -70,7 +94,6 @@ class LocalExecutor(Reconciler[_Run, None]):
         machines: Mapping[str, Sequence[float]],
         workdir: Path,
         *,
-        python: str = sys.executable,
         interval: float = 0.2,
         stop_timeout: float = 20.0,
         retries: int = 2,
@@ -86,8 +109,14 @@ class LocalExecutor(Reconciler[_Run, None]):
             checkpoint_every=checkpoint_every,
         )
         self.capacity = {m: tuple(float(x) for x in c) for m, c in machines.items()}
-        self.python = python
         self.down: set[str] = set()
+        self._forks = multiprocessing.get_context("forkserver")
+
+    def start(self) -> None:
+        self._forks.set_forkserver_preload(_PRELOAD)
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # read once, by the fork server
+            os.environ.setdefault(var, "1")
+        super().start()
 
     def nodes(self) -> list[Node]:
         with self._lock:
@@ -123,32 +152,30 @@ class LocalExecutor(Reconciler[_Run, None]):
             resume=resume,
             checkpoint_every=self.checkpoint_every,
         )
-        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
         run = _Run(n, a, run_dir, resume=resume)
         index = {"ps": 0, "worker": 0}
-        with (run_dir / "processes.log").open("ab") as log:
-            for s in a.placement:
-                for role, count in (("ps", s.ps), ("worker", s.workers)):
-                    for _ in range(count):
-                        cmd = [self.python, "-m", "dmlsched.testbed.trainer", "--role", role]
-                        cmd += ["--index", str(index[role]), *common]
-                        index[role] += 1
-                        p = subprocess.Popen(
-                            cmd, cwd=run_dir, stdout=log, stderr=subprocess.STDOUT, env=env
-                        )
-                        run.procs.append(_Proc(s.machine, role, p))
+        log = str(run_dir / "processes.log")
+        for s in a.placement:
+            for role, count in (("ps", s.ps), ("worker", s.workers)):
+                for _ in range(count):
+                    argv = ["--role", role, "--index", str(index[role]), *common]
+                    index[role] += 1
+                    p = self._forks.Process(target=_trainer, args=(argv, log), daemon=False)
+                    p.start()
+                    run.procs.append(_Proc(s.machine, role, p))
         return run
 
     def _ask_stop(self, run: _Run, seen: None) -> None:
         for p in run.alive():  # PSs checkpoint; workers ignore it and follow their PSs
+            assert p.proc.pid is not None  # started
             with contextlib.suppress(ProcessLookupError):
-                p.popen.send_signal(signal.SIGTERM)
+                os.kill(p.proc.pid, signal.SIGTERM)
 
     def _force_stop(self, run: _Run) -> None:
         _kill(run.alive())
 
     def _failure(self, run: _Run) -> str:
-        codes = sorted({p.popen.returncode for p in run.procs})
+        codes = sorted({p.proc.exitcode for p in run.procs if p.proc.exitcode is not None})
         down = sorted({p.machine for p in run.procs} & self.down)
         return f"processes exited with {codes}" + (
             f" (machine {', '.join(down)} down)" if down else ""
@@ -167,12 +194,12 @@ class LocalExecutor(Reconciler[_Run, None]):
         )
 
     def _extra(self, run: _Run) -> dict[str, object]:
-        return {"pids": [p.popen.pid for p in run.procs]}
+        return {"pids": [p.proc.pid for p in run.procs]}
 
 
 def _kill(procs: list[_Proc]) -> None:
     for p in procs:
         with contextlib.suppress(ProcessLookupError):
-            p.popen.kill()
+            p.proc.kill()
     for p in procs:
-        p.popen.wait()
+        p.proc.join()
