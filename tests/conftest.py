@@ -61,19 +61,19 @@ def plugin_sandbox(tmp_path: Path):  # type: ignore[no-untyped-def]  # a generat
     import sys
 
     from dmlsched.experiments import catalogue
-    from dmlsched.schedulers import protocols
+    from dmlsched.schedulers import plugins, protocols, registration
 
     protocols.registry()  # every built-in registered before the snapshot (imported once)
     catalogue.all_experiments()
-    registered = dict(protocols._REGISTRY)
-    entry_points = list(protocols._ENTRY_POINTS)
+    registered = dict(registration._REGISTRY)
+    entry_points = list(plugins._ENTRY_POINTS)
     experiments = dict(catalogue._CATALOGUE)
     yield tmp_path
     catalogue._CATALOGUE.clear()
     catalogue._CATALOGUE.update(experiments)
-    protocols._REGISTRY.clear()
-    protocols._REGISTRY.update(registered)
-    protocols._ENTRY_POINTS[:] = entry_points
+    registration._REGISTRY.clear()
+    registration._REGISTRY.update(registered)
+    plugins._ENTRY_POINTS[:] = entry_points
     for name, mod in list(sys.modules.items()):
         where = getattr(mod, "__file__", None) or ""
         if where.startswith(str(tmp_path)):

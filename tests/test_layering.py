@@ -41,31 +41,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("",),  # the package itself: its public names
 )
 
-# Cycles waiting for a rewrite on another branch, each with why.  Empty this when it lands.
-DEFERRED_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        # simulate() lives in sim.engine, below the setting modules that register their
-        # engines with it, and imports them all on first use; it moves above them (the
-        # cluster engine is now the package sim/cluster/)
-        frozenset(
-            f"dmlsched.sim.{m}"
-            for m in (
-                "engine",
-                "cluster",
-                "cluster.simulate",
-                "cluster.state",
-                "drive",
-                "edge_cloud",
-                "geo",
-                "interval",
-            )
-        ),
-        # the registry loads the installed plugins (entry points) on first use, and a
-        # plugin's classes register with it: the registration moves below both
-        frozenset({"dmlsched.schedulers.plugins", "dmlsched.schedulers.protocols"}),
-    }
-)
-
 
 class Edge(NamedTuple):
     source: str  # importing module
@@ -216,14 +191,8 @@ def test_no_package_imports_one_above_it() -> None:
 
 
 def test_no_import_cycles() -> None:
-    found = [c for c in cycles(_src_edges()) if frozenset(c) not in DEFERRED_CYCLES]
+    found = cycles(_src_edges())
     assert found == [], "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
-
-
-def test_deferred_cycles_still_exist() -> None:
-    # an entry outliving its cycle would hide the cycle's return: delete it instead
-    found = {frozenset(c) for c in cycles(_src_edges())}
-    assert found >= DEFERRED_CYCLES, f"gone, delete from DEFERRED_CYCLES: {DEFERRED_CYCLES - found}"
 
 
 # -- the checks fail when they should ---------------------------------------------------

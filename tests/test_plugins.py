@@ -193,9 +193,9 @@ def _dist(site: Path, name: str, entry_points: str) -> None:
 
 
 def _fresh_entry_points() -> None:
-    from dmlsched.schedulers import protocols
+    from dmlsched.schedulers import plugins
 
-    protocols._ENTRY_POINTS.clear()
+    plugins._ENTRY_POINTS.clear()
 
 
 def test_entry_points_naming_a_module_or_a_class_join_the_registry(
@@ -254,9 +254,9 @@ def test_a_service_restarted_without_its_plugin_is_refused_naming_it(
     first = next(iter(store.records(limit=1)))
     store.close()
     assert first.kind == "config" and first.body["plugins"] == [path]
-    from dmlsched.schedulers import protocols
+    from dmlsched.schedulers import registration
 
-    protocols._REGISTRY.pop(("cluster", "one-machine-each"))  # a new process: not loaded
+    registration._REGISTRY.pop(("cluster", "one-machine-each"))  # a new process: not loaded
     assert main(["serve", "--scheduler", "one-machine-each", "--manual-clock", "--db", db]) == 2
     line = _one_line_error(capsys)
     assert f"--plugin {path}: the log in {db} was made with its schedulers" in line, line

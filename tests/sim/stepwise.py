@@ -10,9 +10,9 @@ import numpy as np
 
 from dmlsched.checks.replay import snapshot
 from dmlsched.sim.edge_cloud import EdgeCloudState
-from dmlsched.sim.engine import RunResult
 from dmlsched.sim.geo import GeoState
 from dmlsched.sim.interval import IntervalState
+from dmlsched.sim.run import RunResult
 
 STATES: dict[str, Any] = {"edge-cloud": EdgeCloudState, "geo": GeoState, "interval": IntervalState}
 

@@ -22,7 +22,8 @@ from dmlsched.model.edge_cloud import EdgeCloudDecision
 from dmlsched.model.geo import GeoDecision, GeoPlacement
 from dmlsched.model.interval import IntervalDecision
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.engine import RunResult, simulate
+from dmlsched.sim.engine import simulate
+from dmlsched.sim.run import RunResult
 
 __all__ = [
     "Hook",

@@ -16,8 +16,8 @@ What is left out, and why: modules that only *read* results (claims,
 reports, plots, the runner's bookkeeping: :data:`EVALUATION`) — a new claim
 or a new sentence in a report does not change a number; the imports of a
 package's ``__init__`` (those load a whole registry, e.g. every cluster
-scheduler) and of :data:`NO_FOLLOW` (``sim.engine`` imports the cluster engine
-to register it) — their own source still counts.
+scheduler) and of :data:`NO_FOLLOW` (``sim.engine`` imports every setting's engine
+to pick one) — their own source still counts.
 
 Experiment cells (:func:`cell_fingerprint`) start from the modules defining
 the experiment's ``build`` and ``cell``, the setting's engine, the scheduler

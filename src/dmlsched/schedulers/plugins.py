@@ -10,7 +10,7 @@ scheduler written for ``check_scheduler`` needs nothing more to be named on
 the command line.  Installed distributions offer plugins through the entry
 point group ``dmlsched.schedulers``: each entry point names a module (loaded
 as above) or a class (registered); the registry loads them all the first
-time it is asked (:func:`dmlsched.schedulers.protocols.registry`).
+time it is asked (:func:`dmlsched.schedulers.protocols.registry`, :func:`load_installed`).
 
 A plugin that cannot be found, fails to import or registers a name another
 class holds is an :class:`~dmlsched.errors.InvalidInput` naming the plugin
@@ -34,13 +34,21 @@ from types import ModuleType
 from typing import Any
 
 from dmlsched.errors import InvalidInput
+from dmlsched.schedulers.registration import SETTINGS, load_builtin, register
 
 #: ``--plugin``'s help, on every command that takes it
 PLUGIN_HELP = (
     "A scheduler plugin: MODULE or FILE.py whose schedulers join the registry (repeatable)."
 )
 
-__all__ = ["ENTRY_POINT_GROUP", "Plugin", "load_entry_points", "load_plugin", "load_plugins"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Plugin",
+    "load_entry_points",
+    "load_installed",
+    "load_plugin",
+    "load_plugins",
+]
 
 ENTRY_POINT_GROUP = "dmlsched.schedulers"
 
@@ -141,15 +149,29 @@ def _register_own(spec: str, module: ModuleType) -> None:
 
 
 def _register(spec: str, cls: type) -> None:
-    from dmlsched.schedulers.protocols import SETTINGS, register, registry
-
     try:
         setting = getattr(cls, "setting", None)
-        if setting in SETTINGS:
-            registry(setting)  # the built-in names first: a plugin cannot take one
+        if setting in SETTINGS:  # the built-in and installed names first: a plugin cannot take one
+            load_builtin(setting)
+            load_installed()
         register(cls)
     except TypeError as e:
         raise _refuse(spec, f"a plugin whose schedulers register ({e})") from None
+
+
+_ENTRY_POINTS: list[bool] = []  # [True] once the installed plugins are loaded
+
+
+def load_installed() -> None:
+    """:func:`load_entry_points` once per process (again after one failed)."""
+    if _ENTRY_POINTS:
+        return
+    _ENTRY_POINTS.append(True)  # first: the plugins' own registrations come back here
+    try:
+        load_entry_points()
+    except BaseException:
+        _ENTRY_POINTS.clear()  # a broken one raises here and on the next call
+        raise
 
 
 def load_entry_points() -> None:

@@ -26,7 +26,7 @@ it, never the other way round.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -37,6 +37,8 @@ from dmlsched.model.geo import GeoDecision, GeoSites
 from dmlsched.model.interval import IntervalDecision
 from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView, EdgeCloudView, GeoView, IntervalView
+from dmlsched.schedulers.plugins import load_installed
+from dmlsched.schedulers.registration import SETTINGS, load_builtin, register, registered
 
 __all__ = [
     "SETTINGS",
@@ -52,8 +54,6 @@ __all__ = [
     "registry",
     "scheduler_names",
 ]
-
-SETTINGS: tuple[str, ...] = ("cluster", "interval", "edge-cloud", "geo")
 
 
 @runtime_checkable
@@ -141,51 +141,13 @@ class GeoScheduler(Scheduler, Protocol):
     def decide(self, view: GeoView) -> GeoDecision: ...
 
 
-_REGISTRY: dict[tuple[str, str], type] = {}
-T = TypeVar("T", bound=type)
-
-
-def register(cls: T) -> T:
-    """Class decorator: declare ``name`` and ``setting`` once, as ClassVars."""
-    name = cls.__dict__.get("name")
-    setting = getattr(cls, "setting", None)
-    if not isinstance(name, str) or setting not in SETTINGS:
-        raise TypeError(f"{cls.__name__} needs ClassVars name and setting in {SETTINGS}")
-    key = (setting, name)
-    if key in _REGISTRY and _REGISTRY[key] is not cls:
-        raise TypeError(f"scheduler {name!r} already registered for {setting}")
-    _REGISTRY[key] = cls
-    return cls
-
-
-_ENTRY_POINTS: list[bool] = []  # [True] once the installed plugins are loaded
-
-
-def _load(setting: str | None = None) -> None:
-    # Importing a setting's package runs its @register decorators; one setting's
-    # schedulers only need that package (the others import solvers a command may
-    # never use, a large share of a short command's start-up)
-    from importlib import import_module
-
-    for s in SETTINGS if setting is None else (setting,):
-        import_module(f"dmlsched.schedulers.{s.replace('-', '_')}")
-    if not _ENTRY_POINTS:
-        from dmlsched.schedulers.plugins import load_entry_points
-
-        _ENTRY_POINTS.append(True)  # first: the plugins' own registrations come back here
-        try:
-            load_entry_points()
-        except BaseException:
-            _ENTRY_POINTS.clear()  # a broken one raises here and on the next call
-            raise
-
-
 def registry(setting: str | None = None) -> dict[tuple[str, str], type]:
     """Registered schedulers by (setting, name): all, or one setting's — the built-in
     ones, those of installed plugins (entry point group ``dmlsched.schedulers``,
     :mod:`dmlsched.schedulers.plugins`) and those registered by loaded ``--plugin`` s."""
-    _load(setting)
-    return dict(sorted((k, v) for k, v in _REGISTRY.items() if setting in (None, k[0])))
+    load_builtin(setting)
+    load_installed()
+    return registered(setting)
 
 
 def scheduler_names(setting: str | None = None) -> list[str]:

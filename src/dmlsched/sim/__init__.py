@@ -15,8 +15,7 @@ edge-cloud, geo):
                                 engine's plain structures), the engine state
                                 (``reveal`` · ``accept`` · ``credit`` ·
                                 ``result``, :mod:`dmlsched.sim.state`) and
-                                ``simulate_<S>`` (its driver, registered with
-                                ``register_engine``)
+                                ``simulate_<S>`` (its driver)
 ``sim/<S>_referee.py``          the referee: the paper's constraints on one
                                 decision, with equation numbers (edge-cloud,
                                 geo, interval; fast paths behind ``accept``
@@ -32,7 +31,10 @@ edge-cloud, geo):
 ``sim/boundary.py``             what the four boundaries share: per-run
                                 copies for views (:func:`private_copy`,
                                 frozen arrays) and exact-type readers
-``sim/engine.py``               :class:`RunResult` and ``simulate(setting, …)``
+``sim/run.py``                  :class:`RunResult` and the ``Progress``
+                                callback, below every engine
+``sim/engine.py``               ``simulate(setting, …)``: picks the
+                                setting's ``simulate_<S>`` (above them all)
 ``sim/events.py``               the event log
 ==============================  ==========================================
 

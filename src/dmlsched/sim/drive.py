@@ -30,7 +30,7 @@ import numpy as np
 
 from dmlsched.errors import InvalidReport
 from dmlsched.sim.boundary import INT_TYPES, read_int, shown
-from dmlsched.sim.engine import Progress, RunResult
+from dmlsched.sim.run import Progress, RunResult
 
 __all__ = [
     "MEASURED_SLACK",

@@ -81,8 +81,8 @@ from dmlsched.sim.edge_cloud_referee import (
     check_run,
     referee,
 )
-from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
+from dmlsched.sim.run import Progress, RunResult
 
 __all__ = [
     "Credited",
@@ -497,7 +497,6 @@ class EdgeCloudState:
         return out
 
 
-@register_engine("edge-cloud")
 def simulate_edge_cloud(
     workload: EdgeCloudWorkload,
     scheduler: EdgeCloudScheduler,

@@ -1,9 +1,11 @@
-"""What every setting's engine returns, and the table of engines by setting.
+"""``simulate(setting, …)``: every setting's engine, picked by setting.
 
-Each setting module in :mod:`dmlsched.sim` provides
-``simulate(workload, scheduler, rng, *, progress=None) -> RunResult`` and
-registers it here with :func:`register_engine`; experiments and the CLI call
-:func:`simulate` and never branch on the setting.
+Each setting's engine (:mod:`dmlsched.sim.cluster`, :mod:`~dmlsched.sim.edge_cloud`,
+:mod:`~dmlsched.sim.geo`, :mod:`~dmlsched.sim.interval`) provides
+``simulate_<setting>(workload, scheduler, rng, *, progress=None) -> RunResult``
+(:mod:`dmlsched.sim.run`); experiments and the CLI call :func:`simulate` and
+never branch on the setting.  This module sits above the engines (it imports
+them; they import nothing of it).
 
 Progress: an engine calls ``progress(slot, horizon, admitted, completed)``
 after each decision it asks for (``None``: no reporting).  A command that
@@ -21,18 +23,18 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from dmlsched.errors import InvalidInput
-from dmlsched.sim.events import Event
+from dmlsched.sim.cluster.simulate import simulate_cluster
+from dmlsched.sim.edge_cloud import simulate_edge_cloud
+from dmlsched.sim.geo import simulate_geo
+from dmlsched.sim.interval import simulate_interval
+from dmlsched.sim.run import Progress, RunResult
 
-__all__ = ["Progress", "RunResult", "Watcher", "register_engine", "simulate", "watching"]
-
-#: (slot reached, horizon, jobs admitted so far, jobs completed so far)
-Progress = Callable[[int, int, int, int], None]
+__all__ = ["ENGINES", "Watcher", "simulate", "watching"]
 
 
 class Watcher(Protocol):
@@ -54,33 +56,13 @@ def watching(watcher: Watcher | None) -> Iterator[None]:
         _WATCHER.reset(token)
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """Metrics by name (floats) plus the event log and per-slot series."""
-
-    metrics: dict[str, float]
-    events: tuple[Event, ...] = ()
-    series: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-Engine = Callable[..., RunResult]
-_ENGINES: dict[str, Engine] = {}
-
-
-def register_engine(setting: str) -> Callable[[Engine], Engine]:
-    def deco(fn: Engine) -> Engine:
-        _ENGINES[setting] = fn
-        return fn
-
-    return deco
-
-
-def _load_all() -> None:
-    # each setting's module registers its engine on import (and imports this module)
-    import dmlsched.sim.cluster
-    import dmlsched.sim.edge_cloud
-    import dmlsched.sim.geo
-    import dmlsched.sim.interval  # noqa: F401
+#: each setting's engine, by the setting's name
+ENGINES: dict[str, Callable[..., RunResult]] = {
+    "cluster": simulate_cluster,
+    "edge-cloud": simulate_edge_cloud,
+    "geo": simulate_geo,
+    "interval": simulate_interval,
+}
 
 
 def simulate(
@@ -95,9 +77,8 @@ def simulate(
     """Run ``scheduler`` on ``workload`` with the setting's engine (see module docstring);
     ``record_events=False`` leaves the event log empty (long runs: one allocate event per
     job and slot)."""
-    _load_all()
-    if setting not in _ENGINES:
-        raise InvalidInput("setting", setting, " | ".join(sorted(_ENGINES)))
+    if setting not in ENGINES:
+        raise InvalidInput("setting", setting, " | ".join(sorted(ENGINES)))
     if progress is None:
         watcher = _WATCHER.get()
         if watcher is not None:
@@ -106,7 +87,7 @@ def simulate(
     if progress is not None:
         kw["progress"] = progress
     with _young_objects_batched():
-        return _ENGINES[setting](workload, scheduler, rng, **kw)
+        return ENGINES[setting](workload, scheduler, rng, **kw)
 
 
 #: Young objects the cyclic garbage collector lets pile up during a run before a pass.

@@ -76,9 +76,9 @@ from dmlsched.sim.boundary import (
     shown,
 )
 from dmlsched.sim.drive import drive, measured_amount, measured_items
-from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 from dmlsched.sim.geo_referee import REL_TOL, GeoPlan, Placed, referee
+from dmlsched.sim.run import Progress, RunResult
 
 __all__ = ["Credited", "GeoState", "read_decision", "revealed", "simulate_geo"]
 
@@ -385,7 +385,6 @@ class GeoState:
                 self._unprocessed[job.id] = self._unprocessed.get(job.id, 0.0) + left
 
 
-@register_engine("geo")
 def simulate_geo(
     workload: GeoWorkload,
     scheduler: object,

@@ -44,9 +44,9 @@ from dmlsched.sim.boundary import (
     shown,
 )
 from dmlsched.sim.drive import drive, measured_items, within_bound
-from dmlsched.sim.engine import Progress, RunResult, register_engine
 from dmlsched.sim.events import Event
 from dmlsched.sim.interval_referee import IntervalPlan, referee
+from dmlsched.sim.run import Progress, RunResult
 
 __all__ = ["Credited", "IntervalState", "read_decision", "simulate_interval"]
 
@@ -244,7 +244,6 @@ class IntervalState:
             )
 
 
-@register_engine("interval")
 def simulate_interval(
     workload: IntervalWorkload,
     scheduler: IntervalScheduler,

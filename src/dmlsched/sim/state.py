@@ -38,7 +38,7 @@ Contract (every setting):
   the standing placement could physically do (``check_work``, the same
   check on its own for a report that arrives mid-slot).  Returns what
   happened (slots credited, jobs completed) as a named record.
-* ``result()`` the run's :class:`~dmlsched.sim.engine.RunResult`.
+* ``result()`` the run's :class:`~dmlsched.sim.run.RunResult`.
 
 A driver calls them in this order (reveal · accept · credit, each once a
 slot); anything else is a :class:`RuntimeError`.
@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeVar
 
-from dmlsched.sim.engine import RunResult
+from dmlsched.sim.run import RunResult
 
 __all__ = ["EngineState"]
 

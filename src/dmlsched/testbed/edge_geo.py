@@ -54,9 +54,9 @@ from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.edge_cloud import EdgeCloudState
 from dmlsched.sim.edge_cloud_referee import Plan
-from dmlsched.sim.engine import RunResult
 from dmlsched.sim.geo import GeoState
 from dmlsched.sim.geo_referee import GeoPlan
+from dmlsched.sim.run import RunResult
 from dmlsched.testbed.executor import ClusterExecutor
 from dmlsched.testbed.protocols import WALL_CLOCK, Clock, Executor
 from dmlsched.testbed.runtime import JobStatus, Testbed, TrainSpec

@@ -14,12 +14,11 @@ import numpy as np
 from dmlsched.model.cluster import ClusterWorkload
 from dmlsched.schedulers.protocols import ClusterScheduler
 from dmlsched.sim.cluster.state import ClusterState
-from dmlsched.sim.engine import Progress, RunResult, register_engine
+from dmlsched.sim.run import Progress, RunResult
 
 __all__ = ["simulate_cluster"]
 
 
-@register_engine("cluster")
 def simulate_cluster(
     workload: ClusterWorkload,
     scheduler: ClusterScheduler,

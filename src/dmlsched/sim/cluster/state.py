@@ -81,8 +81,8 @@ from dmlsched.sim.cluster.referee import (
 from dmlsched.sim.cluster.usage import KeptUsage, UsageChange, integral_usage, recomputed_usage
 from dmlsched.sim.cluster.work import advance
 from dmlsched.sim.drive import measured_items, within_bound
-from dmlsched.sim.engine import RunResult
 from dmlsched.sim.events import Event
+from dmlsched.sim.run import RunResult
 
 __all__ = ["Accepted", "Checked", "ClusterState", "Credited", "Placed"]
 

@@ -1,0 +1,47 @@
+"""The table every scheduler joins, below everything that adds to it or reads it.
+
+:func:`register` (the class decorator of every built-in scheduler) and
+:mod:`dmlsched.schedulers.plugins` (out-of-tree schedulers) add to the table;
+:func:`dmlsched.schedulers.protocols.registry` reads it after loading the
+built-in schedulers (:func:`load_builtin`) and the installed plugins.  This
+module imports none of them, so that the dependencies point one way.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TypeVar
+
+__all__ = ["SETTINGS", "load_builtin", "register", "registered"]
+
+SETTINGS: tuple[str, ...] = ("cluster", "interval", "edge-cloud", "geo")
+
+_REGISTRY: dict[tuple[str, str], type] = {}
+T = TypeVar("T", bound=type)
+
+
+def register(cls: T) -> T:
+    """Class decorator: declare ``name`` and ``setting`` once, as ClassVars."""
+    name = cls.__dict__.get("name")
+    setting = getattr(cls, "setting", None)
+    if not isinstance(name, str) or setting not in SETTINGS:
+        raise TypeError(f"{cls.__name__} needs ClassVars name and setting in {SETTINGS}")
+    key = (setting, name)
+    if key in _REGISTRY and _REGISTRY[key] is not cls:
+        raise TypeError(f"scheduler {name!r} already registered for {setting}")
+    _REGISTRY[key] = cls
+    return cls
+
+
+def load_builtin(setting: str | None = None) -> None:
+    """Register the built-in schedulers of ``setting`` (all settings: ``None``)."""
+    # Importing a setting's package runs its @register decorators; one setting's
+    # schedulers only need that package (the others import solvers a command may
+    # never use, a large share of a short command's start-up)
+    for s in SETTINGS if setting is None else (setting,):
+        import_module(f"dmlsched.schedulers.{s.replace('-', '_')}")
+
+
+def registered(setting: str | None = None) -> dict[tuple[str, str], type]:
+    """What the table holds now, by (setting, name): all, or one setting's (sorted)."""
+    return dict(sorted((k, v) for k, v in _REGISTRY.items() if setting in (None, k[0])))
