@@ -201,6 +201,11 @@ class _Read:
         self.entries: tuple | None = None  # a table's changed entries (for the EntryPool)
 
 
+#: what a decision that reads no placement again stages (shared: never written to)
+_NOTHING_READ = _Read([])
+_NO_INDEX = np.zeros(0, dtype=np.intp)
+
+
 class _Described(NamedTuple):
     """The allocate events' detail of a job's checked placement (made once per record)."""
 
@@ -251,6 +256,8 @@ class ClusterState:
         self._limit = capacity_limit(self.cluster)
         self._H, self._R = self.cluster.capacity.shape
         self._cap_total = self.cluster.capacity.sum(axis=0)
+        self._cap_on = self._cap_total > 0  # resources with capacity (utilization 0 otherwise)
+        self._cap_all_on = bool(self._cap_on.all())
         self._util = np.zeros((max(self.horizon - start, 0), R))
         self._slot = start
         self._phase = "open"
@@ -578,6 +585,8 @@ class ClusterState:
             pool = self._pool
             same = table_unchanged(table, at, pool.start, pool.length, pool.arrays)
             changed = np.flatnonzero(~same).tolist()
+        if not changed:
+            return _NOTHING_READ
         got = _Read(changed)
         one_by_one = changed
         if self._columns is not None and len(changed) >= fast.BATCH_MIN:
@@ -681,7 +690,8 @@ class ClusterState:
         records, checked = got.records, self._checked
         change: UsageChange | None = None
         if self._kept is not None:
-            change = self._kept.apply(run, at[got.changed], self._id_of, records, checked)
+            read = at[got.changed] if got.changed else _NO_INDEX
+            change = self._kept.apply(run, read, self._id_of, records, checked)
             usage = self._kept.usage
         else:
             usage = recomputed_usage(self._H, self._R, _demands(running, records, checked))
@@ -697,15 +707,16 @@ class ClusterState:
                 if change is not None:
                     self._kept.undo(change)  # type: ignore[union-attr]  # set with ``change``
                 raise
-        self._write(at, got, table is not None)
-        if table is None:
-            self._pool.length[at[got.changed]] = -1  # no table entry stands for them
-        elif got.changed:  # the next table is compared with these entries
-            self._pool.keep(table, got.changed, got.entries or (), at)
+        if got.changed:  # (nothing read again: nothing to write)
+            self._write(at, got, table is not None)
+            if table is None:
+                self._pool.length[at[got.changed]] = -1  # no table entry stands for them
+            else:  # the next table is compared with these entries
+                self._pool.keep(table, got.changed, got.entries or (), at)
         kept_total = None if self._kept is None else self._kept.total
         total = usage.sum(axis=0) if kept_total is None else kept_total
         rates, workers = self._rate[run], self._workers[run]
-        return self._take(accepted, keys, on, run, running, rates, workers, usage, total)
+        return self._take(accepted, keys, run, running, rates, workers, usage, total)
 
     def _write(self, at: np.ndarray, got: _Read, from_table: bool) -> None:
         """The decision stands: the reads of ``got`` become the state's."""
@@ -745,7 +756,6 @@ class ClusterState:
         return self._take(
             accepted,
             keys,
-            on,
             at[run_at],
             running,
             rate_at[run_at],
@@ -758,7 +768,6 @@ class ClusterState:
         self,
         accepted: Accepted,
         keys: list[int],
-        on: np.ndarray,
         run: np.ndarray,
         running: list[int],
         rates: np.ndarray,
@@ -786,25 +795,42 @@ class ClusterState:
             admitted.append(j)
         details: list[tuple[int, str]] = []
         if record:
-            by_alloc = set(accepted.by_allocation)
-            checked, described = self._checked, self._described
-            for j, is_on in zip(keys, on.tolist(), strict=True):
-                if j in by_alloc:
-                    events.append(Event(t, "admit", j))
-                if is_on:
-                    rec = checked[j]
-                    got = described.get(j)
-                    if got is None or got.record is not rec:  # read again: described anew
-                        got = described[j] = _Described(rec, _detail(rec))
-                    details.append((j, got.detail))
-                    events.append(Event(t, "allocate", j, got.detail))
+            details = self._details(running)
+            if accepted.by_allocation:  # each admit event just before the job's allocate
+                by_alloc = set(accepted.by_allocation)
+                detail_of = dict(details)
+                for j in keys:
+                    if j in by_alloc:
+                        events.append(Event(t, "admit", j))
+                    detail = detail_of.get(j)
+                    if detail is not None:
+                        events.append(Event(t, "allocate", j, detail))
+            else:
+                events.extend([Event(t, "allocate", j, detail) for j, detail in details])
         cap = self._cap_total
-        self._util[t - self.start] = np.divide(total, cap, out=np.zeros_like(cap), where=cap > 0)
+        if self._cap_all_on:  # the same floats as np.divide's where= below, without its calls
+            self._util[t - self.start] = total / cap
+        else:
+            self._util[t - self.start] = np.divide(
+                total, cap, out=np.zeros_like(cap), where=self._cap_on
+            )
         self._standing = _Standing(
             accepted, run, running, rates, sum(workers.tolist()), details, usage
         )
         self._phase = "accepted"
         return accepted
+
+    def _details(self, running: list[int]) -> list[tuple[int, str]]:
+        """(job, allocate event detail) of the running jobs, each described once per record."""
+        checked, described = self._checked, self._described
+        out = []
+        for j in running:
+            rec = checked[j]
+            got = described.get(j)
+            if got is None or got.record is not rec:  # read again: described anew
+                got = described[j] = _Described(rec, _detail(rec))
+            out.append((j, got.detail))
+        return out
 
     def _counts(self, j: int) -> Counts:
         """The :class:`Counts` of job ``j``'s checked placement (made from the engine's
@@ -885,9 +911,10 @@ class ClusterState:
             self._util[row + 1 : row + k] = self._util[row]
         self._worker_slots += k * st.workers
         self._job_slots += k * len(running)
-        if self.record_events:
+        if self.record_events and k > 1:
+            events, details = self._events, st.details
             for s in range(t + 1, t + k):
-                self._events.extend(Event(s, "allocate", j, detail) for j, detail in st.details)
+                events.extend([Event(s, "allocate", j, detail) for j, detail in details])
         t += k - 1
         ends = np.flatnonzero(completed)
         ended: list[int] = []

@@ -115,9 +115,14 @@ class KeptUsage:
     ) -> UsageChange:
         """Count what running ``run`` (job indices) uses; ``read``: the indices read again
         this decision; a running job's demand is ``new[j]``, else ``old[j]``."""
+        prev = self.prev_run
+        if not read.size and run.shape == prev.shape and run.tobytes() == prev.tobytes():
+            # the same jobs run as before and none was read again: nothing moved
+            # (``was_running`` marks exactly ``prev``), so nothing is counted anew
+            self.prev_run = run
+            return UsageChange(None, None, [], self.was_running, prev)
         now_running = np.zeros(len(self.was_running), dtype=bool)
         now_running[run] = True
-        prev = self.prev_run
         moved = np.unique(  # each once, in index order (the adds are exact in any order)
             np.concatenate((prev[~now_running[prev]], run[~self.was_running[run]], read))
         )
