@@ -579,12 +579,12 @@ class ClusterState:
         """Read and check the placements not read before (fast paths; staged, no writes)."""
         if table is None:
             placements: Any = list(allocations.values())
-            changed = np.flatnonzero(~unchanged(placements, self._read[at])).tolist()
+            changed = (~unchanged(placements, self._read[at])).nonzero()[0].tolist()
         else:
             placements = TablePlacements(table)
             pool = self._pool
             same = table_unchanged(table, at, pool.start, pool.length, pool.arrays)
-            changed = np.flatnonzero(~same).tolist()
+            changed = (~same).nonzero()[0].tolist()
         if not changed:
             return _NOTHING_READ
         got = _Read(changed)
@@ -684,7 +684,7 @@ class ClusterState:
             on[got.batch.pos] = got.batch.placed
         for i, placed in zip(got.one_pos, got.one_placed, strict=True):
             on[i] = placed
-        run_at = np.flatnonzero(on)
+        run_at = on.nonzero()[0]
         run = at[run_at]
         running = [keys[i] for i in run_at.tolist()]
         records, checked = got.records, self._checked
@@ -750,7 +750,7 @@ class ClusterState:
         rate_at = np.array([r.rate for r in recs], dtype=float)
         w_at = np.array([r.workers for r in recs], dtype=np.int64)
         self._rate[at], self._workers[at], self._placed[at] = rate_at, w_at, on
-        run_at = np.flatnonzero(on)
+        run_at = on.nonzero()[0]
         running = [keys[i] for i in run_at.tolist()]
         usage = ruling.usage
         return self._take(
@@ -916,7 +916,7 @@ class ClusterState:
             for s in range(t + 1, t + k):
                 events.extend([Event(s, "allocate", j, detail) for j, detail in details])
         t += k - 1
-        ends = np.flatnonzero(completed)
+        ends = completed.nonzero()[0]
         ended: list[int] = []
         if ends.size:
             ended = [running[f] for f in ends.tolist()]

@@ -39,9 +39,9 @@ def advance(
         path = np.empty((run.size, b + 1))
         path[:, 0] = cur
         path[:, 1:] = rates[:, None]
-        path = np.cumsum(path, axis=1)
+        path = path.cumsum(axis=1)
         hits = path[:, 1:] >= lim[:, None]
-        col = np.flatnonzero(hits.any(axis=0))
+        col = hits.any(axis=0).nonzero()[0]
         if col.size:
             c = int(col[0]) + 1
             done[run] = path[:, c]
