@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple, cast
+from typing import cast
 
 import numpy as np
 
@@ -83,6 +83,7 @@ from dmlsched.sim.edge_cloud_referee import (
 )
 from dmlsched.sim.events import Event
 from dmlsched.sim.run import Progress, RunResult
+from dmlsched.sim.state import Credited, one_slot
 
 __all__ = [
     "Credited",
@@ -118,14 +119,6 @@ def read_decision(sched: str, slot: int, decision: object, limit: int) -> Decisi
         for j, sp in read_mapping(sched, slot, "ps", d.ps, limit).items()
     }
     return DecisionRead(dispatch, run, ps)
-
-
-class Credited(NamedTuple):
-    """What :meth:`EdgeCloudState.credit` credited."""
-
-    slots: int  # slots credited (always 1: a decision holds one slot)
-    completed: tuple[int, ...]  # jobs that completed
-    per_slot: Mapping[int, float]  # mini-batches per trained chunk, by job that trained
 
 
 class EdgeCloudState:
@@ -279,12 +272,12 @@ class EdgeCloudState:
         first (:meth:`check_work`); a job that trained and is missing
         advanced by 0; a chunk never advances beyond its remaining work.
         ``until`` may only be the next slot: a decision holds one slot here
-        (module docstring).
+        (module docstring).  ``per_slot`` of the :class:`Credited`: mini-batches per
+        trained chunk, by job that trained.
         """
         self._expect("credit")
         t = self._t
-        if until is not None and until != t + 1:
-            raise ValueError(f"until={until!r}: an edge-cloud decision holds one slot ({t + 1})")
+        one_slot("an edge-cloud decision", t, until)
         rate = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
         completed: list[int] = []
         per_slot: dict[int, float] = {}

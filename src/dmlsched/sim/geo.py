@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import NamedTuple
 
 import numpy as np
 
@@ -79,6 +78,7 @@ from dmlsched.sim.drive import drive, measured_amount, measured_items
 from dmlsched.sim.events import Event
 from dmlsched.sim.geo_referee import REL_TOL, GeoPlan, Placed, referee
 from dmlsched.sim.run import Progress, RunResult
+from dmlsched.sim.state import Credited, one_slot
 
 __all__ = ["Credited", "GeoState", "read_decision", "revealed", "simulate_geo"]
 
@@ -122,14 +122,6 @@ def read_decision(
             refuse(sched, j, t, f"transfers must be a finite numeric ({R}, {R}) array")
         out[j] = Placed(w, ps, np.array(q, dtype=float))
     return out
-
-
-class Credited(NamedTuple):
-    """What :meth:`GeoState.credit` credited."""
-
-    slots: int  # slots credited (always 1: new data arrives every slot)
-    completed: tuple[int, ...]  # jobs whose lifetime ended with the slot
-    per_slot: Mapping[int, float]  # GB trained, by active job
 
 
 class GeoState:
@@ -298,12 +290,12 @@ class GeoState:
     ) -> Credited:
         """End the slot: price it (module docstring) and train all the data moved, or the
         GB ``work`` says (:meth:`check_work`; a job missing from it trained nothing).
-        ``until`` may only be the next slot."""
+        ``until`` may only be the next slot.  The :class:`Credited`: ``completed`` the jobs
+        whose lifetime ended with the slot, ``per_slot`` GB trained by active job."""
         self._expect("credit")
         t, plan = self._t, self._plan
         assert plan is not None
-        if until is not None and until != t + 1:
-            raise ValueError(f"until={until!r}: a geo decision holds one slot ({t + 1})")
+        one_slot("a geo decision", t, until)
         trained = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
         self._price(plan)
         moved = {j: float(plan.q[k].sum()) for k, j in enumerate(plan.ids)}

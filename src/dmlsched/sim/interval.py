@@ -25,7 +25,6 @@ time units); ``mean_workers``, ``mean_ps``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
 
 import numpy as np
 
@@ -47,6 +46,7 @@ from dmlsched.sim.drive import drive, measured_items, within_bound
 from dmlsched.sim.events import Event
 from dmlsched.sim.interval_referee import IntervalPlan, referee
 from dmlsched.sim.run import Progress, RunResult
+from dmlsched.sim.state import Credited, one_slot
 
 __all__ = ["Credited", "IntervalState", "read_decision", "simulate_interval"]
 
@@ -72,14 +72,6 @@ def read_decision(
             pair.append(n)
         out[jid] = (pair[0], pair[1])
     return out
-
-
-class Credited(NamedTuple):
-    """What :meth:`IntervalState.credit` credited."""
-
-    slots: int  # always 1: the interval
-    completed: tuple[int, ...]  # the admitted jobs (each completes at its own time)
-    per_slot: Mapping[int, float]  # training speed f, iterations per second, by admitted job
 
 
 class IntervalState:
@@ -185,10 +177,10 @@ class IntervalState:
     ) -> Credited:
         """Complete every admitted job at E/f (f: the engine's Eq. (4)/(5), or the speed
         ``work`` measured, :meth:`check_work`; an admitted job missing from it trains at the
-        model's f) and score its utility."""
+        model's f) and score its utility.  The :class:`Credited`: ``completed`` the admitted
+        jobs (each completes at its own time), ``per_slot`` f (iterations per second)."""
         self._expect("credit")
-        if until not in (None, 1):
-            raise ValueError(f"until={until!r}: the interval is one slot")
+        one_slot("the interval", 0, until)
         measured = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
         plan = self._plan
         assert plan is not None

@@ -47,11 +47,11 @@ slot); anything else is a :class:`RuntimeError`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from dmlsched.sim.run import RunResult
 
-__all__ = ["EngineState"]
+__all__ = ["Credited", "EngineState", "one_slot"]
 
 ViewT_co = TypeVar("ViewT_co", covariant=True)
 
@@ -78,3 +78,19 @@ class EngineState(Protocol[ViewT_co]):
     ) -> Any: ...
 
     def result(self) -> RunResult: ...
+
+
+class Credited(NamedTuple):
+    """What ``credit`` credited where a decision holds one slot (edge-cloud, geo, interval;
+    the cluster's :class:`~dmlsched.sim.cluster.Credited` has the same fields)."""
+
+    slots: int  # slots credited: always 1
+    completed: tuple[int, ...]  # jobs that completed with the slot
+    per_slot: Mapping[int, float]  # by job, in the setting's unit (its state's ``credit``)
+
+
+def one_slot(decision: str, slot: int, until: int | None) -> None:
+    """``credit``'s ``until`` where ``decision`` (e.g. "a geo decision") holds one slot:
+    ``None`` or the next slot, else a :class:`ValueError`."""
+    if until is not None and until != slot + 1:
+        raise ValueError(f"until={until!r}: {decision} holds one slot ({slot + 1})")
