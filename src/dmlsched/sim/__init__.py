@@ -27,7 +27,8 @@ edge-cloud, geo):
                                 ``simulate`` (the event-driven driver)
 ``sim/drive.py``                ``simulate``'s driver of a slot-by-slot state;
                                 the bound on measured work (every setting)
-``sim/state.py``                the engine-state protocol every driver drives
+``sim/state.py``                the engine-state protocol every driver drives;
+                                what a one-slot state credits (``Credited``)
 ``sim/boundary.py``             what the four boundaries share: per-run
                                 copies for views (:func:`private_copy`,
                                 frozen arrays) and exact-type readers
