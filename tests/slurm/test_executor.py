@@ -12,6 +12,7 @@ from dmlsched.service.executors.base import Assignment
 from dmlsched.service.executors.slurm import SlurmExecutor, batch_script
 from dmlsched.service.slurm_cluster import SlurmCluster
 from dmlsched.testbed.runtime import TrainSpec
+from tests.service.test_executors import _until
 from tests.slurm.conftest import needs_slurm
 
 
@@ -79,14 +80,3 @@ def test_a_lost_node_fails_the_run_and_the_next_resumes_from_the_last_checkpoint
             if any(n.name == "m1" and n.usable for n in client.nodes()):
                 break
             time.sleep(0.5)
-
-
-def _until(ex: SlurmExecutor, ok, timeout: float = 120.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    rep = None
-    while time.monotonic() < deadline:
-        rep = ex.poll().get(0)
-        if rep is not None and ok(rep):
-            return rep
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout:g} s: {rep}")
