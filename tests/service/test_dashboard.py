@@ -10,12 +10,16 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 
 from dmlsched.service.loadtest import ServiceProcess
 from tests.service.helpers import CAPACITY, job_request
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -27,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[object]:
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service as DriverService
 
@@ -53,18 +57,23 @@ def browser(tmp_path: Path) -> Iterator[object]:
         drv.quit()
 
 
-def test_the_dashboard_shows_machines_jobs_and_the_allocation(
-    tmp_path: Path, browser: object
-) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    svc = ServiceProcess(
+@pytest.fixture
+def fifo_service(tmp_path: Path) -> ServiceProcess:
+    """A FIFO service on a manual clock with one bearer token ("tok"); not yet started."""
+    return ServiceProcess(
         ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"],
         tmp_path,
         token="tok",
     )
-    with svc:
+
+
+def test_the_dashboard_shows_machines_jobs_and_the_allocation(
+    tmp_path: Path, fifo_service: ServiceProcess, browser: WebDriver
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with fifo_service as svc:
         h = svc.headers()
         for name in ("alpha", "beta", "gamma"):
             httpx.post(
@@ -80,31 +89,31 @@ def test_the_dashboard_shows_machines_jobs_and_the_allocation(
         alloc = httpx.get(svc.url + "/v1/allocation", headers=h).json()["jobs"]
 
         drv = browser
-        drv.get(svc.url + "/#token=tok")  # type: ignore[attr-defined]
+        drv.get(svc.url + "/#token=tok")
         WebDriverWait(drv, 20).until(
             lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "2"
         )
-        rows = drv.find_elements(By.CSS_SELECTOR, "#machines tbody tr")  # type: ignore[attr-defined]
+        rows = drv.find_elements(By.CSS_SELECTOR, "#machines tbody tr")
         assert [r.get_attribute("data-machine") for r in rows] == ["alpha", "beta", "gamma"]
         assert all("up" in r.text for r in rows)
-        jobs = drv.find_elements(By.CSS_SELECTOR, "#jobs tbody tr")  # type: ignore[attr-defined]
+        jobs = drv.find_elements(By.CSS_SELECTOR, "#jobs tbody tr")
         seen = {int(r.get_attribute("data-job")): r.get_attribute("data-state") for r in jobs}
         assert seen == expected
         assert seen[0] == "completed" and seen[3] == "queued"
         names = {r.find_element(By.CSS_SELECTOR, "td:nth-child(2)").text for r in jobs}
         assert names == {"train-0", "train-1", "train-2", "late"}
         # the allocation grid: slot 1's cell of each machine lists the jobs placed there
-        for row in drv.find_elements(By.CSS_SELECTOR, "#history tbody tr"):  # type: ignore[attr-defined]
+        for row in drv.find_elements(By.CSS_SELECTOR, "#history tbody tr"):
             m = row.get_attribute("data-machine")
             cell = row.find_element(By.CSS_SELECTOR, 'td[data-slot="1"]')
             want = sorted(j for j, per in alloc.items() if m in per)
             assert sorted(filter(None, cell.text.split(","))) == want
-        assert "slot 2" in drv.find_element(By.ID, "status").text  # type: ignore[attr-defined]
-        drv.save_screenshot(str(tmp_path / "dashboard.png"))  # type: ignore[attr-defined]
+        assert "slot 2" in drv.find_element(By.ID, "status").text
+        drv.save_screenshot(str(tmp_path / "dashboard.png"))
 
 
 def test_a_user_sees_reasons_and_times_and_cancels_her_own_job(
-    tmp_path: Path, browser: object
+    tmp_path: Path, browser: WebDriver
 ) -> None:
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
@@ -134,19 +143,19 @@ def test_a_user_sees_reasons_and_times_and_cancels_her_own_job(
         httpx.post(svc.url + "/v1/tick", headers=h).raise_for_status()
 
         drv = browser
-        drv.get(svc.url + "/")  # type: ignore[attr-defined]
+        drv.get(svc.url + "/")
         WebDriverWait(drv, 20).until(lambda d: d.find_element(By.ID, "login").is_displayed())
-        drv.find_element(By.ID, "token").send_keys("alice-tok")  # type: ignore[attr-defined]
-        drv.find_element(By.CSS_SELECTOR, "#login button").click()  # type: ignore[attr-defined]
+        drv.find_element(By.ID, "token").send_keys("alice-tok")
+        drv.find_element(By.CSS_SELECTOR, "#login button").click()
         WebDriverWait(drv, 20).until(
             lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == "1"
         )
-        assert "alice (user)" in drv.find_element(By.ID, "who").text  # type: ignore[attr-defined]
+        assert "alice (user)" in drv.find_element(By.ID, "who").text
 
         def jobs(d: object) -> dict[int, dict[str, object]]:
             """What the jobs table shows (read at once: the page redraws every 2 s)."""
             out = {}
-            for r in d.find_elements(By.CSS_SELECTOR, "#jobs tbody tr"):  # type: ignore[attr-defined]
+            for r in d.find_elements(By.CSS_SELECTOR, "#jobs tbody tr"):
                 reason = r.find_element(By.CSS_SELECTOR, "td.reason")
                 out[int(r.get_attribute("data-job"))] = {
                     "code": reason.get_attribute("data-code"),
@@ -166,13 +175,11 @@ def test_a_user_sees_reasons_and_times_and_cancels_her_own_job(
         times = seen[0]["times"]
         assert times[0] and times[1] and not times[2]  # submitted, started, not ended
         assert str(seen[0]["ran"]).endswith("s") and seen[1]["cancel"] == 1
-        drv.execute_script(  # type: ignore[attr-defined]
-            "document.querySelector(\"#jobs button.cancel[data-job='1']\").click()"
-        )
+        drv.execute_script("document.querySelector(\"#jobs button.cancel[data-job='1']\").click()")
         WebDriverWait(drv, 20, ignored_exceptions=(StaleElementReferenceException,)).until(
             lambda d: "cancelled by alice" in jobs(d)[1]["reason"] and not jobs(d)[1]["cancel"]
         )
-        drv.save_screenshot(str(tmp_path / "dashboard-alice.png"))  # type: ignore[attr-defined]
+        drv.save_screenshot(str(tmp_path / "dashboard-alice.png"))
     # the service is stopped: the log it left says who cancelled
     from dmlsched.service.core import Core, ServiceConfig
     from dmlsched.service.store import open_store
@@ -188,17 +195,12 @@ def test_a_user_sees_reasons_and_times_and_cancels_her_own_job(
 
 
 def test_the_dashboards_what_if_button_shows_the_services_answer(
-    tmp_path: Path, browser: object
+    fifo_service: ServiceProcess, browser: WebDriver
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    svc = ServiceProcess(
-        ["--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"],
-        tmp_path,
-        token="tok",
-    )
-    with svc:
+    with fifo_service as svc:
         h = svc.headers()
         httpx.post(
             svc.url + "/v1/machines", json={"name": "alpha", "capacity": CAPACITY}, headers=h
@@ -206,21 +208,18 @@ def test_the_dashboards_what_if_button_shows_the_services_answer(
         job = job_request(name="asked", epochs=1)
         want = httpx.post(svc.url + "/v1/simulate", json=job, headers=h).json()["jobs"][0]
         drv = browser
-        drv.get(svc.url + "/#token=tok")  # type: ignore[attr-defined]
+        drv.get(svc.url + "/#token=tok")
         WebDriverWait(drv, 20).until(
             lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") is not None
         )  # signed in: the page has drawn the state once
-        box = drv.find_element(By.ID, "whatif-job")  # type: ignore[attr-defined]
+        box = drv.find_element(By.ID, "whatif-job")
         box.clear()
         box.send_keys(json.dumps(job))
-        drv.find_element(By.ID, "whatif-ask").click()  # type: ignore[attr-defined]
+        drv.find_element(By.ID, "whatif-ask").click()
         WebDriverWait(drv, 20).until(
             lambda d: d.find_element(By.ID, "whatif").get_attribute("data-answered") == "1"
         )
-        cells = [
-            c.text
-            for c in drv.find_elements(By.CSS_SELECTOR, "#whatif-answer tbody td")  # type: ignore[attr-defined]
-        ]
+        cells = [c.text for c in drv.find_elements(By.CSS_SELECTOR, "#whatif-answer tbody td")]
         assert cells[0] == "asked"
         assert cells[1] == f"admitted @{want['decided_at']}"
         assert cells[2] == str(want["start"]) and cells[4] == str(want["completion"])

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from dmlsched.service.executors.base import Assignment, Executor
+from dmlsched.service.executors.base import Assignment, Executor, JobReport
 from dmlsched.service.executors.local import LocalExecutor
 from dmlsched.testbed.runtime import TrainSpec
 from tests.service.executor_contract import run_contract
@@ -85,7 +85,8 @@ def test_the_local_executor_runs_exactly_the_placement_and_fails_a_run_on_a_lost
         ex.close()
 
 
-def _until(ex: Executor, ok, timeout: float = 120.0):  # type: ignore[no-untyped-def]
+def _until(ex: Executor, ok: Callable[[JobReport], bool], timeout: float = 120.0) -> JobReport:
+    """Job 0's report once ``ok`` holds for it (polled every 0.2 s; fails after ``timeout``)."""
     import time
 
     deadline = time.monotonic() + timeout
@@ -98,7 +99,9 @@ def _until(ex: Executor, ok, timeout: float = 120.0):  # type: ignore[no-untyped
     raise AssertionError(f"not within {timeout:g} s: {rep}")
 
 
-def test_serve_refuses_local_machines_it_cannot_run(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_serve_refuses_local_machines_it_cannot_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from dmlsched.cli import main as cli
 
     args = ["serve", "--scheduler", "fifo", "--db", str(tmp_path / "s.db"), "--manual-clock"]
