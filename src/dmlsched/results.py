@@ -21,7 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -40,6 +40,7 @@ __all__ = [
     "Scan",
     "append_provenance",
     "append_rows",
+    "canonical_key",
     "cell_rows",
     "columns",
     "done_cells",
@@ -274,14 +275,17 @@ def done_cells(path: Path) -> set[CellKey]:
     return {CellKey(r[2], r[4], r[5]) for r in scan_results(path).rows}
 
 
-def sort_results(path: Path, point_order: list[str], scheduler_order: list[str]) -> None:
-    """Rewrite ``path`` in canonical order: point, scheduler, seed, metric."""
-    with path.open(newline="") as f:
-        rows = list(csv.reader(f))[1:]
+def canonical_key(
+    point_order: list[str], scheduler_order: list[str]
+) -> Callable[[list[str]], tuple[int, str, int, str, int, str]]:
+    """Sort key of a results-shaped CSV row (``results.csv``, ``curves.csv``): point in
+    ``point_order``, scheduler in ``scheduler_order`` (unknown ones after, by name), seed,
+    then column 6 (the metric or the curve)."""
     p_idx = {p: i for i, p in enumerate(point_order)}
     s_idx = {s: i for i, s in enumerate(scheduler_order)}
-    rows.sort(
-        key=lambda r: (
+
+    def key(r: list[str]) -> tuple[int, str, int, str, int, str]:
+        return (
             p_idx.get(r[4], len(p_idx)),
             r[4],
             s_idx.get(r[2], len(s_idx)),
@@ -289,7 +293,15 @@ def sort_results(path: Path, point_order: list[str], scheduler_order: list[str])
             int(r[5]),
             r[6],
         )
-    )
+
+    return key
+
+
+def sort_results(path: Path, point_order: list[str], scheduler_order: list[str]) -> None:
+    """Rewrite ``path`` in canonical order: point, scheduler, seed, metric."""
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))[1:]
+    rows.sort(key=canonical_key(point_order, scheduler_order))
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")

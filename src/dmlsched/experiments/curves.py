@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from dmlsched.errors import InvalidInput
+from dmlsched.results import canonical_key
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -180,18 +181,5 @@ def sort_curves(path: Path, point_order: list[str], scheduler_order: list[str]) 
     if not path.is_file():
         return
     rows = _rows(path)
-    p_idx = {p: i for i, p in enumerate(point_order)}
-    s_idx = {s: i for i, s in enumerate(scheduler_order)}
-    order = {id(r): i for i, r in enumerate(rows)}  # points keep their order within a curve
-    rows.sort(
-        key=lambda r: (
-            p_idx.get(r[4], len(p_idx)),
-            r[4],
-            s_idx.get(r[2], len(s_idx)),
-            r[2],
-            int(r[5]),
-            r[6],
-            order[id(r)],
-        )
-    )
+    rows.sort(key=canonical_key(point_order, scheduler_order))  # stable: points keep their order
     _write(path, rows)

@@ -47,7 +47,7 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision, EdgeJob
 from dmlsched.model.speed.aonline import chunk_slots, processing_capacity
 from dmlsched.model.views import EdgeCloudView
-from dmlsched.schedulers.edge_cloud._ps import assign_ps, ps_pools
+from dmlsched.schedulers.edge_cloud._ps import assign_ps, cloud_runs, ps_pools
 
 __all__ = ["JobLevelGang"]
 
@@ -182,11 +182,7 @@ class JobLevelGang:
                 self.cloud_[j] = t + job.delay[S]
                 self.zeta_[j] = 1
             dispatch[j] = places
-        for j, ready in self.cloud_.items():
-            if ready <= t:
-                rem_j = view.remaining.get(j)
-                todo = range(view.jobs[j].chunks) if rem_j is None else np.flatnonzero(rem_j > 0)
-                run[j] = tuple(int(d) for d in todo)
+        run.update(cloud_runs(self.cloud_, view))
         ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_)
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
 

@@ -18,8 +18,22 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from dmlsched.model.edge_cloud import EdgeCloud, Slot
+from dmlsched.model.views import EdgeCloudView
 
-__all__ = ["assign_ps", "ps_pools"]
+__all__ = ["assign_ps", "cloud_runs", "ps_pools"]
+
+
+def cloud_runs(cloud: Mapping[int, int], view: EdgeCloudView) -> dict[int, tuple[int, ...]]:
+    """The chunks all-cloud jobs train at ``view``'s slot: every job of ``cloud`` (job →
+    the slot its data reaches the cloud) that has arrived there, with its chunks that
+    have work left (all of them before the engine reports any)."""
+    run: dict[int, tuple[int, ...]] = {}
+    for j, ready in cloud.items():
+        if ready <= view.slot:
+            rem_j = view.remaining.get(j)
+            todo = range(view.jobs[j].chunks) if rem_j is None else np.flatnonzero(rem_j > 0)
+            run[j] = tuple(int(d) for d in todo)
+    return run
 
 
 def ps_pools(system: EdgeCloud) -> dict[int, list[Slot]]:

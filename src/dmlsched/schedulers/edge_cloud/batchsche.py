@@ -36,7 +36,7 @@ import numpy as np
 from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
 from dmlsched.model.speed.aonline import chunk_slots
 from dmlsched.model.views import EdgeCloudView
-from dmlsched.schedulers.edge_cloud._ps import assign_ps, ps_pools
+from dmlsched.schedulers.edge_cloud._ps import assign_ps, cloud_runs, ps_pools
 from dmlsched.schedulers.protocols import register
 
 __all__ = ["BatchSche"]
@@ -157,10 +157,6 @@ class BatchSche:
             left = np.flatnonzero(ok)
             if len(left):
                 run[j] = tuple(int(d) for d in left)
-        for j, cloud_ready in self.cloud_.items():
-            if cloud_ready <= t:
-                rem_j = view.remaining.get(j)
-                todo = range(view.jobs[j].chunks) if rem_j is None else np.flatnonzero(rem_j > 0)
-                run[j] = tuple(int(d) for d in todo)
+        run.update(cloud_runs(self.cloud_, view))
         ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_)
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
