@@ -94,10 +94,11 @@ class Experiment:
     * ``opt_in`` — runs real processes (the testbed): left out of
       ``reproduce --all`` unless ``--only`` names it;
     * ``same_runs_as`` — the ID of an experiment whose cells are this one's
-      (same setting, workloads, cell function, scheduler parameters; this one
-      only tabulates another metric first): ``reproduce --all`` copies that
-      experiment's cells instead of computing them again.  A catalogue test
-      checks the two agree on everything a cell reads.
+      (same setting, workloads, cell function, scheduler parameters; its
+      points and schedulers among that one's; this one only tabulates other
+      metrics): ``reproduce --all`` copies that experiment's cells instead of
+      computing them again.  A catalogue test checks the two agree on
+      everything a cell reads.
     """
 
     id: str

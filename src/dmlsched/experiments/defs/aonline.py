@@ -360,6 +360,8 @@ register(
         series=SERIES,
         metrics=("preemptions", "total_jct"),
         build=build_fixed_servers,
+        cell=jct_rate_cell,  # aonline-fig7's runs: copied by reproduce --all
+        same_runs_as="aonline-fig7",
         default_seeds=3,
         claims=(
             Trend(
@@ -402,6 +404,8 @@ register(
         series=SERIES,
         metrics=("preemptions", "total_jct"),
         build=build_fixed_jobs,
+        cell=jct_rate_cell,  # aonline-fig8's runs: copied by reproduce --all
+        same_runs_as="aonline-fig8",
         default_seeds=3,
         claims=(
             Beats(
@@ -428,6 +432,8 @@ register(
         series=SERIES,
         metrics=("utilization", "makespan", "total_jct"),
         build=build_fixed_servers,
+        cell=jct_rate_cell,  # aonline-fig7's runs: copied by reproduce --all
+        same_runs_as="aonline-fig7",
         default_seeds=3,
         plot="bar",
         claims=(
