@@ -11,8 +11,12 @@ jobs' own fields when none is given):
   ``sim_started`` — the jobs the engine ever ran;
 * ``replay_jct`` — the testbed's own decisions, slot by slot, with the
   model's rates (after the job's last real slot, its last placement goes on);
+  within a slot, as in the engine, a job the replay completes leaves the
+  links to the others (:func:`dmlsched.sim.cluster.work.shared_slot`), and
+  from then on it is not running;
 * per slot, the predicted work of each job's placement beside the measured
-  one (``rows``' ``pred_work`` beside ``work``).
+  one (``rows``' ``pred_work`` beside ``work``): the rate of the slot's whole
+  set of placements, as the testbed ran them.
 
 Rates of jobs running together come from the model's ``slot_rates`` when it
 has one (shared links), as in the engine.
@@ -21,15 +25,19 @@ has one (shared links), as in the engine.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from dmlsched.model.cluster import ClusterJob, Placement, SpeedModel
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.sim.cluster.work import shared_slot
 from dmlsched.testbed.run import SlotRow, TestbedRun
 from dmlsched.testbed.workload import TestbedWorkload
 
@@ -109,23 +117,54 @@ def predict(
             r2 = dataclasses.replace(r, pred_work=rate)
             rows.append(r2)
             by_job[r.job].append(r2)
-    replay: dict[int, float] = {}
-    for j, job in jobs.items():
-        done = 0.0
-        total = job.total_work
-        rs = sorted(by_job.get(j, []), key=lambda r: r.slot)
-        jct = float("nan")
-        for r in rs:
-            if r.pred_work > 0 and done + r.pred_work >= total:
-                jct = r.slot - job.arrival + (total - done) / r.pred_work
-                break
-            done += r.pred_work
-        else:
-            if rs and rs[-1].pred_work > 0:
-                extra = (total - done) / rs[-1].pred_work
-                jct = rs[-1].slot + 1 - job.arrival + extra
-        replay[j] = jct
+    replay = _replay(jobs, by_slot, speed)
     return Prediction(sim_jct, replay, dict(res.metrics), rows, progress, started)
+
+
+def _rates_of(
+    speed: SpeedModel | None, items: list[tuple[ClusterJob, Placement]]
+) -> Callable[[np.ndarray], np.ndarray]:
+    """Rates of the ``items`` at the given positions running together."""
+    return lambda alive: np.array(slot_rates(speed, [items[i] for i in alive.tolist()]))
+
+
+def _replay(
+    jobs: dict[int, ClusterJob], by_slot: dict[int, list[SlotRow]], speed: SpeedModel | None
+) -> dict[int, float]:
+    """Each job's JCT at the model's rates on the testbed's own placements (module
+    docstring); NaN for a job the run never placed."""
+    done = dict.fromkeys(jobs, 0.0)
+    jct = dict.fromkeys(jobs, math.nan)
+    last_rate: dict[int, float] = {}
+    for slot, group in sorted(by_slot.items()):
+        items, ids = [], []
+        for r in group:
+            if math.isnan(jct[r.job]) and r.placement:
+                ms, ws, ss = zip(*r.placement, strict=True)
+                items.append((jobs[r.job], Placement(tuple(ms), tuple(ws), tuple(ss))))
+                ids.append(r.job)
+        if not items:
+            continue
+        rates = np.array(slot_rates(speed, items))
+        last_rate.update(zip(ids, rates.tolist(), strict=True))
+        total = np.array([jobs[j].total_work for j in ids])
+        got = shared_slot(
+            np.array([done[j] for j in ids]),
+            total,
+            total,
+            rates,
+            _rates_of(speed, items),
+        )
+        for k, j in enumerate(ids):
+            done[j] += float(got.work[k])
+            if got.completed[k]:
+                jct[j] = slot - jobs[j].arrival + float(got.at[k])
+    for j, job in jobs.items():  # after its last real slot, its last placement goes on
+        rate = last_rate.get(j, 0.0)
+        if math.isnan(jct[j]) and rate > 0:
+            last = max(s for s, g in by_slot.items() if any(r.job == j for r in g))
+            jct[j] = last + 1 - job.arrival + (job.total_work - done[j]) / rate
+    return jct
 
 
 def _sim_progress(

@@ -79,7 +79,7 @@ from dmlsched.sim.cluster.referee import (
     read_until,
 )
 from dmlsched.sim.cluster.usage import KeptUsage, UsageChange, integral_usage, recomputed_usage
-from dmlsched.sim.cluster.work import advance
+from dmlsched.sim.cluster.work import advance, shared_slot
 from dmlsched.sim.drive import measured_items, within_bound
 from dmlsched.sim.events import Event
 from dmlsched.sim.run import RunResult
@@ -878,11 +878,12 @@ class ClusterState:
             st = self._expect("accepted")
         t = self._slot
         run, running, rates = st.run, st.running, st.rates
-        if self._joint is not None and len(running) > 1:
+        joint = self._joint is not None and len(running) > 1
+        if joint:
             # a speed model that knows what jobs running at once do to each other (shared
             # links): the same set runs in every held slot, so the rates hold with it
-            got = self._joint([(self._jobs[j], Placement(*self._counts(j))) for j in running])
-            rates = np.array([float(x) for _, x in zip(running, got, strict=True)])
+            rates = self._joint_rates(running)
+        at = None
         if work is None:
             end = t + 1 if until is None else min(until, self.horizon)
             nxt = bisect_right(self._arrival_slots, t)
@@ -890,6 +891,16 @@ class ClusterState:
                 end = min(end, self._arrival_slots[nxt])
             k, completed, before = advance(self._done, self._thr, run, rates, max(end - t, 1))
             per_slot = rates
+            if joint and completed.any():  # the set shrinks within the slot (work.py)
+                slot = shared_slot(
+                    before,
+                    self._thr[run],
+                    self._total[run],
+                    rates,
+                    lambda alive: self._joint_rates([running[i] for i in alive.tolist()]),
+                )
+                self._done[run] = before + slot.work
+                completed, per_slot, at = slot.completed, slot.work, slot.at
         else:
             measured = self.check_work(work, elapsed=elapsed, source=source)
             per_slot = np.array([measured.get(j, 0.0) for j in running], dtype=float)
@@ -897,13 +908,28 @@ class ClusterState:
             self._done[run] = before + per_slot
             completed = self._done[run] >= self._thr[run]
             k = 1
-        ended = self._close(st, k, completed, before, per_slot)
+        ended = self._close(st, k, completed, before, per_slot, at)
         return Credited(k, tuple(ended), running, per_slot)
 
+    def _joint_rates(self, jobs: list[int]) -> np.ndarray:
+        """The workload speed model's rates of ``jobs`` running together (``slot_rates``)."""
+        joint = self._joint
+        if joint is None:
+            raise RuntimeError("the workload's speed model rates no jobs together")
+        got = joint([(self._jobs[j], Placement(*self._counts(j))) for j in jobs])
+        return np.array([float(x) for _, x in zip(jobs, got, strict=True)])
+
     def _close(
-        self, st: _Standing, k: int, completed: np.ndarray, before: np.ndarray, per_slot: np.ndarray
+        self,
+        st: _Standing,
+        k: int,
+        completed: np.ndarray,
+        before: np.ndarray,
+        per_slot: np.ndarray,
+        at: np.ndarray | None = None,
     ) -> list[int]:
-        """Book ``k`` credited slots and the completions in the last of them."""
+        """Book ``k`` credited slots and the completions in the last of them (``at``: the
+        share of that slot at which each completed, when :func:`shared_slot` worked it out)."""
         t = self._slot
         run, running = st.run, st.running
         if k > 1:
@@ -924,8 +950,11 @@ class ClusterState:
             # JCT counts whole slots from the start of the arrival slot to the moment
             # within slot t when the work ran out (linear progress within a slot);
             # elementwise, the floats of t − a_i + min(1, max(0, E·K − before) / rate)
-            left = np.maximum(0.0, self._total[e] - before[ends])
-            took = (t - self._arrival[e]) + np.minimum(1.0, left / per_slot[ends])
+            if at is None:
+                left = np.maximum(0.0, self._total[e] - before[ends])
+                took = (t - self._arrival[e]) + np.minimum(1.0, left / per_slot[ends])
+            else:
+                took = (t - self._arrival[e]) + at[ends]
             self._jct.update(zip(ended, took.tolist(), strict=True))
             self._forget(ended, e)
             active, finished, events = self._active, self._finished, self._events

@@ -5,15 +5,27 @@ slot of Eq. (1) with Fact 1 (:func:`dmlsched.model.speed.pdors.job_rate`, or
 the workload's own speed model); a decision held for several slots credits
 them in bulk, stopping after the first slot in which a job completes.
 
+**Jobs sharing links** (:func:`shared_slot`): a speed model that rates jobs
+running together (``slot_rates``: the flow-level model of a calibrated
+testbed profile) gives each job its share of the links for the set running.
+When one of them completes within a slot its flows end, and the others get
+the links for the rest of the slot at the rates of the smaller set — the flow
+set changed, so the rates are recomputed (as a TCP link's or a token bucket's
+share is).  The papers' speed models rate each job alone; there nothing
+changes within a slot.
+
 Measured work (a testbed's processes, a service agent) is bounded by
 :func:`dmlsched.sim.drive.within_bound`, as in every setting.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 import numpy as np
 
-__all__ = ["advance"]
+__all__ = ["SharedSlot", "advance", "shared_slot"]
 
 # Columns of held slots credited at once (bounds the memory of a long hold).
 _BLOCK = 1 << 20
@@ -51,3 +63,52 @@ def advance(
         if held == slots:
             done[run] = cur
             return slots, np.zeros(run.size, dtype=bool), cur
+
+
+class SharedSlot(NamedTuple):
+    """One slot of jobs sharing links (:func:`shared_slot`), by position in its inputs."""
+
+    work: np.ndarray  # work credited in the slot
+    completed: np.ndarray  # bool: completed within it
+    at: np.ndarray  # share of the slot when each completed (NaN: did not)
+
+
+def shared_slot(
+    before: np.ndarray,
+    thr: np.ndarray,
+    total: np.ndarray,
+    rates: np.ndarray,
+    rates_of: Callable[[np.ndarray], np.ndarray],
+) -> SharedSlot:
+    """A slot of jobs that start it with work ``before`` at ``rates`` (per slot, the set's
+    joint rates): a job completes when its work reaches ``thr``, at the share of the slot
+    where its work reaches ``total`` (as :func:`advance`'s callers count it); after each
+    completion ``rates_of(alive)`` — positions of the jobs still running, ascending —
+    rates the others for the rest of the slot (module docstring)."""
+    done = before.astype(float, copy=True)
+    at = np.full(before.size, np.nan)
+    alive = np.arange(before.size)
+    r = np.asarray(rates, dtype=float).copy()
+    used = 0.0  # share of the slot gone
+    while alive.size:
+        ra = r[alive]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            need = np.where(ra > 0, (thr[alive] - done[alive]) / ra, np.inf)
+        step = float(need.min())
+        if not used + step <= 1.0:  # no completion before the slot's end (by division)
+            start = done[alive]
+            done[alive] = start + (1.0 - used) * ra
+            # by addition, as advance() decides: a job whose work reaches thr completes
+            hit = done[alive] >= thr[alive]
+            ends = alive[hit]
+            at[ends] = np.minimum(1.0, used + np.maximum(0.0, total[ends] - start[hit]) / r[ends])
+            break
+        ends = alive[need <= step]
+        left = np.maximum(0.0, total[ends] - done[ends])
+        at[ends] = np.minimum(1.0, used + left / r[ends])
+        done[alive] += step * ra
+        used += step
+        alive = alive[need > step]
+        if alive.size:
+            r[alive] = rates_of(alive)
+    return SharedSlot(done - before, ~np.isnan(at), at)
