@@ -18,7 +18,7 @@ HELD_OUT ?= 100
 
 .PHONY: install install-core $(EXTRAS:%=install-%) demo quickstart test test-deps test-slow \
 	slurm-deps slurm-cluster slurm-cluster-stop bench bench-service lint reproduce-all \
-	testbed-validate clean
+	testbed-validate testbed-repredict clean
 
 install: install-core $(EXTRAS:%=install-%)
 
@@ -140,6 +140,11 @@ reproduce-all: install-core
 testbed-validate: install-core install-testbed
 	$(BIN)/dmlsched reproduce testbed-pdors --seeds 3 --workers 1 --out results/testbed-pdors
 	$(BIN)/python -m dmlsched.testbed.pooled
+
+# the held-out runs above predicted again with this checkout's engine (the real runs as they
+# were; report/again.csv beside each run's report) and their pooled errors
+testbed-repredict: install-core
+	$(BIN)/python -m dmlsched.experiments.repredict
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .ruff_cache

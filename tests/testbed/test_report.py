@@ -167,3 +167,26 @@ def test_slots_begun_on_a_loaded_machine_are_counted_and_said():
     m = run_metrics(tw, run, pred)
     assert (m["loaded_slots"], m["distorted_slots"]) == (2, 0)
     assert any("2 of 5 slots" in n and "2 CPUs (up to 9.0)" in n for n in run_notes(tw, run, pred))
+
+
+def test_a_run_read_back_from_its_report_predicts_the_same(tmp_path):
+    from dmlsched.testbed.predict import predict
+    from dmlsched.testbed.report import load_run
+
+    rows = [
+        SlotRow(0, 0, ((0, 1, 1),), "start", 10.0, 7, 0.5),
+        SlotRow(0, 1, ((0, 1, 0), (1, 0, 1)), "start", 4.0, 9, 0.75),
+        SlotRow(1, 1, ((1, 1, 1),), "move", 8.0, 11, 0.25),
+    ]
+    tw, run, _ = _case({0: 1.5}, rows, {0: 12.0, 1: 12.0}, sim_jct={})
+    run.preemptions[1] = 1
+    pred = predict(tw, run, None)
+    write_run(tmp_path, tw, run, pred)
+    back, summary = load_run(tmp_path, run.slot_seconds)
+    assert (back.scheduler, back.seed, back.slots_run) == ("pd-ors", 0, run.slots_run)
+    assert back.rows == rows and back.real_jct == run.real_jct and back.preemptions == {1: 1}
+    assert {j: s.work for j, s in back.status.items()} == {j: s.work for j, s in run.status.items()}
+    assert summary["median_sim_error"] == run_metrics(tw, run, pred)["median_sim_error"]
+    again = predict(tw, back, None)
+    assert again.sim_jct == pred.sim_jct and again.replay_jct == pred.replay_jct
+    assert outcomes(tw, back, again) == outcomes(tw, run, pred)

@@ -11,7 +11,10 @@ rates: the speed model alone, without the scheduler's divergence).  Runs
 with overrun, distorted or loaded slots are counted and named, not dropped.
 
 ``python -m dmlsched.testbed.pooled [RUNS] [--min-seed 1]`` prints the
-Markdown table (default ``RUNS``: ``/tmp/dmlsched-testbed-calibration/runs``).
+Markdown table (default ``RUNS``: ``/tmp/dmlsched-testbed-calibration/runs``);
+``--results again.csv`` pools the runs as
+:func:`dmlsched.experiments.repredict.repredict` predicted them again
+(``make testbed-repredict``).
 """
 
 from __future__ import annotations
@@ -58,11 +61,12 @@ class Pool:
 
 
 def pooled_errors(
-    runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1
+    runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1, results: str = "results.csv"
 ) -> dict[tuple[str, str], Pool]:
-    """(scheduler, emulation) → the pooled jobs of the runs of workload seed ≥ ``min_seed``."""
+    """(scheduler, emulation) → the pooled jobs of the runs of workload seed ≥ ``min_seed``
+    (``results``: the report file to read, e.g. the re-predicted ``again.csv``)."""
     out: dict[tuple[str, str], Pool] = {}
-    for res in sorted(runs.glob(f"{experiment}-*/report/results.csv")):
+    for res in sorted(runs.glob(f"{experiment}-*/report/{results}")):
         name = res.parent.parent.name[len(experiment) + 1 :]
         rest, _, seed = name.rpartition("-")
         sched, _, emulation = rest.rpartition("-")
@@ -152,8 +156,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("runs", nargs="?", type=Path, default=DEFAULT_RUNS)
     ap.add_argument("--experiment", default="testbed-pdors")
     ap.add_argument("--min-seed", type=int, default=1, help="held-out workload seeds from here")
+    ap.add_argument(
+        "--results", default="results.csv", help="report file (again.csv: re-predicted)"
+    )
     a = ap.parse_args(argv)
-    print(render(pooled_errors(a.runs, a.experiment, a.min_seed)), end="")
+    print(render(pooled_errors(a.runs, a.experiment, a.min_seed, a.results)), end="")
 
 
 if __name__ == "__main__":

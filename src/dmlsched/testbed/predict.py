@@ -106,7 +106,7 @@ def predict(
     rows: list[SlotRow] = []
     by_job: dict[int, list[SlotRow]] = defaultdict(list)
     by_slot: dict[int, list[SlotRow]] = defaultdict(list)
-    for r in run.rows:
+    for r in sorted(run.rows, key=lambda r: (r.slot, r.job)):  # one order, however stored
         by_slot[r.slot].append(r)
     for _, group in sorted(by_slot.items()):
         items = []

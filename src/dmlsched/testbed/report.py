@@ -53,15 +53,17 @@ from __future__ import annotations
 import csv
 import inspect
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dmlsched.results import CellKey, append_rows, cell_rows
+from dmlsched.results import CellKey, append_rows, cell_rows, columns, scan_results
 from dmlsched.testbed.predict import Prediction
-from dmlsched.testbed.run import TestbedRun
+from dmlsched.testbed.run import SlotRow, TestbedRun
+from dmlsched.testbed.runtime import JobStatus
 from dmlsched.testbed.workload import TestbedWorkload
 
 __all__ = [
@@ -580,3 +582,62 @@ def _loss(path: Path, run: TestbedRun) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+_PLACED = re.compile(r"m(\d+):(\d+)w(\d+)p")  # slots.csv's "m0:2w1p m1:0w1p"
+
+#: what a run's report keeps of what distorted it (``write_run``'s summary rows)
+DISTORTION = ("distorted_slots", "overrun_slots", "loaded_slots")
+
+
+def load_run(report: Path, slot_seconds: float) -> tuple[TestbedRun, dict[str, float]]:
+    """A run as far as its report (:func:`write_run`'s ``results.csv`` and ``slots.csv``)
+    keeps it — placements, measured work and bytes per slot, each job's work, real JCT
+    and counts, the slots run — and the report's summary row; enough to
+    :func:`~dmlsched.testbed.predict.predict` it again with another speed model or engine.
+    Not kept: per-slot loads and timings, loss curves (the summary's distortion counts
+    stand for them)."""
+    cols = columns(scan_results(report / "results.csv").rows)
+    per: dict[str, dict[str, float]] = {}
+    for v, m, x in zip(cols["value"], cols["metric"], cols["metric_value"], strict=True):
+        per.setdefault(str(v), {})[str(m)] = float(x)
+    summary = per.pop("all", {})
+    run = TestbedRun(
+        str(cols["scheduler"][0]),
+        int(cols["seed"][0]),
+        slot_seconds,
+        slots_run=int(summary.get("slots_run", 0)),
+        wall_s=summary.get("wall_seconds", 0.0),
+    )
+    for v, m in per.items():
+        j = int(v)
+        run.status[j] = JobStatus(work=m["work"], bytes=int(m["bytes"]))
+        if math.isfinite(m["real_jct"]):
+            run.real_jct[j] = m["real_jct"]
+            run.completion_slot[j] = int(m["arrival"] + m["real_jct"])
+        if m.get("rejected"):
+            run.rejected.add(j)
+        for name, into in (
+            ("preemptions", run.preemptions),
+            ("moves", run.moves),
+            ("resizes", run.resizes),
+        ):
+            if m.get(name):
+                into[j] = int(m[name])
+    with (report / "slots.csv").open(newline="") as f:
+        for r in csv.DictReader(f):
+            placement = tuple(
+                (int(m), int(w), int(p)) for m, w, p in _PLACED.findall(r["placement"])
+            )
+            run.rows.append(
+                SlotRow(
+                    int(r["slot"]),
+                    int(r["job"]),
+                    placement,
+                    r["action"],
+                    float(r["work"]),
+                    int(r["bytes"]),
+                    float(r["loss"]),
+                )
+            )
+    return run, summary

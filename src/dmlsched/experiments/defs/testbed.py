@@ -50,13 +50,17 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import functools
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dmlsched.experiments.catalogue import Experiment, Point, register
 from dmlsched.experiments.claims import Bound, Report
+
+if TYPE_CHECKING:  # the testbed's modules load when a cell runs, not with the catalogue
+    from dmlsched.model.speed.calibrated import CalibratedSpeed
+    from dmlsched.testbed.workload import TestbedWorkload
 
 __all__ = ["testbed_cell"]
 
@@ -101,15 +105,35 @@ def _profile(emulation: str, quick: bool) -> dict:
     return json.loads(path.read_text())
 
 
+def _workload(seed: int, quick: bool, profile: dict | None = None) -> TestbedWorkload:
+    """The testbed workload of workload seed ``seed`` (told ``profile``'s Eq. (1))."""
+    from dmlsched.rng import make_rng, spawn
+    from dmlsched.testbed.workload import testbed_workload
+
+    jobs, slot_s, epochs = (4, 10.0, (2, 5)) if quick else (JOBS, SLOT_SECONDS, EPOCHS)
+    return testbed_workload(
+        jobs, 3, HORIZON, spawn(make_rng(seed), 2)[0],
+        slot_seconds=slot_s, ext_mbit=EXT_MBIT, int_mbit=INT_MBIT, epochs=epochs, gangs=GANGS,
+        profile=profile,
+    )  # fmt: skip
+
+
+def _speed(profile: dict, quick: bool, form: str | None = None) -> CalibratedSpeed:
+    """The engine's speed model of ``profile`` for this experiment's slots and caps."""
+    from dmlsched.workloads.speed_profile import profile_speed
+
+    slot_s = 10.0 if quick else SLOT_SECONDS
+    return profile_speed(
+        profile, form=form, slot_seconds=slot_s, ext_mbit=(EXT_MBIT,), int_mbit=(INT_MBIT,)
+    )
+
+
 def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool) -> dict:
     """One testbed run of ``scheduler`` (emulation ``point``) and its predictions."""
-    from dmlsched.rng import make_rng, spawn
     from dmlsched.testbed.predict import predict
     from dmlsched.testbed.report import run_metrics, write_run
     from dmlsched.testbed.run import run_cluster
     from dmlsched.testbed.runtime import Testbed
-    from dmlsched.testbed.workload import testbed_workload
-    from dmlsched.workloads.speed_profile import profile_speed
 
     emulation = str(point)
     params = dict(exp.scheduler_params.get(scheduler, {}))
@@ -118,12 +142,7 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
     with (CAL_DIR / "lock").open("w") as lock:
         fcntl.lockf(lock, fcntl.LOCK_EX)  # one testbed at a time on this machine
         prof = _profile(emulation, quick)
-        jobs, slot_s, epochs = (4, 10.0, (2, 5)) if quick else (JOBS, SLOT_SECONDS, EPOCHS)
-        workload = functools.partial(
-            testbed_workload, jobs, 3, HORIZON,
-            slot_seconds=slot_s, ext_mbit=EXT_MBIT, int_mbit=INT_MBIT, epochs=epochs, gangs=GANGS,
-        )  # fmt: skip
-        tw = workload(spawn(make_rng(wl_seed), 2)[0], profile=prof)
+        tw = _workload(wl_seed, quick, prof)
         run_dir = CAL_DIR / "runs" / f"{exp.id}-{scheduler}-{emulation}-{wl_seed}"
         load_start = os.getloadavg()[0]
         with Testbed(
@@ -136,15 +155,14 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
             # no early stop for stalls: OASiS admits jobs whose planned start is slots away
             run = run_cluster(tw, scheduler, tb, wl_seed, scheduler_params=params, stall_slots=0)
         load_end = os.getloadavg()[0]
-    speed = functools.partial(
-        profile_speed, slot_seconds=slot_s, ext_mbit=(EXT_MBIT,), int_mbit=(INT_MBIT,)
-    )
-    pred = predict(tw, run, speed(prof), params)
+    pred = predict(tw, run, _speed(prof, quick), params)
     m = run_metrics(tw, run, pred)
     m["load_start"], m["load_end"] = load_start, load_end
-    # the run's own report (per-job rows, slots.csv, Gantt, loss) beside its job folders
+    # the run's own report (per-job rows, slots.csv, Gantt, loss) beside its job folders,
+    # with the profile it was predicted with (repredict reads both)
+    report = run_dir / "report"
     write_run(
-        run_dir / "report",
+        report,
         tw,
         run,
         pred,
@@ -152,10 +170,10 @@ def testbed_cell(exp: Experiment, scheduler: str, point: Point, seed: int, quick
         title=f"{exp.id}: {scheduler} ({emulation}, workload seed {wl_seed})",
         params=params,
     )
-    pred_eq1 = predict(tw, run, speed(prof, form="eq1"), params)
+    (report / "profile.json").write_text(json.dumps(prof, indent=1) + "\n")
+    pred_eq1 = predict(tw, run, _speed(prof, quick, form="eq1"), params)
     m["median_sim_error_eq1"] = run_metrics(tw, run, pred_eq1)["median_sim_error"]
-    nominal = workload(spawn(make_rng(wl_seed), 2)[0])
-    tw_nom = dataclasses.replace(tw, workload=nominal.workload)
+    tw_nom = dataclasses.replace(tw, workload=_workload(wl_seed, quick).workload)
     m["median_sim_error_nominal"] = run_metrics(tw, run, predict(tw_nom, run, None, params))[
         "median_sim_error"
     ]

@@ -1,0 +1,92 @@
+"""A finished testbed run predicted again with this checkout's engine and speed model.
+
+The real runs stay what they were: a run's report (:func:`dmlsched.testbed.report.load_run`)
+keeps its placements, measured work and real JCTs, so a change to the engine or the speed
+model can be measured on every run already made — held-out runs stay held out, since
+nothing is fitted to them here.  ``make testbed-repredict`` (``python -m
+dmlsched.experiments.repredict [RUNS]``) does it for every ``testbed-pdors`` run of a
+held-out seed and prints their pooled errors (:mod:`dmlsched.testbed.pooled`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dmlsched.errors import InvalidInput
+from dmlsched.experiments.defs.testbed import (
+    CAL_DIR,
+    EXT_MBIT,
+    HELD_OUT,
+    INT_MBIT,
+    SLOT_SECONDS,
+    _speed,
+    _workload,
+)
+
+__all__ = ["AGAIN", "main", "repredict"]
+
+#: the file :func:`repredict` writes beside a run's ``report/results.csv``
+AGAIN = "again.csv"
+
+
+def repredict(run_dir: Path, quick: bool = False) -> Path:
+    """Predict a finished ``testbed-pdors`` run again with this checkout's engine and speed
+    model, from what its report kept (:func:`dmlsched.testbed.report.load_run`): the real
+    run is what it was, its workload is rebuilt from the seed in its folder's name, its
+    profile is the one saved beside the report (else the cached calibration's).  Writes
+    the per-job and summary rows ``write_run`` would (the summary's distortion counts
+    copied) to ``report/again.csv``; returns its path."""
+    from dmlsched.results import CellKey, append_rows, cell_rows
+    from dmlsched.testbed.predict import predict
+    from dmlsched.testbed.report import DISTORTION, job_metrics, load_run, run_metrics
+
+    rest, _, seed = run_dir.name.rpartition("-")
+    rest, _, emulation = rest.rpartition("-")
+    if not seed.isdigit() or emulation not in ("local", "netns"):
+        raise InvalidInput("run folder", str(run_dir), "<id>-<scheduler>-<emulation>-<seed>")
+    report = run_dir / "report"
+    saved = report / "profile.json"
+    if saved.exists():
+        prof = json.loads(saved.read_text())
+    else:
+        prof = json.loads(
+            (CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}" / "profile.json").read_text()
+        )
+    run, summary = load_run(report, 10.0 if quick else SLOT_SECONDS)
+    tw = _workload(int(seed), quick, prof)
+    pred = predict(tw, run, _speed(prof, quick), None)
+    m = run_metrics(tw, run, pred)
+    m.update({k: summary.get(k, 0.0) for k in DISTORTION})
+    experiment = run_dir.name[: -len(f"-{run.scheduler}-{emulation}-{seed}")]
+    rows = []
+    for j, per in job_metrics(tw, run, pred).items():
+        rows += cell_rows(
+            experiment, "cluster", CellKey(run.scheduler, str(j), run.seed), "job", per
+        )
+    rows += cell_rows(experiment, "cluster", CellKey(run.scheduler, "all", run.seed), "job", m)
+    out = report / AGAIN
+    out.unlink(missing_ok=True)
+    append_rows(out, rows)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m dmlsched.experiments.repredict [RUNS]``: every ``testbed-pdors`` run of
+    a held-out seed in RUNS predicted again (:func:`repredict`), then their pooled errors."""
+    import argparse
+
+    from dmlsched.testbed.pooled import DEFAULT_RUNS, pooled_errors, render
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("runs", nargs="?", type=Path, default=DEFAULT_RUNS)
+    a = ap.parse_args(argv)
+    dirs = sorted(p.parent.parent for p in a.runs.glob("testbed-pdors-*/report/results.csv"))
+    for d in dirs:
+        if int(d.name.rpartition("-")[2]) >= HELD_OUT:
+            print(f"{d.name}: {repredict(d)}", flush=True)
+    print(render(pooled_errors(a.runs, results=AGAIN)), end="")
+
+
+if __name__ == "__main__":
+    main()
