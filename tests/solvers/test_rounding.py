@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlsched.errors import InvalidInput
-from dmlsched.solvers.rounding import g_delta_cover, g_delta_packing, scaled_round
+from dmlsched.solvers.rounding import _draw_up, g_delta_cover, g_delta_packing, scaled_round
 
 
 def test_eq30_gain_for_w1_10_delta_half_matches_hand_value() -> None:
@@ -88,3 +88,18 @@ def test_impossible_cover_fails_after_exactly_s_attempts() -> None:
         attempts=7,
     )
     assert not res.success and res.attempts == 7
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 700), st.integers(0, 40), st.integers(0, 2**32 - 1))
+def test_block_draws_equal_one_array_of_draws_and_leave_the_same_state(
+    attempts: int, f: int, seed: int
+) -> None:
+    # cheapest_round's draws, taken 256 rows at a time, are the numbers (and the generator
+    # state after) of one rng.random((attempts, f)) call: the rounding's bytes depend on it
+    frac = np.random.default_rng(seed + 1).random(f)
+    one, blocks = np.random.default_rng(seed), np.random.default_rng(seed)
+    want = one.random((attempts, f)) < frac
+    got = _draw_up(blocks, attempts, frac)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert blocks.bit_generator.state == one.bit_generator.state

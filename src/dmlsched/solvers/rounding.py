@@ -48,6 +48,7 @@ __all__ = [
     "scaled_round",
 ]
 
+_DRAW_ROWS = 256  # rows of uniforms drawn at a time (one small reused buffer)
 _TOL = 1e-9
 
 
@@ -145,6 +146,19 @@ def scaled_round(
     return RoundingResult(x, float(np.dot(cost, x)), k + 1)
 
 
+def _draw_up(rng: np.random.Generator, attempts: int, frac: np.ndarray) -> np.ndarray:
+    """``rng.random((attempts, frac.size)) < frac``, drawn in blocks of rows into one small
+    buffer: the same numbers in the same order (the generator fills row-major), without
+    a fresh attempts × f array of floats per call."""
+    up = np.empty((attempts, frac.size), dtype=bool)
+    buf = np.empty((min(attempts, _DRAW_ROWS), frac.size))
+    for i in range(0, attempts, _DRAW_ROWS):
+        block = buf[: min(_DRAW_ROWS, attempts - i)]
+        rng.random(out=block)
+        np.less(block, frac, out=up[i : i + block.shape[0]])
+    return up
+
+
 def cheapest_round(
     x_bar: np.ndarray,
     gain: float,
@@ -159,18 +173,24 @@ def cheapest_round(
 
     ``rng`` draws an (``attempts`` × f) array of uniforms, f the fractional
     coordinates; ``repair`` and ``accept`` take a (k × n) batch of candidates
-    (``repair`` returns the batch changed, ``accept`` a boolean vector).
+    (``repair`` returns the batch changed — it may write into the batch it is given,
+    which is this call's own — ``accept`` a boolean vector).
     """
     lo, frac = _scaled(x_bar, gain, attempts)
     var = np.flatnonzero(frac > 0)
-    up = rng.random((attempts, var.size)) < frac[var]
+    up = _draw_up(rng, attempts, frac[var])
     if var.size:  # the distinct outcomes, each at its first draw, in draw order
-        _, first = np.unique(np.packbits(up, axis=1), axis=0, return_index=True)
+        # each row's bits as one opaque item: sorting compares them with memcmp (a
+        # row-wise ``np.unique(axis=0)`` compares one field per byte, Θ(width) slower)
+        rows = np.packbits(up, axis=1)
+        rows = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+        _, first = np.unique(rows, return_index=True)
         first = np.sort(first)
     else:
         first = np.zeros(1, dtype=np.int64)
-    cand = np.repeat(lo[None, :], first.size, axis=0)
-    cand[:, var] += up[first]
+    from dmlsched.solvers.rounding_kernels import outcomes  # numba: imported when used
+
+    cand = outcomes(lo, var, up, first)
     if repair is not None:
         cand = repair(cand)
     feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))

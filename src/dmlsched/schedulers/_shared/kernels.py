@@ -26,6 +26,7 @@ __all__ = [
     "regroup",
     "rounding_ok",
     "trim_workers",
+    "trim_workers_in_place",
 ]
 
 _REL = 1e-9  # certificate: pass cost ≤ bound · (1 + _REL)
@@ -219,6 +220,14 @@ def trim_workers(cand, order, max_workers):
     (w_1..w_n, s_1..s_n) with more than ``max_workers`` workers, drop the
     surplus from the machines in ``order`` (costliest first); a copy."""
     out = cand.copy()
+    trim_workers_in_place(out, order, max_workers)
+    return out
+
+
+@njit(cache=True)
+def trim_workers_in_place(cand, order, max_workers):
+    """:func:`trim_workers` writing into ``cand`` itself (a batch nobody else holds);
+    returns it."""
     n = cand.shape[1] // 2
     for i in range(cand.shape[0]):
         excess = -max_workers
@@ -227,10 +236,10 @@ def trim_workers(cand, order, max_workers):
         for h in order:
             if excess <= 0:
                 break
-            cut = min(excess, out[i, h])
-            out[i, h] -= cut
+            cut = min(excess, cand[i, h])
+            cand[i, h] -= cut
             excess -= cut
-    return out
+    return cand
 
 
 @njit(cache=True)

@@ -786,7 +786,7 @@ class PdorsOracle:
         ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
-        from dmlsched.schedulers._shared.kernels import rounding_ok, trim_workers
+        from dmlsched.schedulers._shared.kernels import rounding_ok, trim_workers_in_place
 
         job = self.job
         wmax = float(job.max_workers)
@@ -800,7 +800,7 @@ class PdorsOracle:
             self.sched.rng_,
             cost=cost,
             attempts=int(self.sched.attempts),
-            repair=lambda cand: trim_workers(cand, costly_first, wmax),
+            repair=lambda cand: trim_workers_in_place(cand, costly_first, wmax),  # a fresh batch
             accept=lambda cand: rounding_ok(
                 cand,
                 float(m),
