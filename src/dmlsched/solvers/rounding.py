@@ -182,8 +182,8 @@ def cheapest_round(
     if var.size:  # the distinct outcomes, each at its first draw, in draw order
         # each row's bits as one opaque item: sorting compares them with memcmp (a
         # row-wise ``np.unique(axis=0)`` compares one field per byte, Θ(width) slower)
-        rows = np.packbits(up, axis=1)
-        rows = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+        packed = np.packbits(up, axis=1)
+        rows = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
         _, first = np.unique(rows, return_index=True)
         first = np.sort(first)
     else:
