@@ -440,7 +440,7 @@ class AOnline:
         g = tw.g[busy_at]
         h = self.head_
         left = h.left[g] - dl[len(heads) :]  # slots the head certainly has left at t0
-        above = (h.key0[g] < key[0]) | ((h.key0[g] == key[0]) & (h.key1[g] <= key[1]))
+        above = h.key0[g] <= key[0]  # every queued chunk has a lower sequence number
         share = np.where(left > 0, np.where(above, inv_d * left, p * h.inv_d[g]), 0.0)
         lo = base[len(heads) :]
         base[len(heads) :] = np.maximum(lo, (lo + share) * (1.0 - _BOUND_SLACK))
@@ -462,27 +462,30 @@ class AOnline:
 
         Such a chunk is still in its worker's queue if it has work left, ready, with
         ⌈b/n_j − 1e-9⌉ whole slots left (b its mini-batches left now), at least
-        b/n_j − ``_LEFT_SLACK``; at most Δ of them run before t0 = now + Δ.
+        b/n_j − ``_LEFT_SLACK``; at most Δ of them run before t0 = now + Δ.  Read from
+        every active job's array at once, not chunk by chunk.
         """
-        n = len(self.heads_)
+        heads = self.heads_
         self.head_ = head = _Heads.none(self.system_.edge_workers)
-        if not n:
+        remaining = view.remaining
+        if not heads or not remaining:
             return
-        remaining, rates = view.remaining, self.rates_
-        g = np.fromiter((g for g, _ in self.heads_), dtype=np.int64, count=n)
-        chunks = [e for _, e in self.heads_]
-        left = np.fromiter(
-            (
-                0.0 if (arr := remaining.get(e.job)) is None else float(arr[e.chunk]) / rates[e.job]
-                for e in chunks
-            ),
-            dtype=float,
-            count=n,
-        )
-        head.left[g] = left - _LEFT_SLACK
-        head.inv_d[g] = np.fromiter((e.inv_d for e in chunks), dtype=float, count=n)
-        head.key0[g] = np.fromiter((e.key[0] for e in chunks), dtype=float, count=n)
-        head.key1[g] = np.fromiter((e.key[1] for e in chunks), dtype=np.int64, count=n)
+        jobs = np.fromiter(remaining, dtype=np.int64, count=len(remaining))
+        arrays = [remaining[j] for j in remaining]
+        start = np.zeros(len(arrays), dtype=np.int64)
+        np.cumsum([len(a) for a in arrays[:-1]], out=start[1:])
+        flat = np.concatenate(arrays)
+        rate = np.array([self.rates_[j] for j in remaining])
+        by_id = np.argsort(jobs)
+        g = np.array([g for g, _ in heads], dtype=np.int64)
+        hj = np.array([e.job for _, e in heads], dtype=np.int64)
+        k = np.minimum(np.searchsorted(jobs[by_id], hj), len(jobs) - 1)
+        on = jobs[by_id[k]] == hj  # the head's job is active (else it has finished)
+        at = by_id[k[on]]
+        chunk = np.array([e.chunk for _, e in heads], dtype=np.int64)[on]
+        head.left[g[on]] = flat[start[at] + chunk] / rate[at] - _LEFT_SLACK
+        head.inv_d[g] = [e.inv_d for _, e in heads]
+        head.key0[g] = [e.key[0] for _, e in heads]
 
     def _assign(
         self,
@@ -912,21 +915,15 @@ class _TypeWorkers(NamedTuple):
 class _Heads(NamedTuple):
     """Per edge worker (gid), the chunk HAPRF ran on it in the last slot
     (``AOnline._head_bounds``): its whole slots left now, at least (−inf: none), its
-    1/D_j' and its HAPRF key."""
+    1/D_j' and the first part of its HAPRF key (−γ)."""
 
     left: np.ndarray
     inv_d: np.ndarray
     key0: np.ndarray
-    key1: np.ndarray
 
     @classmethod
     def none(cls, workers: int) -> _Heads:
-        return cls(
-            np.full(workers, -np.inf),
-            np.zeros(workers),
-            np.zeros(workers),
-            np.zeros(workers, dtype=np.int64),
-        )
+        return cls(np.full(workers, -np.inf), np.zeros(workers), np.zeros(workers))
 
 
 class _Stream:
