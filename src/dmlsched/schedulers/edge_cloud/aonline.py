@@ -84,7 +84,7 @@ LAZY_Q = True
 #: relative shrink of a busy worker's lower bound on Q (``_bounds``): the rounding of
 #: Eq. (5)'s three additions and three products is below 1e-15
 _BOUND_SLACK = 1e-9
-#: slots subtracted from a head chunk's mini-batches left / n_j (``_head_bounds``): the
+#: slots subtracted from a first chunk's mini-batches left / n_j (``_head_bounds``): the
 #: whole slots left are ⌈that − 1e-9⌉ ≥ it − 1e-9, up to the division's rounding
 _LEFT_SLACK = 1e-6
 
@@ -222,7 +222,7 @@ class AOnline:
                 self.by_type_.setdefault(int(k), []).append((s, w))
         self.types_ = {k: _TypeWorkers.of(sw, system) for k, sw in self.by_type_.items()}
         self.busy_ = np.zeros(system.edge_workers, dtype=bool)  # gid in queues_
-        self.heads_: list[tuple[int, Queued]] = []  # (gid, chunk) HAPRF ran in the last slot
+        self.heads_: list[tuple[int, Queued]] = []  # (gid, its first chunk) after the last slot
         self.head_ = _Heads.none(system.edge_workers)
         self.queues_: dict[int, list[Queued]] = {}  # edge worker gid -> HAPRF queue
         self.keys_: dict[int, list[tuple[float, int]]] = {}
@@ -322,7 +322,7 @@ class AOnline:
         version: dict[tuple[int, int], int] = {}
         results: dict[tuple[int, int], QResult] = {}
         key = haprf_key(terms.rate0, terms.total_work, self.seq_)
-        lazy = self._bounds(job, room, key, terms) if LAZY_Q else _Stream.none()
+        lazy = self._bounds(job, now, room, key, terms) if LAZY_Q else _Stream.none()
         if not LAZY_Q:  # the reference: every qualified worker evaluated first
             for s, w in self.by_type_.get(job.worker_type, ()):
                 if fits(s):
@@ -402,7 +402,7 @@ class AOnline:
         return self._dispatched(job, places, used)
 
     def _bounds(
-        self, job: EdgeJob, room: np.ndarray, key: tuple[float, int], terms: _JobTerms
+        self, job: EdgeJob, now: int, room: np.ndarray, key: tuple[float, int], terms: _JobTerms
     ) -> _Stream:
         """A_greedy's qualified workers with room, before any is evaluated (``_greedy``).
 
@@ -412,12 +412,13 @@ class AOnline:
           in ``idle`` for it to be chosen.
         * A busy worker is a candidate with a lower bound on its Q (version −1):
           (Δ + p)/D_j — its Q with nothing pending, ≤ its Q since float addition
-          and multiplication by a number ≥ 0 are monotone — plus, when the chunk
-          HAPRF ran on it in the last slot (``_head_bounds``) certainly still has
-          L > 0 slots left at t0 = now + Δ, that chunk's least share of Eq. (5):
-          L/D_j if it ranks above the new chunk (A_1: wait ≥ L), else p/D_j'
-          (A_2); the sum is shrunk by a relative 1e-9, far beyond the rounding
-          of either side, so the bound stays ≤ the Q computed in floats.
+          and multiplication by a number ≥ 0 are monotone — plus, when the first
+          (highest-priority) chunk of its queue (``_head_bounds``) is ready by
+          t0 = now + Δ and certainly still has L > 0 slots left then (it runs at
+          most from max(now, its ready slot) to t0), that chunk's least share of
+          Eq. (5): L/D_j if it ranks above the new chunk (A_1: wait ≥ L), else
+          p/D_j' (A_2); the sum is shrunk by a relative 1e-9, far beyond the
+          rounding of either side, so the bound stays ≤ the Q computed in floats.
 
         An exact entry taken off the top is below every bound still waiting, so
         it is below every Q not yet computed: the same choices as computing all.
@@ -439,7 +440,10 @@ class AOnline:
         base = inv_d * dl + inv_d * 0 + inv_d * p + p * 0.0  # Eq. (5), nothing pending
         g = tw.g[busy_at]
         h = self.head_
-        left = h.left[g] - dl[len(heads) :]  # slots the head certainly has left at t0
+        dlb = dl[len(heads) :]
+        # the first chunk runs at most from its ready slot (or now) to t0 = now + Δ
+        left = h.left[g] - (dlb - np.maximum(h.ready[g] - now, 0))
+        left[h.ready[g] > now + dlb] = -np.inf  # not ready by t0: not pending
         above = h.key0[g] <= key[0]  # every queued chunk has a lower sequence number
         share = np.where(left > 0, np.where(above, inv_d * left, p * h.inv_d[g]), 0.0)
         lo = base[len(heads) :]
@@ -458,12 +462,13 @@ class AOnline:
         )
 
     def _head_bounds(self, view: EdgeCloudView) -> None:
-        """``head_`` for this slot from the chunks HAPRF ran in the last one (``_bounds``).
+        """``head_`` for this slot from each busy worker's first chunk after the last one
+        (``_bounds``).
 
-        Such a chunk is still in its worker's queue if it has work left, ready, with
+        Such a chunk is still in its worker's queue if it has work left, with
         ⌈b/n_j − 1e-9⌉ whole slots left (b its mini-batches left now), at least
-        b/n_j − ``_LEFT_SLACK``; at most Δ of them run before t0 = now + Δ.  Read from
-        every active job's array at once, not chunk by chunk.
+        b/n_j − ``_LEFT_SLACK``.  Read from every active job's array at once, not
+        chunk by chunk.
         """
         heads = self.heads_
         self.head_ = head = _Heads.none(self.system_.edge_workers)
@@ -486,6 +491,7 @@ class AOnline:
         head.left[g[on]] = flat[start[at] + chunk] / rate[at] - _LEFT_SLACK
         head.inv_d[g] = [e.inv_d for _, e in heads]
         head.key0[g] = [e.key[0] for _, e in heads]
+        head.ready[g] = [e.ready for _, e in heads]
 
     def _assign(
         self,
@@ -784,10 +790,11 @@ class AOnline:
                     continue
                 if e.ready <= t:
                     run.setdefault(e.job, []).append(e.chunk)
-                    heads.append((g, e))
                     break
                 i += 1
-            if not queue:
+            if queue:
+                heads.append((g, queue[0]))
+            else:
                 del self.queues_[g]
                 del self.keys_[g]
                 self.busy_[g] = False
@@ -913,17 +920,23 @@ class _TypeWorkers(NamedTuple):
 
 
 class _Heads(NamedTuple):
-    """Per edge worker (gid), the chunk HAPRF ran on it in the last slot
+    """Per edge worker (gid), the first chunk of its HAPRF queue after the last slot
     (``AOnline._head_bounds``): its whole slots left now, at least (−inf: none), its
-    1/D_j' and the first part of its HAPRF key (−γ)."""
+    1/D_j', the first part of its HAPRF key (−γ) and its ready slot."""
 
     left: np.ndarray
     inv_d: np.ndarray
     key0: np.ndarray
+    ready: np.ndarray
 
     @classmethod
     def none(cls, workers: int) -> _Heads:
-        return cls(np.full(workers, -np.inf), np.zeros(workers), np.zeros(workers))
+        return cls(
+            np.full(workers, -np.inf),
+            np.zeros(workers),
+            np.zeros(workers),
+            np.zeros(workers, dtype=np.int64),
+        )
 
 
 class _Stream:
