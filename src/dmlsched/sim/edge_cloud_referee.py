@@ -194,16 +194,17 @@ def check_dispatch(
                     resource="worker",
                 )
             add[s] += job.chunk_gb
-        for s in range(S):  # (7b) Σ_j u_j · (chunks on s) ≤ U_s
-            if used[s] + add[s] > now.capacity[s] + STORAGE_TOL:
-                refuse(
-                    name,
-                    j,
-                    t,
-                    f"storage {used[s] + add[s]:g} GB > U_s={now.capacity[s]:g} (7b)",
-                    machine=s,
-                    resource="storage",
-                )
+        over = used + add > now.capacity + STORAGE_TOL  # (7b) Σ_j u_j · (chunks on s) ≤ U_s
+        if over.any():
+            s = int(np.flatnonzero(over)[0])  # the first server over its U_s
+            refuse(
+                name,
+                j,
+                t,
+                f"storage {used[s] + add[s]:g} GB > U_s={now.capacity[s]:g} (7b)",
+                machine=s,
+                resource="storage",
+            )
         used += add
         new[j] = dispatched(job, places, system, t, add)
     return new, used

@@ -54,7 +54,7 @@ import bisect
 import heapq
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 
@@ -78,9 +78,15 @@ __all__ = [
 ]
 
 _TOL = 1e-9
-#: A_greedy evaluates Eq. (5) lazily (see ``_greedy``: the same choices; ``False``
+#: A_greedy evaluates Eq. (5) lazily (see ``_bounds``: the same choices; ``False``
 #: evaluates every worker first, the reference the tests compare with)
 LAZY_Q = True
+#: relative shrink of a busy worker's lower bound on Q (``_bounds``): the rounding of
+#: Eq. (5)'s three additions and three products is below 1e-15
+_BOUND_SLACK = 1e-9
+#: slots subtracted from a first chunk's mini-batches left / n_j (``_head_bounds``): the
+#: whole slots left are ⌈that − 1e-9⌉ ≥ it − 1e-9, up to the division's rounding
+_LEFT_SLACK = 1e-6
 
 
 @dataclass
@@ -214,6 +220,10 @@ class AOnline:
         for s, row in enumerate(system.worker_types):
             for w, k in enumerate(row):
                 self.by_type_.setdefault(int(k), []).append((s, w))
+        self.types_ = {k: _TypeWorkers.of(sw, system) for k, sw in self.by_type_.items()}
+        self.busy_ = np.zeros(system.edge_workers, dtype=bool)  # gid in queues_
+        self.heads_: list[tuple[int, Queued]] = []  # (gid, its first chunk) after the last slot
+        self.head_ = _Heads.none(system.edge_workers)
         self.queues_: dict[int, list[Queued]] = {}  # edge worker gid -> HAPRF queue
         self.keys_: dict[int, list[tuple[float, int]]] = {}
         self.cloud_: dict[int, tuple[np.ndarray, int]] = {}  # job -> (chunks, ready slot)
@@ -228,7 +238,7 @@ class AOnline:
         self.job_end_: dict[int, float] = {}  # planned completion (exclusive) per job
         self.undo_: list[tuple] | None = None  # cloud_check's trial placement log
         self.pending_: dict[int, dict[int, list[tuple[Queued, int]]]] = {}
-        self.storage_ = [system.storage_of(s) for s in range(system.servers)]
+        self.storage_ = np.array([system.storage_of(s) for s in range(system.servers)])
         # edge_only: (worker type, chunk GB, D_j) -> chunks the edge has room for, while
         # the storage in use is ``room_used_`` (jobs that do not fit retry every slot)
         self.room_chunks_: dict[tuple[int, float, int], int] = {}
@@ -258,6 +268,8 @@ class AOnline:
             self.room_chunks_.clear()
             self.room_used_ = list(used)
         greedy = self._greedy_last_chunk if self.last_chunk else self._greedy
+        if view.pending and LAZY_Q and not self.last_chunk:
+            self._head_bounds(view)
         for j in view.pending:
             job = view.jobs[j]
             self.ps_type_[j] = job.ps_type
@@ -271,15 +283,15 @@ class AOnline:
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
 
     # ------------------------------------------------------------------ Alg. 2
-    def _room(self, job: EdgeJob, used: list[float]) -> list[float] | None:
+    def _room(self, job: EdgeJob, used: list[float]) -> np.ndarray | None:
         """Free storage per edge server, or ``None`` when ``edge_only`` and the servers
         of the job's worker type cannot hold all D_j chunks (Sec. VI)."""
+        room = self.storage_ - np.array(used)
         if self.edge_only and job.chunk_gb > 0:
             D = job.chunks
             key = (job.worker_type, job.chunk_gb, D)
             chunks = self.room_chunks_.get(key)
             if chunks is None:
-                room = [cap - u for cap, u in zip(self.storage_, used, strict=False)]
                 servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
                 chunks = self.room_chunks_[key] = sum(
                     D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
@@ -287,7 +299,7 @@ class AOnline:
                 )
             if chunks < D:
                 return None
-        return [cap - u for cap, u in zip(self.storage_, used, strict=False)]
+        return room
 
     def _greedy(
         self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
@@ -297,57 +309,38 @@ class AOnline:
             return None
         system = self.system_
         S = system.servers
-        D = job.chunks
-        inv_d = 1.0 / D
-        sp = system.speedup
-        rate0 = processing_capacity(job, 0, sp)
-        p_edge = chunk_slots(job, 0, sp)
-        total_work = job.work_per_chunk * D
+        terms = _JobTerms.of(job, system.speedup)
+        inv_d, p_edge = terms.inv_d, terms.p_edge
 
         def fits(s: int) -> bool:
-            return room[s] >= job.chunk_gb - 1e-12
+            return bool(room[s] >= job.chunk_gb - 1e-12)
 
-        # lines 3–8: Q for the first chunk on every qualified worker (and the cloud)
-        heap: list[tuple[float, int, int, int]] = []  # (Q, server, worker, version)
+        # lines 3–8: Q for the first chunk on every qualified worker (and the cloud).  The
+        # heap holds exact entries (Q, server, worker, version); with LAZY_Q the workers not
+        # yet evaluated wait in ``lazy``, a stream sorted like the heap, by lower bound.
+        heap: list[tuple[float, int, int, int]] = []
         version: dict[tuple[int, int], int] = {}
         results: dict[tuple[int, int], QResult] = {}
-        key = haprf_key(rate0, total_work, self.seq_)
-        # Lazily, with the same pops as holding every worker's Q (LAZY_Q):
-        # * idle workers (empty queue) of a server all have the same Q (Eq. (5) with no
-        #   pending chunk): the heap holds the lowest-numbered one, the next is pushed
-        #   when it is chosen;
-        # * a busy worker enters with its lower bound (Δ + p)/D_j — its Q with nothing
-        #   pending, ≤ its Q since float addition is monotone — as version −1, and its
-        #   Q is computed (as at the job's start: its queue has not changed) when that
-        #   bound reaches the top; an exact entry on top is then below every bound.
-        idle: dict[int, list[int]] = {}  # server -> its idle workers, the one in the heap last
-        for s, w in self.by_type_.get(job.worker_type, ()):
-            if not fits(s):
-                continue
-            g = system.worker_gid(s, w)
-            queue = self.queues_.get(g)
-            if queue is None and LAZY_Q:
-                waiting = idle.setdefault(s, [])
-                waiting.append(w)
-                if len(waiting) > 1:
-                    continue
-            if queue is not None and LAZY_Q:
-                bound = q_of_pending([], now, job.delay[s], key, p_edge, inv_d)
-                heap.append((bound.q, s, w, -1))
-                continue
-            res = self._q(g, queue or [], rem, now, job.delay[s], key, p_edge, inv_d)
-            results[(s, w)] = res
-            version[(s, w)] = 0
-            heap.append((res.q, s, w, 0))
-        for waiting in idle.values():
-            waiting.reverse()  # descending: the one in the heap last, the next below it
+        key = haprf_key(terms.rate0, terms.total_work, self.seq_)
+        lazy = self._bounds(job, now, room, key, terms) if LAZY_Q else _Stream.none()
+        if not LAZY_Q:  # the reference: every qualified worker evaluated first
+            for s, w in self.by_type_.get(job.worker_type, ()):
+                if fits(s):
+                    g = system.worker_gid(s, w)
+                    res = self._q(
+                        g, self.queues_.get(g, []), rem, now, job.delay[s], key, p_edge, inv_d
+                    )
+                    results[(s, w)] = res
+                    version[(s, w)] = 0
+                    heap.append((res.q, s, w, 0))
+        idle: dict[int, list[int]] = {}  # server -> its idle workers, the one in play last
         cloud_q = None
         if not self.edge_only:
-            p_c1 = chunk_slots(job, 1, sp)
+            p_c1 = chunk_slots(job, 1, system.speedup)
             cloud_q = inv_d * (job.delay[S] + p_c1)  # Alg. 3 line 8 with ζ_j = 1
             heap.append((cloud_q, S, 0, 0))
             version[(S, 0)] = 0
-        if not heap:
+        if not heap and lazy.empty:
             return None
         heapq.heapify(heap)
         check = self.cloud_check and not self.edge_only
@@ -358,9 +351,9 @@ class AOnline:
         cost = 0.0
 
         places: list[tuple[int, int]] = []
-        for d in range(D):
+        for d in range(job.chunks):
             while True:  # line 11, lazily skipping stale entries and full servers
-                q, s, w, ver = heapq.heappop(heap)
+                q, s, w, ver = lazy.pop_before(heap)
                 if ver < 0:  # a busy worker's bound on top: its Q now
                     if fits(s):
                         g = system.worker_gid(s, w)
@@ -371,11 +364,15 @@ class AOnline:
                         version[(s, w)] = 0
                         heapq.heappush(heap, (res.q, s, w, 0))
                     continue
+                if (s, w) not in version and s < S:  # an idle worker from the stream: exact
+                    g = system.worker_gid(s, w)
+                    results[(s, w)] = self._q(g, [], rem, now, job.delay[s], key, p_edge, inv_d)
+                    version[(s, w)] = 0
                 if version.get((s, w)) == ver and (s == S or fits(s)):
                     break
             if s == S:  # lines 12–16: the rest of the job goes to the cloud
                 zeta = 1 if d == 0 else 0
-                c_end = float(now + job.delay[S] + chunk_slots(job, zeta, sp))
+                c_end = float(now + job.delay[S] + chunk_slots(job, zeta, system.speedup))
                 cost += max(0.0, c_end - end)
                 self._place_cloud(job, d, zeta, q, now, places)
                 break
@@ -384,50 +381,171 @@ class AOnline:
             if check:
                 cost += max(0.0, res.start + p_edge - end) + self._others_cost(res, p_edge)
                 end = max(end, float(res.start + p_edge))
-            self.alpha_[(job.id, d)] = q
-            g = system.worker_gid(s, w)
-            entry = Queued(
-                haprf_key(rate0, total_work, self.seq_),
-                job.id,
-                d,
-                now + job.delay[s],
-                rate0,
-                inv_d,
-                job.work_per_chunk,
-            )
-            self.seq_ += 1
-            self._update_variables(g, entry, res, p_edge, job.arrival)
-            rem.fresh(job.id, d, p_edge)
-            room[s] -= job.chunk_gb
-            places.append((s, w))
             if d == 0 and cloud_q is not None:  # lines 17–20: cloud Q with ζ_j = 0
                 version[(S, 0)] += 1
                 heapq.heappush(heap, (inv_d * (job.delay[S] + p_edge), S, 0, version[(S, 0)]))
             idle_here = idle.get(s)
+            if idle_here is None:
+                idle_here = idle[s] = lazy.idle_on(s)
             if idle_here and idle_here[-1] == w:  # it was its server's idle one: the next in line
                 idle_here.pop()
                 if idle_here:
-                    results[(s, idle_here[-1])] = results[(s, w)]
+                    results[(s, idle_here[-1])] = res
                     version[(s, idle_here[-1])] = 0
-                    heapq.heappush(heap, (results[(s, w)].q, s, idle_here[-1], 0))
+                    heapq.heappush(heap, (res.q, s, idle_here[-1], 0))
             # lines 21–22: only the chosen worker's Q changes for the next chunk
-            nk = haprf_key(rate0, total_work, self.seq_)
-            res = self._q(g, self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
-            results[(s, w)] = res
+            results[(s, w)] = self._assign(job, d, s, w, res, q, terms, now, rem, room, places)
             version[(s, w)] += 1
-            heapq.heappush(heap, (res.q, s, w, version[(s, w)]))
+            heapq.heappush(heap, (results[(s, w)].q, s, w, version[(s, w)]))
         if check:
             places = self._cloud_check(job, places, cost, now, rem, seq0)
+        return self._dispatched(job, places, used)
+
+    def _bounds(
+        self, job: EdgeJob, now: int, room: np.ndarray, key: tuple[float, int], terms: _JobTerms
+    ) -> _Stream:
+        """A_greedy's qualified workers with room, before any is evaluated (``_greedy``).
+
+        * Idle workers (empty queue) of a server all have the same Q — Eq. (5)
+          with nothing pending, (Δ + p)/D_j: the lowest-numbered one is a
+          candidate with that exact Q (version 0), the rest of the server's wait
+          in ``idle`` for it to be chosen.
+        * A busy worker is a candidate with a lower bound on its Q (version −1):
+          (Δ + p)/D_j — its Q with nothing pending, ≤ its Q since float addition
+          and multiplication by a number ≥ 0 are monotone — plus, when the first
+          (highest-priority) chunk of its queue (``_head_bounds``) is ready by
+          t0 = now + Δ and certainly still has L > 0 slots left then (it runs at
+          most from max(now, its ready slot) to t0), that chunk's least share of
+          Eq. (5): L/D_j if it ranks above the new chunk (A_1: wait ≥ L), else
+          p/D_j' (A_2); the sum is shrunk by a relative 1e-9, far beyond the
+          rounding of either side, so the bound stays ≤ the Q computed in floats.
+
+        An exact entry taken off the top is below every bound still waiting, so
+        it is below every Q not yet computed: the same choices as computing all.
+        """
+        tw = self.types_.get(job.worker_type)
+        if tw is None:
+            return _Stream.none()
+        inv_d, p = terms.inv_d, terms.p_edge
+        fit = room[tw.s] >= job.chunk_gb - 1e-12
+        busy = self.busy_[tw.g]
+        idle = np.flatnonzero(fit & ~busy)
+        first = np.ones(len(idle), dtype=bool)  # the lowest-numbered idle worker per server
+        first[1:] = tw.s[idle[1:]] != tw.s[idle[:-1]]
+        heads = idle[first]
+        busy_at = np.flatnonzero(fit & busy)
+        delay = np.asarray(job.delay)
+        at = np.concatenate((heads, busy_at))
+        dl = delay[tw.s[at]]
+        base = inv_d * dl + inv_d * 0 + inv_d * p + p * 0.0  # Eq. (5), nothing pending
+        g = tw.g[busy_at]
+        h = self.head_
+        dlb = dl[len(heads) :]
+        # the first chunk runs at most from its ready slot (or now) to t0 = now + Δ
+        left = h.left[g] - (dlb - np.maximum(h.ready[g] - now, 0))
+        left[h.ready[g] > now + dlb] = -np.inf  # not ready by t0: not pending
+        above = h.key0[g] <= key[0]  # every queued chunk has a lower sequence number
+        share = np.where(left > 0, np.where(above, inv_d * left, p * h.inv_d[g]), 0.0)
+        lo = base[len(heads) :]
+        base[len(heads) :] = np.maximum(lo, (lo + share) * (1.0 - _BOUND_SLACK))
+        ver = np.zeros(len(at), dtype=np.int64)
+        ver[len(heads) :] = -1
+        s, w = tw.s[at], tw.w[at]
+        order = np.lexsort((w, s, base))
+        return _Stream(
+            base[order].tolist(),
+            s[order].tolist(),
+            w[order].tolist(),
+            ver[order].tolist(),
+            tw.s[idle],
+            tw.w[idle],
+        )
+
+    def _head_bounds(self, view: EdgeCloudView) -> None:
+        """``head_`` for this slot from each busy worker's first chunk after the last one
+        (``_bounds``).
+
+        Such a chunk is still in its worker's queue if it has work left, with
+        ⌈b/n_j − 1e-9⌉ whole slots left (b its mini-batches left now), at least
+        b/n_j − ``_LEFT_SLACK``.  Read from every active job's array at once, not
+        chunk by chunk.
+        """
+        heads = self.heads_
+        self.head_ = head = _Heads.none(self.system_.edge_workers)
+        remaining = view.remaining
+        if not heads or not remaining:
+            return
+        jobs = np.fromiter(remaining, dtype=np.int64, count=len(remaining))
+        arrays = [remaining[j] for j in remaining]
+        start = np.zeros(len(arrays), dtype=np.int64)
+        np.cumsum([len(a) for a in arrays[:-1]], out=start[1:])
+        flat = np.concatenate(arrays)
+        rate = np.array([self.rates_[j] for j in remaining])
+        by_id = np.argsort(jobs)
+        g = np.array([g for g, _ in heads], dtype=np.int64)
+        hj = np.array([e.job for _, e in heads], dtype=np.int64)
+        k = np.minimum(np.searchsorted(jobs[by_id], hj), len(jobs) - 1)
+        on = jobs[by_id[k]] == hj  # the head's job is active (else it has finished)
+        at = by_id[k[on]]
+        chunk = np.array([e.chunk for _, e in heads], dtype=np.int64)[on]
+        head.left[g[on]] = flat[start[at] + chunk] / rate[at] - _LEFT_SLACK
+        head.inv_d[g] = [e.inv_d for _, e in heads]
+        head.key0[g] = [e.key[0] for _, e in heads]
+        head.ready[g] = [e.ready for _, e in heads]
+
+    def _assign(
+        self,
+        job: EdgeJob,
+        d: int,
+        s: int,
+        w: int,
+        res: QResult,
+        alpha: float,
+        terms: _JobTerms,
+        now: int,
+        rem: _RemainingSlots,
+        room: np.ndarray,
+        places: list[tuple[int, int]],
+    ) -> QResult:
+        """Chunk d to edge worker (s, w): α_jd = ``alpha`` (Alg. 2 line 23), UPDATEVARIABLES
+        (Alg. 4); returns the worker's Q for the job's next chunk (lines 21–22)."""
+        g = self.system_.worker_gid(s, w)
+        self.alpha_[(job.id, d)] = alpha
+        entry = Queued(
+            haprf_key(terms.rate0, terms.total_work, self.seq_),
+            job.id,
+            d,
+            now + job.delay[s],
+            terms.rate0,
+            terms.inv_d,
+            job.work_per_chunk,
+        )
+        self.seq_ += 1
+        self._update_variables(g, entry, res, terms.p_edge, job.arrival)
+        rem.fresh(job.id, d, terms.p_edge)
+        room[s] -= job.chunk_gb
+        places.append((s, w))
+        nk = haprf_key(terms.rate0, terms.total_work, self.seq_)
+        return self._q(g, self.queues_[g], rem, now, job.delay[s], nk, terms.p_edge, terms.inv_d)
+
+    def _dispatched(
+        self, job: EdgeJob, places: list[tuple[int, int]], used: list[float]
+    ) -> tuple[tuple[int, int], ...]:
+        """The job is placed: ζ_j, its rate n_j, a new HAPRF sequence number, its storage."""
+        S = self.system_.servers
         if job.id not in self.cloud_:
             self.zeta_[job.id] = 0
         self.seq_ += 1
-        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
+        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], self.system_.speedup)
         self.fresh_[job.id] = job.work_per_chunk
+        edge = False
         for s, _ in places:
             if s < S:
                 used[s] += job.chunk_gb
-                self.room_chunks_.clear()
-                self.room_used_ = list(used)
+                edge = True
+        if edge:
+            self.room_chunks_.clear()
+            self.room_used_ = list(used)
         return tuple(places)
 
     def _q(
@@ -517,6 +635,7 @@ class AOnline:
                 if not self.queues_[g]:
                     del self.queues_[g]
                     del self.keys_[g]
+                    self.busy_[g] = False
             elif rec[0] == "postpone":
                 _, j, d, p = rec
                 self.beta_[(j, d)][1] -= p
@@ -551,7 +670,7 @@ class AOnline:
         if self.cloud_check and not self.edge_only:
             all_cloud = float(now + job.delay[S] + chunk_slots(job, 1, sp)) - job.arrival
             self.undo_ = []
-            trial = self._plan(job, now, rem, list(room), True)
+            trial = self._plan(job, now, rem, room.copy(), True)
             assert trial is not None  # the cloud always has room
             self._rollback(job, rem)
             self.seq_ = seq0
@@ -569,36 +688,24 @@ class AOnline:
             if plan is None:
                 return None
             places = plan[0]
-        if job.id not in self.cloud_:
-            self.zeta_[job.id] = 0
-        self.seq_ += 1
-        self.rates_[job.id] = processing_capacity(job, self.zeta_[job.id], sp)
-        self.fresh_[job.id] = job.work_per_chunk
-        for s, _ in places:
-            if s < S:
-                used[s] += job.chunk_gb
-                self.room_chunks_.clear()
-                self.room_used_ = list(used)
-        return tuple(places)
+        return self._dispatched(job, places, used)
 
     def _plan(
-        self, job: EdgeJob, now: int, rem: _RemainingSlots, room: list[float], allow_cloud: bool
+        self, job: EdgeJob, now: int, rem: _RemainingSlots, room: np.ndarray, allow_cloud: bool
     ) -> tuple[list[tuple[int, int]], float] | None:
         """Place the job's chunks by job-level price; (places, Σ prices), None if stuck."""
         system = self.system_
         S = system.servers
         D = job.chunks
-        inv_d = 1.0 / D
         sp = system.speedup
-        rate0 = processing_capacity(job, 0, sp)
-        p_edge = chunk_slots(job, 0, sp)
-        total_work = job.work_per_chunk * D
+        terms = _JobTerms.of(job, sp)
+        inv_d, p_edge = terms.inv_d, terms.p_edge
 
         def fits(s: int) -> bool:
-            return room[s] >= job.chunk_gb - 1e-12
+            return bool(room[s] >= job.chunk_gb - 1e-12)
 
         results: dict[tuple[int, int], tuple[QResult, float]] = {}
-        key = haprf_key(rate0, total_work, self.seq_)
+        key = haprf_key(terms.rate0, terms.total_work, self.seq_)
         for s, w in self.by_type_.get(job.worker_type, ()):
             if fits(s):
                 g = system.worker_gid(s, w)
@@ -634,25 +741,8 @@ class AOnline:
                 self._place_cloud(job, d, 1 if d == 0 else 0, price, now, places)
                 break
             res, _ = results[(s, w)]
-            self.alpha_[(job.id, d)] = price
-            g = system.worker_gid(s, w)
-            entry = Queued(
-                haprf_key(rate0, total_work, self.seq_),
-                job.id,
-                d,
-                now + job.delay[s],
-                rate0,
-                inv_d,
-                job.work_per_chunk,
-            )
-            self.seq_ += 1
-            self._update_variables(g, entry, res, p_edge, job.arrival)
             end = max(end, float(res.start + p_edge))
-            rem.fresh(job.id, d, p_edge)
-            room[s] -= job.chunk_gb
-            places.append((s, w))
-            nk = haprf_key(rate0, total_work, self.seq_)
-            res = calculate_q(self.queues_[g], rem, now, job.delay[s], nk, p_edge, inv_d)
+            res = self._assign(job, d, s, w, res, price, terms, now, rem, room, places)
             results[(s, w)] = (res, self._others_cost(res, p_edge))
         return places, cost
 
@@ -660,6 +750,7 @@ class AOnline:
         """Alg. 4: schedule d on [t*, t*+p), postpone A_2 by p, grow β."""
         queue = self.queues_.setdefault(g, [])
         keys = self.keys_.setdefault(g, [])
+        self.busy_[g] = True
         self._touch(g)
         i = bisect.bisect_right(keys, entry.key)
         keys.insert(i, entry.key)
@@ -685,6 +776,7 @@ class AOnline:
     def _haprf_run(self, view: EdgeCloudView, t: int) -> dict[int, tuple[int, ...]]:
         run: dict[int, list[int]] = {}
         remaining = view.remaining
+        self.heads_ = heads = []
         for g in list(self.queues_):
             queue, keys = self.queues_[g], self.keys_[g]
             i = 0
@@ -700,9 +792,12 @@ class AOnline:
                     run.setdefault(e.job, []).append(e.chunk)
                     break
                 i += 1
-            if not queue:
+            if queue:
+                heads.append((g, queue[0]))
+            else:
                 del self.queues_[g]
                 del self.keys_[g]
+                self.busy_[g] = False
         out = {j: tuple(sorted(c)) for j, c in run.items()}
         for j in list(self.cloud_):
             chunks, ready = self.cloud_[j]
@@ -790,3 +885,99 @@ class _RemainingSlots(dict):
         v = 0 if arr is None else remaining_slots(float(arr[d]), self._sched.rates_[j])
         self[k] = v
         return v
+
+
+class _JobTerms(NamedTuple):
+    """What A_greedy reads of job j once: n_j at ζ = 0, E_j D_j B_j, 1/D_j, p = ⌈E_jB_j/n_j⌉."""
+
+    rate0: float
+    total_work: float
+    inv_d: float
+    p_edge: int
+
+    @classmethod
+    def of(cls, job: EdgeJob, speedup: float) -> _JobTerms:
+        return cls(
+            processing_capacity(job, 0, speedup),
+            job.work_per_chunk * job.chunks,
+            1.0 / job.chunks,
+            chunk_slots(job, 0, speedup),
+        )
+
+
+class _TypeWorkers(NamedTuple):
+    """The edge workers of one type in (server, worker) order: server, worker, gid."""
+
+    s: np.ndarray
+    w: np.ndarray
+    g: np.ndarray
+
+    @classmethod
+    def of(cls, workers: list[tuple[int, int]], system: EdgeCloud) -> _TypeWorkers:
+        s = np.array([s for s, _ in workers], dtype=np.int64)
+        w = np.array([w for _, w in workers], dtype=np.int64)
+        return cls(s, w, system.worker_offset[s].astype(np.int64) + w)
+
+
+class _Heads(NamedTuple):
+    """Per edge worker (gid), the first chunk of its HAPRF queue after the last slot
+    (``AOnline._head_bounds``): its whole slots left now, at least (−inf: none), its
+    1/D_j', the first part of its HAPRF key (−γ) and its ready slot."""
+
+    left: np.ndarray
+    inv_d: np.ndarray
+    key0: np.ndarray
+    ready: np.ndarray
+
+    @classmethod
+    def none(cls, workers: int) -> _Heads:
+        return cls(
+            np.full(workers, -np.inf),
+            np.zeros(workers),
+            np.zeros(workers),
+            np.zeros(workers, dtype=np.int64),
+        )
+
+
+class _Stream:
+    """A_greedy's candidates not yet in its heap, in the heap's order (``AOnline._bounds``),
+    and the idle workers with room of each server (their lowest first)."""
+
+    __slots__ = ("i", "idle_s", "idle_w", "q", "s", "ver", "w")
+
+    def __init__(
+        self,
+        q: list[float],
+        s: list[int],
+        w: list[int],
+        ver: list[int],
+        idle_s: np.ndarray,
+        idle_w: np.ndarray,
+    ) -> None:
+        self.q, self.s, self.w, self.ver = q, s, w, ver
+        self.idle_s, self.idle_w = idle_s, idle_w
+        self.i = 0
+
+    @classmethod
+    def none(cls) -> _Stream:
+        empty = np.zeros(0, dtype=np.int64)
+        return cls([], [], [], [], empty, empty)
+
+    @property
+    def empty(self) -> bool:
+        return self.i >= len(self.q)
+
+    def pop_before(self, heap: list[tuple[float, int, int, int]]) -> tuple[float, int, int, int]:
+        """The least of the stream's next entry and the heap's top, taken off."""
+        i = self.i
+        if i < len(self.q):
+            top = (self.q[i], self.s[i], self.w[i], self.ver[i])
+            if not heap or top < heap[0]:
+                self.i = i + 1
+                return top
+        return heapq.heappop(heap)
+
+    def idle_on(self, server: int) -> list[int]:
+        """Server ``server``'s idle workers with room at the job's start, the lowest last."""
+        lo, hi = np.searchsorted(self.idle_s, [server, server + 1])
+        return self.idle_w[lo:hi][::-1].tolist()
