@@ -37,9 +37,14 @@ def repredict(run_dir: Path, quick: bool = False) -> Path:
     profile is the one saved beside the report (else the cached calibration's).  Writes
     the per-job and summary rows ``write_run`` would (the summary's distortion counts
     copied) to ``report/again.csv``; returns its path."""
-    from dmlsched.results import CellKey, append_rows, cell_rows
     from dmlsched.testbed.predict import predict
-    from dmlsched.testbed.report import DISTORTION, job_metrics, load_run, run_metrics
+    from dmlsched.testbed.report import (
+        DISTORTION,
+        job_metrics,
+        load_run,
+        run_metrics,
+        write_results,
+    )
 
     rest, _, seed = run_dir.name.rpartition("-")
     rest, _, emulation = rest.rpartition("-")
@@ -56,18 +61,9 @@ def repredict(run_dir: Path, quick: bool = False) -> Path:
     run, summary = load_run(report, 10.0 if quick else SLOT_SECONDS)
     tw = _workload(int(seed), quick, prof)
     pred = predict(tw, run, _speed(prof, quick), None)
-    m = run_metrics(tw, run, pred)
-    m.update({k: summary.get(k, 0.0) for k in DISTORTION})
+    m = {**run_metrics(tw, run, pred), **{k: summary.get(k, 0.0) for k in DISTORTION}}
     experiment = run_dir.name[: -len(f"-{run.scheduler}-{emulation}-{seed}")]
-    rows = []
-    for j, per in job_metrics(tw, run, pred).items():
-        rows += cell_rows(
-            experiment, "cluster", CellKey(run.scheduler, str(j), run.seed), "job", per
-        )
-    rows += cell_rows(experiment, "cluster", CellKey(run.scheduler, "all", run.seed), "job", m)
-    out = report / AGAIN
-    out.unlink(missing_ok=True)
-    append_rows(out, rows)
+    out = write_results(report / AGAIN, experiment, run, job_metrics(tw, run, pred), m)
     return out
 
 

@@ -104,19 +104,14 @@ def predict(
     )
     progress = _sim_progress(jobs, sim_jct, rec, speed)
     rows: list[SlotRow] = []
-    by_job: dict[int, list[SlotRow]] = defaultdict(list)
-    by_slot: dict[int, list[SlotRow]] = defaultdict(list)
+    by_slot: dict[int, list[tuple[SlotRow, Placement]]] = defaultdict(list)
     for r in sorted(run.rows, key=lambda r: (r.slot, r.job)):  # one order, however stored
-        by_slot[r.slot].append(r)
+        ms, ws, ss = zip(*r.placement, strict=True) if r.placement else ((), (), ())
+        by_slot[r.slot].append((r, Placement(tuple(ms), tuple(ws), tuple(ss))))
     for _, group in sorted(by_slot.items()):
-        items = []
-        for r in group:
-            ms, ws, ss = zip(*r.placement, strict=True) if r.placement else ((), (), ())
-            items.append((jobs[r.job], Placement(tuple(ms), tuple(ws), tuple(ss))))
-        for r, rate in zip(group, slot_rates(speed, items), strict=True):
-            r2 = dataclasses.replace(r, pred_work=rate)
-            rows.append(r2)
-            by_job[r.job].append(r2)
+        items = [(jobs[r.job], p) for r, p in group]
+        for (r, _), rate in zip(group, slot_rates(speed, items), strict=True):
+            rows.append(dataclasses.replace(r, pred_work=rate))
     replay = _replay(jobs, by_slot, speed)
     return Prediction(sim_jct, replay, dict(res.metrics), rows, progress, started)
 
@@ -129,41 +124,32 @@ def _rates_of(
 
 
 def _replay(
-    jobs: dict[int, ClusterJob], by_slot: dict[int, list[SlotRow]], speed: SpeedModel | None
+    jobs: dict[int, ClusterJob],
+    by_slot: dict[int, list[tuple[SlotRow, Placement]]],
+    speed: SpeedModel | None,
 ) -> dict[int, float]:
     """Each job's JCT at the model's rates on the testbed's own placements (module
     docstring); NaN for a job the run never placed."""
     done = dict.fromkeys(jobs, 0.0)
     jct = dict.fromkeys(jobs, math.nan)
-    last_rate: dict[int, float] = {}
+    last: dict[int, tuple[int, float]] = {}  # job → its last slot and rate there
     for slot, group in sorted(by_slot.items()):
-        items, ids = [], []
-        for r in group:
-            if math.isnan(jct[r.job]) and r.placement:
-                ms, ws, ss = zip(*r.placement, strict=True)
-                items.append((jobs[r.job], Placement(tuple(ms), tuple(ws), tuple(ss))))
-                ids.append(r.job)
-        if not items:
+        ids = [r.job for r, _ in group if math.isnan(jct[r.job]) and r.placement]
+        if not ids:
             continue
+        items = [(jobs[r.job], p) for r, p in group if r.job in ids]
         rates = np.array(slot_rates(speed, items))
-        last_rate.update(zip(ids, rates.tolist(), strict=True))
+        last.update((j, (slot, rate)) for j, rate in zip(ids, rates.tolist(), strict=True))
         total = np.array([jobs[j].total_work for j in ids])
-        got = shared_slot(
-            np.array([done[j] for j in ids]),
-            total,
-            total,
-            rates,
-            _rates_of(speed, items),
-        )
+        before = np.array([done[j] for j in ids])
+        got = shared_slot(before, total, total, rates, _rates_of(speed, items))
         for k, j in enumerate(ids):
             done[j] += float(got.work[k])
             if got.completed[k]:
                 jct[j] = slot - jobs[j].arrival + float(got.at[k])
-    for j, job in jobs.items():  # after its last real slot, its last placement goes on
-        rate = last_rate.get(j, 0.0)
+    for j, (slot, rate) in last.items():  # after its last real slot, that placement goes on
         if math.isnan(jct[j]) and rate > 0:
-            last = max(s for s, g in by_slot.items() if any(r.job == j for r in g))
-            jct[j] = last + 1 - job.arrival + (job.total_work - done[j]) / rate
+            jct[j] = slot + 1 - jobs[j].arrival + (jobs[j].total_work - done[j]) / rate
     return jct
 
 

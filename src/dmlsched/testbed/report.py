@@ -377,6 +377,26 @@ def _fmt(v: float) -> str:
     return f"{v:.4g}" if math.isfinite(v) else "n/a"
 
 
+def write_results(
+    path: Path,
+    experiment: str,
+    run: TestbedRun,
+    per: dict[int, dict],
+    summary: dict[str, float],
+) -> Path:
+    """``path`` (re)written with a row per job metric (``per``: :func:`job_metrics`) and
+    per summary metric (``summary``: :func:`run_metrics`'s); returns ``path``."""
+    path.unlink(missing_ok=True)
+    rows = []
+    for j, m in per.items():
+        rows += cell_rows(experiment, "cluster", CellKey(run.scheduler, str(j), run.seed), "job", m)
+    rows += cell_rows(
+        experiment, "cluster", CellKey(run.scheduler, "all", run.seed), "job", summary
+    )
+    append_rows(path, rows)
+    return path
+
+
 def write_run(
     out: Path,
     tw: TestbedWorkload,
@@ -389,18 +409,10 @@ def write_run(
 ) -> Path:
     """Write every output file of one run into ``out``; returns ``results.csv``."""
     out.mkdir(parents=True, exist_ok=True)
-    results = out / "results.csv"
-    results.unlink(missing_ok=True)
     per = job_metrics(tw, run, pred)
-    outs = outcomes(tw, run, pred)
-    rows = []
-    for j, m in per.items():
-        rows += cell_rows(experiment, "cluster", CellKey(run.scheduler, str(j), run.seed), "job", m)
     summary = run_metrics(tw, run, pred)
-    rows += cell_rows(
-        experiment, "cluster", CellKey(run.scheduler, "all", run.seed), "job", summary
-    )
-    append_rows(results, rows)
+    results = write_results(out / "results.csv", experiment, run, per, summary)
+    outs = outcomes(tw, run, pred)
     with (out / "slots.csv").open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["slot", "job", "placement", "action", "work", "pred_work", "bytes", "loss"])
