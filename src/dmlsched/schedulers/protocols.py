@@ -26,19 +26,21 @@ it, never the other way round.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from dmlsched.errors import InvalidInput
-from dmlsched.model.cluster import Cluster, ClusterDecision
-from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
-from dmlsched.model.geo import GeoDecision, GeoSites
-from dmlsched.model.interval import IntervalDecision
-from dmlsched.model.reasons import Reason
-from dmlsched.model.views import ClusterView, EdgeCloudView, GeoView, IntervalView
 from dmlsched.schedulers.plugins import load_installed
 from dmlsched.schedulers.registration import SETTINGS, load_builtin, register, registered
+
+if TYPE_CHECKING:  # annotations only: a run imports only its own setting's model
+    import numpy as np
+
+    from dmlsched.model.cluster import Cluster, ClusterDecision
+    from dmlsched.model.edge_cloud import EdgeCloud, EdgeCloudDecision
+    from dmlsched.model.geo import GeoDecision, GeoSites
+    from dmlsched.model.interval import IntervalDecision
+    from dmlsched.model.reasons import Reason
+    from dmlsched.model.views import ClusterView, EdgeCloudView, GeoView, IntervalView
 
 __all__ = [
     "SETTINGS",
@@ -168,7 +170,10 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     """Instantiate a registered scheduler; unknown names are an InvalidInput."""
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
-    reg = registry(setting)
+    load_builtin(setting)
+    reg = registered(setting)
+    if (setting, name) not in reg:  # no plugin can take a built-in name: scan only for others
+        reg = registry(setting)
     if (setting, name) not in reg:
         raise InvalidInput("scheduler", name, " | ".join(scheduler_names(setting)) or "none yet")
     cls: Callable[..., Any] = reg[(setting, name)]

@@ -23,18 +23,16 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Protocol
-
-import numpy as np
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dmlsched.errors import InvalidInput
-from dmlsched.sim.cluster.simulate import simulate_cluster
-from dmlsched.sim.edge_cloud import simulate_edge_cloud
-from dmlsched.sim.geo import simulate_geo
-from dmlsched.sim.interval import simulate_interval
 from dmlsched.sim.run import Progress, RunResult
 
-__all__ = ["ENGINES", "Watcher", "simulate", "watching"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["ENGINES", "Watcher", "engine", "simulate", "watching"]
 
 
 class Watcher(Protocol):
@@ -56,13 +54,23 @@ def watching(watcher: Watcher | None) -> Iterator[None]:
         _WATCHER.reset(token)
 
 
-#: each setting's engine, by the setting's name
-ENGINES: dict[str, Callable[..., RunResult]] = {
-    "cluster": simulate_cluster,
-    "edge-cloud": simulate_edge_cloud,
-    "geo": simulate_geo,
-    "interval": simulate_interval,
+#: each setting's engine, by the setting's name: (module, function), imported on first
+#: use so that a run loads only its own setting's engine
+ENGINES: dict[str, tuple[str, str]] = {
+    "cluster": ("dmlsched.sim.cluster.simulate", "simulate_cluster"),
+    "edge-cloud": ("dmlsched.sim.edge_cloud", "simulate_edge_cloud"),
+    "geo": ("dmlsched.sim.geo", "simulate_geo"),
+    "interval": ("dmlsched.sim.interval", "simulate_interval"),
 }
+
+
+def engine(setting: str) -> Callable[..., RunResult]:
+    """The setting's ``simulate_<setting>`` (:data:`ENGINES`)."""
+    if setting not in ENGINES:
+        raise InvalidInput("setting", setting, " | ".join(sorted(ENGINES)))
+    module, function = ENGINES[setting]
+    run: Callable[..., RunResult] = getattr(import_module(module), function)
+    return run
 
 
 def simulate(
@@ -77,8 +85,7 @@ def simulate(
     """Run ``scheduler`` on ``workload`` with the setting's engine (see module docstring);
     ``record_events=False`` leaves the event log empty (long runs: one allocate event per
     job and slot)."""
-    if setting not in ENGINES:
-        raise InvalidInput("setting", setting, " | ".join(sorted(ENGINES)))
+    run = engine(setting)
     if progress is None:
         watcher = _WATCHER.get()
         if watcher is not None:
@@ -87,7 +94,7 @@ def simulate(
     if progress is not None:
         kw["progress"] = progress
     with _young_objects_batched():
-        return ENGINES[setting](workload, scheduler, rng, **kw)
+        return run(workload, scheduler, rng, **kw)
 
 
 #: Young objects the cyclic garbage collector lets pile up during a run before a pass.

@@ -416,8 +416,9 @@ def build_gavel_workload(
     if gpu not in GPU_TYPES:
         raise InvalidInput("gpu", gpu, " | ".join(GPU_TYPES))
     tab = dict(table) if table is not None else load_gavel_table(gpu=gpu)
-    kept = [r for r in rows if (r.kind, r.workers) in tab and (r.kind, 1) in tab]
-    left = [r for r in rows if r not in kept]
+    known = [(r.kind, r.workers) in tab and (r.kind, 1) in tab for r in rows]
+    kept = [r for r, k in zip(rows, known, strict=True) if k]
+    left = [r for r, k in zip(rows, known, strict=True) if not k]
     if not kept:
         raise InvalidInput(
             "jobs", 0, f">= 1 line whose (job type, scale) is in Gavel's {gpu} table"
