@@ -236,6 +236,19 @@ def test_a_broken_entry_point_is_invalid_input_naming_it(
     assert "ModuleNotFoundError" in _one_line_error(capsys)
 
 
+def test_a_built_in_scheduler_is_made_without_scanning_installed_plugins(
+    plugin_sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no plugin may take a built-in name, so a broken one stops only what needs the scan
+    site = plugin_sandbox / "site"
+    _dist(site, "broken_schedulers", "[dmlsched.schedulers]\nbad = no_such_module_anywhere\n")
+    monkeypatch.syspath_prepend(str(site))
+    _fresh_entry_points()
+    assert type(make_scheduler("cluster", "fifo")).name == "fifo"
+    with pytest.raises(InvalidInput, match=r"bad = no_such_module_anywhere"):
+        make_scheduler("cluster", "no-such-scheduler")
+
+
 # ---------------------------------------------------------------- the service
 
 
