@@ -24,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
@@ -51,12 +51,6 @@ from dmlsched.cli_options import (
     writable_file,
 )
 from dmlsched.errors import DmlschedError, Interrupted, InvalidInput
-from dmlsched.experiments.catalogue import Experiment, all_experiments, get
-from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, diagnosed_cell, explain_completions
-from dmlsched.experiments.metrics import cell_stats, describe, format_cell
-from dmlsched.experiments.report import render_report
-from dmlsched.experiments.reproduction import SeedSet, log_run, write_reproduction
-from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.extras import MissingExtra, extra_of, require
 from dmlsched.model.speed.saturating import COMPUTE_HELP
 from dmlsched.results import columns, done_cells, groups, scan_results
@@ -66,6 +60,11 @@ from dmlsched.schedulers.protocols import SETTINGS, make_scheduler, registry
 from dmlsched.service import cli as _service_cli
 from dmlsched.testbed.cli import testbed_app
 from dmlsched.workloads.registry import WorkloadParams, build_workload
+
+if TYPE_CHECKING:  # the experiments' modules load in the commands that run experiments:
+    # `run` and `check` need none of them (a third of a short command's start-up)
+    from dmlsched.experiments.catalogue import Experiment
+    from dmlsched.experiments.runner import RunConfig
 
 __all__ = ["app", "main"]
 
@@ -244,7 +243,8 @@ def _run(
     process, its slots, jobs and ETA), then write summary.md (and the PNGs
     if ``plots``) once.  ``reuse``: see :func:`run_experiment`."""
     from dmlsched.experiments.lock import hold
-    from dmlsched.experiments.runner import workload_notes
+    from dmlsched.experiments.report import render_report
+    from dmlsched.experiments.runner import run_experiment, workload_notes
     from dmlsched.progress import Reporter
     from dmlsched.sim.engine import watching
 
@@ -283,7 +283,9 @@ def _print_table(results: Path, title: str) -> None:
     """Schedulers × metrics, mean ± 95% CI, wrapped to the console's width
     (:func:`dmlsched.terminal.wrapped_tables`; per-resource breakdowns: see summary.md),
     then the headline and why few jobs completed, when that is the case."""
+    from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
     from dmlsched.experiments.headline import headline
+    from dmlsched.experiments.metrics import cell_stats, describe, format_cell
     from dmlsched.terminal import wrapped_tables
 
     rows = scan_results(results).rows  # rows, not a DataFrame: pandas is slow to import
@@ -397,6 +399,10 @@ def compare(
 ) -> None:
     """Compare schedulers on one workload over seeds; writes results.csv, curves.csv,
     summary.md (and figures with --plots)."""
+    from dmlsched.experiments.catalogue import Experiment
+    from dmlsched.experiments.diagnose import diagnosed_cell
+    from dmlsched.experiments.runner import RunConfig
+
     plugins = load_plugins(plugin)
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
@@ -521,6 +527,10 @@ def reproduce(
 ) -> None:
     """Reproduce a paper figure or table from the catalogue (plugins may add schedulers
     and experiments: dmlsched.experiments.catalogue.register)."""
+    from dmlsched.experiments.catalogue import all_experiments, get
+    from dmlsched.experiments.reproduction import SeedSet, write_reproduction
+    from dmlsched.experiments.runner import RunConfig
+
     plugins = load_plugins(plugin)
     if list_:
         for e in all_experiments():  # plain lines: easy to grep and to read in a log
@@ -620,6 +630,8 @@ def _run_all(
     chosen: list[Experiment], base: Path, config: Any, commit: str, fmt: str | None
 ) -> None:
     """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``."""
+    from dmlsched.experiments.reproduction import log_run
+
     start = time.monotonic()
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
     cells_before = _cells(base, chosen)
@@ -667,6 +679,8 @@ def _commit() -> str:
 
 def _select(only: str | None) -> list[Experiment]:
     """The catalogue without opt-in experiments, or the IDs matching one of ``only``'s globs."""
+    from dmlsched.experiments.catalogue import all_experiments
+
     exps = list(all_experiments())
     if only is None:  # testbed experiments (real processes) only when named
         return [e for e in exps if not e.opt_in]
@@ -683,6 +697,8 @@ def report(
     fmt: FormatOpt = None,
 ) -> None:
     """Re-render summary.md and the figures from results.csv (and curves.csv) alone."""
+    from dmlsched.experiments.report import render_report
+
     if not (directory / "results.csv").is_file():
         raise InvalidInput("directory", str(directory), "a folder holding a results.csv")
     path = render_report(directory, on_warning=_warn, formats=(fmt,) if fmt else ())
