@@ -9,7 +9,7 @@ After :func:`dmlsched.testbed.calibrate.calibrate` has fitted the profile,
   split step ÷ the calibration's co-located step, predicted = the profile's
   ``links`` form's ratio;
 * **shared NICs** at the reference cap: each case of :data:`CASES` runs
-  two or three jobs at once (twice: sync jobs lock into phase patterns that
+  two, three or six jobs at once (twice: sync jobs lock into phase patterns that
   change between runs) and each job alone; measured slowdown = step among
   the others ÷ step alone, predicted = the profile's
   :meth:`~dmlsched.model.speed.calibrated.CalibratedSpeed.joint_steps`
@@ -62,6 +62,17 @@ CASES = (
         "three jobs", (((1, 0, 0), (0, 1, 0)), ((0, 0, 1), (0, 1, 0)), ((2, 0, 0), (0, 0, 1)))
     ),
     SharedCase("co-located beside split", (((1, 0, 0), (1, 0, 0)), ((0, 1, 0), (1, 0, 0)))),
+    # DRF's ring: a one-worker job per ordered pair of machines, its worker on one and
+    # its PS on the other — four connections through every NIC direction
+    SharedCase(
+        "ring of six",
+        tuple(
+            (tuple(int(m == a) for m in range(3)), tuple(int(m == b) for m in range(3)))
+            for a in range(3)
+            for b in range(3)
+            if a != b
+        ),
+    ),
 )
 
 
