@@ -51,6 +51,11 @@ class SharedCase:
     jobs: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
 
 
+def _on(machine: int) -> tuple[int, ...]:
+    """One process on ``machine`` of three."""
+    return tuple(int(m == machine) for m in range(3))
+
+
 CASES = (
     SharedCase("same links, W=1", (((1, 0, 0), (0, 1, 0)), ((1, 0, 0), (0, 1, 0)))),
     SharedCase("same links, W=2", (((2, 0, 0), (0, 1, 0)), ((2, 0, 0), (0, 1, 0)))),
@@ -62,17 +67,14 @@ CASES = (
         "three jobs", (((1, 0, 0), (0, 1, 0)), ((0, 0, 1), (0, 1, 0)), ((2, 0, 0), (0, 0, 1)))
     ),
     SharedCase("co-located beside split", (((1, 0, 0), (1, 0, 0)), ((0, 1, 0), (1, 0, 0)))),
-    # DRF's ring: a one-worker job per ordered pair of machines, its worker on one and
-    # its PS on the other — four connections through every NIC direction
+    # six one-worker jobs, each PS on another machine: four connections through every
+    # NIC direction.  A job per ordered pair of machines ...
     SharedCase(
         "ring of six",
-        tuple(
-            (tuple(int(m == a) for m in range(3)), tuple(int(m == b) for m in range(3)))
-            for a in range(3)
-            for b in range(3)
-            if a != b
-        ),
+        tuple((_on(a), _on(b)) for a in range(3) for b in range(3) if a != b),
     ),
+    # ... and DRF's: two alike jobs per edge of a cycle (workers on m, PSs on m - 1)
+    SharedCase("doubled cycle", tuple((_on(a), _on((a + 2) % 3)) for a in (1, 1, 0, 0, 2, 2))),
 )
 
 
