@@ -12,6 +12,7 @@ pool), so one call per decision (``placement_kernels.round_robin_run``,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
 
@@ -85,8 +86,7 @@ class JobArrays:
         """The rows of jobs ``ids`` (all :meth:`add`-ed); read ``wd``/``pd``/``need`` after."""
         if self._new:
             self._flush()
-        row = self.row
-        return np.fromiter((row[j] for j in ids), dtype=np.int64, count=len(ids))
+        return np.fromiter(map(self.row.__getitem__, ids), dtype=np.int64, count=len(ids))
 
     def append(self, m: np.ndarray, w: np.ndarray, s: np.ndarray) -> int:
         """Copy placements laid back to back into the pool; returns where they start."""
@@ -124,6 +124,17 @@ class JobArrays:
         self._hold(j, p, start, len(p.machines))
         return start, len(p.machines)
 
+    def release(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Jobs ``ids`` (each held) hold nothing any more: their (rows, start, length) in
+        the pool, for ``take_segments`` to give back."""
+        rows = self.rows(ids)
+        start, length = self.held_start[rows], self.held_len[rows]
+        self.held_len[rows] = 0
+        pop = self.segment_.pop
+        for j in ids:
+            pop(j, None)
+        return rows, start, length
+
     def forget(self, j: int) -> None:
         """Job ``j`` holds no placement any more."""
         if self.segment_.pop(j, None) is not None:
@@ -146,6 +157,19 @@ class JobArrays:
         rows = self.rows(ids)
         self.held_start[rows] = [base + a for a, _ in spans]
         self.held_len[rows] = [b - a for a, b in spans]
+
+    def hold_run(
+        self, ids: Sequence[int], rows: np.ndarray, m: np.ndarray, w: np.ndarray,
+        s: np.ndarray, offsets: np.ndarray,
+    ) -> None:  # fmt: skip
+        """:meth:`hold` for the placements of a compiled pass: job ``ids[k]`` (row
+        ``rows[k]``) holds ``[offsets[k], offsets[k + 1])`` of the back-to-back arrays."""
+        base = self.append(m, w, s)
+        start = base + offsets[:-1]
+        length = offsets[1:] - offsets[:-1]
+        self.segment_.update(zip(ids, zip(repeat(None), start.tolist(), length.tolist())))
+        self.held_start[rows] = start
+        self.held_len[rows] = length
 
     def placements(
         self,

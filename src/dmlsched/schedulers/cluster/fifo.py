@@ -91,6 +91,7 @@ class Fifo:
         self.classes_ = machine_rows(cluster.capacity)
         big = self.free_.shape[0] > placement.SMALL_MACHINES
         self.arrays_ = JobArrays(self.free_.shape[1]) if big else None
+        self.batchable_: dict[int, bool] = {}  # job -> _batchable (with arrays_)
         self.finished_ = 0  # len(view.finished) at the previous decision
 
     def _how(self, job: ClusterJob) -> str:
@@ -111,48 +112,38 @@ class Fifo:
                 assert p is not None  # without arrays_ every running job holds a Placement
                 take(self.free_, view.jobs[j], p, sign=-1.0)
             return
-        spans = [arrays.segment(j, self.running_.pop(j)) for j in done]
-        rows = arrays.rows(done)
+        running = self.running_
+        for j in done:
+            del running[j]
+        # every running job's placement is held in the pool (hold or segment)
+        rows, start, length = arrays.release(done)
         kernels().take_segments(
-            self.free_, arrays.pool_m, arrays.pool_w, arrays.pool_s,
-            np.fromiter((a for a, _ in spans), dtype=np.int64, count=len(spans)),
-            np.fromiter((b for _, b in spans), dtype=np.int64, count=len(spans)),
+            self.free_, arrays.pool_m, arrays.pool_w, arrays.pool_s, start, length,
             arrays.wd, arrays.pd, rows, -1.0,
         )  # fmt: skip
-        for j in done:
-            arrays.forget(j)
 
     def _run(self, view: ClusterView, pending: tuple[int, ...], i: int) -> tuple[int, bool]:
         """Place the run of batchable gangs from ``pending[i]`` in compiled calls; returns
         (how many were placed, whether the pass stopped at one that does not fit)."""
         arrays = self.arrays_
         assert arrays is not None
-        jobs, n, placed, chunk = view.jobs, len(pending), 0, _FIRST_RUN
+        batchable, placed, chunk = self.batchable_, 0, _FIRST_RUN
         while True:
-            ids: list[int] = []
-            sizes: list[tuple[int, int]] = []
             k = i + placed
-            while k < n and len(ids) < chunk:
-                job = jobs[pending[k]]
-                size = self.size_[job.id]
-                if not self._batchable(job, size[0]):
-                    break
-                ids.append(job.id)
-                sizes.append(size)
-                k += 1
+            ids = pending[k : k + chunk]
+            flags = list(map(batchable.__getitem__, ids))
+            if not all(flags):  # the run stops at the first job placed one by one
+                ids = ids[: flags.index(False)]
             if not ids:
                 return placed, False
             rows = arrays.rows(ids)
             done, m, w, s, offsets, h = kernels().round_robin_run(
-                self.free_, arrays.wd, arrays.pd, rows,
-                np.fromiter((a for a, _ in sizes), dtype=np.int64, count=len(ids)),
-                np.fromiter((b for _, b in sizes), dtype=np.int64, count=len(ids)),
-                self.pointer_, EPS,
+                self.free_, arrays.wd, arrays.pd, rows, arrays.gang[rows, 0],
+                arrays.gang[rows, 1], self.pointer_, EPS,
             )  # fmt: skip
             if done:
-                ol = offsets.tolist()
                 got = ids[:done]
-                arrays.hold(got, m, w, s, [(ol[t], ol[t + 1]) for t in range(done)])
+                arrays.hold_run(got, rows[:done], m, w, s, offsets[: done + 1])
                 self.running_.update(dict.fromkeys(got))
                 self.pointer_ = int(h)
             placed += done
@@ -168,7 +159,8 @@ class Fifo:
         for job, size in zip(arrivals, sizes, strict=True):
             self.size_[job.id] = size
             if self.arrays_ is not None:
-                self.arrays_.add(job)
+                self.arrays_.add(job, size)  # its gang: what the compiled pass places
+                self.batchable_[job.id] = self._batchable(job, size[0])
         # completions only add to view.finished: none new, no running job finished
         if len(view.finished) != self.finished_:
             self.finished_ = len(view.finished)

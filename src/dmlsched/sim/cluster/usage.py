@@ -126,7 +126,9 @@ class KeptUsage:
         moved = np.unique(  # each once, in index order (the adds are exact in any order)
             np.concatenate((prev[~now_running[prev]], run[~self.was_running[run]], read))
         )
-        rows, delta = [], []
+        rows: list[np.ndarray] = []
+        parts: list[np.ndarray] = []  # demands, negated below where ``minus``
+        minus: list[bool] = []
         before: list[tuple[int, Demand | None]] = []
         counted = self.counted
         for d, is_on in zip(moved.tolist(), now_running[moved].tolist(), strict=True):
@@ -136,21 +138,27 @@ class KeptUsage:
             if had is None:
                 if now is not None:
                     rows.append(now.machines)
-                    delta.append(now.demand)
+                    parts.append(now.demand)
+                    minus.append(False)
                     before.append((j, None))
                     counted[j] = now
             elif now is None or had.demand is not now.demand:
                 rows.append(had.machines)
-                delta.append(-had.demand)
+                parts.append(had.demand)
+                minus.append(True)
                 before.append((j, had))
                 if now is None:
                     del counted[j]
                 else:
                     rows.append(now.machines)
-                    delta.append(now.demand)
+                    parts.append(now.demand)
+                    minus.append(False)
                     counted[j] = now
         if rows:
-            at_rows, by = np.concatenate(rows), np.concatenate(delta)
+            at_rows, by = np.concatenate(rows), np.concatenate(parts)
+            if any(minus):  # −demand for what stopped: one negation over their rows
+                neg = np.repeat(minus, [len(r) for r in rows])
+                np.negative(by, out=by, where=neg[:, None])
             self._add(at_rows, by)
             change = UsageChange(at_rows, by, before, self.was_running, prev)
         else:
@@ -173,8 +181,9 @@ class KeptUsage:
         if self.total is not None:
             self.total += by.sum(axis=0)
         H, R = self.usage.shape
-        if rows.size * 4 < H:
-            np.add.at(self.usage, rows, by)
+        if rows.size * 4 < H:  # on the flat array: np.add.at's fast 1-d path (exact anyway)
+            cells = (rows[:, None] * R + np.arange(R)).ravel()
+            np.add.at(self.usage.reshape(-1), cells, by.ravel())
         else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
             for r in range(R):
                 self.usage[:, r] += np.bincount(rows, weights=by[:, r], minlength=H)
