@@ -167,7 +167,8 @@ class JobArrays:
         base = self.append(m, w, s)
         start = base + offsets[:-1]
         length = offsets[1:] - offsets[:-1]
-        self.segment_.update(zip(ids, zip(repeat(None), start.tolist(), length.tolist())))
+        spans = zip(repeat(None), start.tolist(), length.tolist())  # (None: by a pass)
+        self.segment_.update(zip(ids, spans, strict=False))  # ``spans`` ends with ``ids``
         self.held_start[rows] = start
         self.held_len[rows] = length
 
