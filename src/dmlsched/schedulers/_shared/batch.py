@@ -168,7 +168,7 @@ class JobArrays:
         start = base + offsets[:-1]
         length = offsets[1:] - offsets[:-1]
         spans = zip(repeat(None), start.tolist(), length.tolist())  # (None: by a pass)
-        self.segment_.update(zip(ids, spans, strict=False))  # ``spans`` ends with ``ids``
+        self.segment_.update(zip(ids, spans, strict=True))
         self.held_start[rows] = start
         self.held_len[rows] = length
 
