@@ -179,9 +179,10 @@ class KeptUsage:
 
     def _add(self, rows: np.ndarray, by: np.ndarray) -> None:
         if self.total is not None:
-            self.total += by.sum(axis=0)
+            # exact in any order (integral): einsum's pass, not sum(axis=0)'s strided one
+            self.total += np.einsum("ij->j", by)
         H, R = self.usage.shape
-        if rows.size * 4 < H:  # on the flat array: np.add.at's fast 1-d path (exact anyway)
+        if rows.size * 2 < H:  # on the flat array: np.add.at's fast 1-d path (exact anyway)
             cells = (rows[:, None] * R + np.arange(R)).ravel()
             np.add.at(self.usage.reshape(-1), cells, by.ravel())
         else:  # many rows: bincount's pass over H machines is cheaper than np.add.at
