@@ -328,3 +328,42 @@ def test_the_testbed_and_service_reader_takes_a_table_as_the_mapping_it_is() -> 
     alloc, admit, reject = engine.read_decision("s", 0, ClusterDecision(table, (0,)), 3)
     assert alloc == dict(table) and admit == (0,) and reject == ()
     assert all(type(p) is Placement for p in alloc.values())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(st.integers(0, 20), max_size=6),  # job indices kept from a table
+            st.lists(st.integers(0, 20), max_size=4),  # job indices that end
+            st.integers(0, 80),  # entries per kept placement (the pool fills: 1,024)
+        ),
+        max_size=40,
+    )
+)
+def test_the_entry_pool_keeps_every_live_jobs_entries_when_it_compacts(steps: list) -> None:
+    """:class:`fast.EntryPool` drops ended jobs' entries when full (``_compact``); a job
+    that still holds its entries reads them back as they were kept."""
+    pool = fast.EntryPool(21)
+    model: dict[int, tuple[tuple[int, ...], ...]] = {}
+    stamp = 0
+    for keep, end, size in steps:
+        keep = sorted(set(keep))
+        jobs = np.arange(len(keep), dtype=np.int64)
+        offsets = np.arange(len(keep) + 1, dtype=np.int64) * size
+        n = int(offsets[-1])
+        m, w, s = (np.arange(stamp + i, stamp + i + n, dtype=np.int64) for i in (0, 1, 2))
+        stamp += 3 * n + 1
+        table = engine.referee.Table(
+            jobs.tolist(), offsets, np.diff(offsets), np.repeat(jobs, size), m, w, s
+        )
+        at = np.asarray(keep, dtype=np.intp)
+        pool.keep(table, list(range(len(keep))), (m, w, s), at)
+        for k, d in enumerate(keep):
+            a, b = k * size, (k + 1) * size
+            model[d] = (tuple(m[a:b].tolist()), tuple(w[a:b].tolist()), tuple(s[a:b].tolist()))
+        for d in end:
+            pool.length[d] = -1  # as ClusterState._forget
+            model.pop(d, None)
+        for d, counts in model.items():
+            assert pool.counts(d) == counts

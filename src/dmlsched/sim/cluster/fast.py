@@ -352,7 +352,8 @@ class TablePlacements:
 
 class EntryPool:
     """The engine's copy of the entries it last read from a table, per job index
-    (``start``/``length``; length −1: its last read was not from a table)."""
+    (``start``/``length``; length −1: its last read was not from a table, or the job
+    ended).  Full, it keeps only the entries of jobs that hold them (:meth:`_compact`)."""
 
     def __init__(self, n: int) -> None:
         self.start = np.zeros(n, dtype=np.int64)
@@ -372,15 +373,9 @@ class EntryPool:
         :meth:`~.referee.Table.entries`) and point their jobs at them."""
         m, w, s = entries
         k = m.shape[0]
+        if self.used + k > self.arrays[0].shape[0]:
+            self._compact(k)
         used = self.used
-        if used + k > self.arrays[0].shape[0]:
-            size = max(used + k, 2 * self.arrays[0].shape[0], 1024)
-            grown = []
-            for a in self.arrays:
-                b = np.empty(size, dtype=np.int64)
-                b[:used] = a[:used]
-                grown.append(b)
-            self.arrays = tuple(grown)
         for a, b in zip(self.arrays, (m, w, s), strict=True):
             a[used : used + k] = b
         lens = table.lens[changed]
@@ -388,6 +383,30 @@ class EntryPool:
         self.start[d] = used + np.cumsum(lens) - lens
         self.length[d] = lens
         self.used = used + k
+
+    def _compact(self, k: int) -> None:
+        """Room for ``k`` more entries: the entries of jobs that still hold theirs moved to
+        the front (those of ended or re-read jobs are dropped), in arrays grown only when
+        they would be more than half full."""
+        live = np.flatnonzero(self.length > 0)
+        lens = self.length[live]
+        at = np.zeros(len(live), dtype=np.int64)
+        np.cumsum(lens[:-1], out=at[1:])
+        kept = int(at[-1] + lens[-1]) if len(live) else 0
+        take = np.arange(kept, dtype=np.int64) + np.repeat(self.start[live] - at, lens)
+        if 2 * (kept + k) <= self.arrays[0].shape[0]:
+            for a in self.arrays:
+                a[:kept] = a[take]  # (the gather is made before it is written)
+        else:
+            size = max(2 * (kept + k), 1024)
+            moved = []
+            for a in self.arrays:
+                b = np.empty(size, dtype=np.int64)
+                b[:kept] = a[take]
+                moved.append(b)
+            self.arrays = tuple(moved)
+        self.start[live] = at
+        self.used = kept
 
     def counts(self, d: int) -> tuple[tuple[int, ...], ...]:
         """(machines, workers, ps) of job index ``d``'s kept entries, as tuples."""
