@@ -10,6 +10,12 @@ probability x'_j − ⌊x'_j⌋ and down otherwise.  Two readings of repeating i
   with the lowest cost"; ties go to the earliest draw.  Only the fractional
   coordinates are drawn (the others round to themselves), and each distinct
   outcome is tested once.
+* :func:`cheapest_round_groups` — the same on *groups* of identical
+  coordinates (n_j coordinates sharing one value x'_j), drawing only each
+  group's sum: the n_j independent roundings of Eq. (27)–(28) sum to
+  n_j ⌊x'_j⌋ + Binomial(n_j, x'_j − ⌊x'_j⌋), so one binomial draw per group
+  gives the sum's exact distribution at a cost independent of n_j (a
+  departure: which members round up is left to the caller).
 * :func:`scaled_round` — stop at the first feasible rounding (SMD's Alg. 2,
   and the thesis's "times of rounding" probe, Fig. 3.13).  All S candidates
   are drawn as one (S × n) array, so the attempts are vectorized.
@@ -43,6 +49,7 @@ from dmlsched.errors import InvalidInput
 __all__ = [
     "RoundingResult",
     "cheapest_round",
+    "cheapest_round_groups",
     "g_delta_cover",
     "g_delta_packing",
     "scaled_round",
@@ -191,6 +198,59 @@ def cheapest_round(
     from dmlsched.solvers.rounding_kernels import outcomes  # numba: imported when used
 
     cand = outcomes(lo, var, up, first)
+    if repair is not None:
+        cand = repair(cand)
+    feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))
+    if feasible.size == 0:
+        return RoundingResult(None, math.inf, attempts)
+    costs = cand[feasible] @ np.asarray(cost, dtype=float)
+    x = cand[int(feasible[int(np.argmin(costs))])].astype(np.int64)  # first minimum
+    return RoundingResult(x, float(np.dot(cost, x)), int(first[feasible[0]]) + 1)
+
+
+def _first_distinct(rows: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of each distinct row of ``rows``, ascending."""
+    if rows.shape[1] == 0:
+        return np.zeros(1, dtype=np.int64)
+    flat = np.ascontiguousarray(rows)
+    # each row as one opaque item: sorting compares them with memcmp
+    items = flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
+    _, first = np.unique(items, return_index=True)
+    return np.sort(first)
+
+
+def cheapest_round_groups(
+    x_bar: np.ndarray,
+    count: np.ndarray,
+    gain: float,
+    rng: np.random.Generator,
+    *,
+    cost: np.ndarray,
+    attempts: int,
+    accept: Callable[[np.ndarray], np.ndarray],
+    repair: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> RoundingResult:
+    """:func:`cheapest_round` on groups of identical coordinates, drawn per group.
+
+    Group j stands for ``count[j]`` coordinates that all have the value
+    ``x_bar[j]`` and the cost ``cost[j]`` each.  Eq. (27)–(28) rounds each of
+    them up with probability f_j = x'_j − ⌊x'_j⌋, independently, so their sum is
+    n_j ⌊x'_j⌋ + Binomial(n_j, f_j); this draws that sum (one binomial per
+    fractional group per attempt, ``rng.binomial`` on an ``attempts`` × f array)
+    and returns *group sums*: ``x[j]`` is the total of group j, ``cost`` · x the
+    rounding's cost.  ``repair`` and ``accept`` take a (k × groups) batch of sums;
+    which members carry the sum is the caller's to decide (``accept`` must say
+    whether some assignment of each sum to its members is feasible).  The sums
+    have the distribution of the sums of the per-coordinate rounding; the numbers
+    drawn, and hence the bytes, differ from :func:`cheapest_round`'s.
+    """
+    count = np.asarray(count, dtype=np.int64)
+    lo, frac = _scaled(x_bar, gain, attempts)
+    var = np.flatnonzero((frac > 0) & (count > 0))
+    ups = rng.binomial(count[var], frac[var], size=(attempts, var.size))
+    first = _first_distinct(ups)  # the distinct outcomes, each at its first draw
+    cand = np.repeat((lo * count)[None, :], first.size, axis=0)
+    cand[:, var] += ups[first]
     if repair is not None:
         cand = repair(cand)
     feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))

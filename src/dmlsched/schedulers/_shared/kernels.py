@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 __all__ = [
+    "class_rounding_ok",
     "cover_pass",
     "fill_members",
     "fill_pair",
@@ -25,6 +26,7 @@ __all__ = [
     "min_plus_rows",
     "regroup",
     "rounding_ok",
+    "spread_counts",
     "trim_workers",
     "trim_workers_in_place",
 ]
@@ -278,6 +280,70 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
             per = n_ps * b_ext + (b_int - b_ext if cand[i, n + h] > 0 else 0.0)
             load += cand[i, h] * per
         ok[i] = ts >= 1 and ts <= tw and load <= ts * ps_bw * (1 + 1e-9)
+    return ok
+
+
+@njit(cache=True)
+def spread_counts(total, n):
+    """How many of a class's ``n`` machines carry ``⌊total/n⌋ + 1`` (the rest carry
+    ``⌊total/n⌋``): (quotient, remainder)."""
+    t = int(total + 0.5)
+    return t // n, t - (t // n) * n
+
+
+@njit(cache=True)
+def class_rounding_ok(cand, count, m, a, b, ub_tol, max_workers, gamma, tol):
+    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round_classes`'s test
+    of each row of class totals (W_1..W_g, S_1..S_g) of a sync job: the workload row
+    (26), Eq. (2)/(4), and the packing rows (24) of every machine of class c
+    (``count[c]`` machines, one machine's room ``ub_tol[c]``) under the spread
+    :func:`~dmlsched.schedulers.cluster.pdors.spread_class` makes — each machine
+    ⌊W/n⌋ or ⌊W/n⌋ + 1 workers, the extra workers on the first machines, the
+    extra PSs on the last — so only the (at most four) kinds of machine it
+    creates are tested."""
+    k, g2 = cand.shape
+    g = g2 // 2
+    R = a.size
+    ok = np.zeros(k, dtype=np.bool_)
+    for i in range(k):
+        tw = 0.0
+        ts = 0.0
+        for c in range(g):
+            tw += cand[i, c]
+            ts += cand[i, g + c]
+        if tw < m - tol or tw < 1 or tw > max_workers:
+            continue
+        if np.ceil(tw / gamma - tol) > ts:
+            continue
+        good = True
+        for c in range(g):
+            n = count[c]
+            qw, rw = spread_counts(cand[i, c], n)
+            qs, rs = spread_counts(cand[i, g + c], n)
+            for kind in range(4):
+                dw = kind & 1
+                ds = kind >> 1
+                # machines of this kind: extra worker on the first rw, extra PS on
+                # the last rs, so both on max(0, rw + rs - n) of them
+                if dw == 1 and ds == 1:
+                    present = rw + rs > n
+                elif dw == 1:
+                    present = min(rw, n - rs) > 0
+                elif ds == 1:
+                    present = min(rs, n - rw) > 0
+                else:
+                    present = n - rw - rs > 0
+                if not present:
+                    continue
+                for r in range(R):
+                    if (qw + dw) * a[r] + (qs + ds) * b[r] > ub_tol[c, r]:
+                        good = False
+                        break
+                if not good:
+                    break
+            if not good:
+                break
+        ok[i] = good
     return ok
 
 

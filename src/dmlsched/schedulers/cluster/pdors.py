@@ -115,6 +115,29 @@ least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
 **Departures** (``pd-ors+``; each a constructor option, off in ``pd-ors``):
 
 * ``vertex="interior"`` (above): the reading ``pd-ors+`` takes.
+* ``rounding="class"`` (``"machine"`` in ``pd-ors``): Steps 9–11 of Alg. 4
+  draw Eq. (27)–(28) per machine *class*, not per machine.  The paper rounds
+  every coordinate w_ih, s_ih of G_δ x̄ independently; under the interior
+  split the n_c machines of class c share one value x' = G_δ X_c / n_c, so
+  their rounded total is n_c ⌊x'⌋ + Binomial(n_c, x' − ⌊x'⌋) — exactly the
+  distribution of the sum of the n_c per-machine draws.  One binomial draw
+  per class (workers and PSs independently, as (27) and (28) are) replaces
+  n_c uniforms, so a rounding costs Θ(S · classes) instead of Θ(S · H)
+  (:func:`~dmlsched.solvers.rounding.cheapest_round_groups`).  The paper
+  leaves no choice of *which* machines of a class round up (its draws
+  decide); here the drawn totals are spread deterministically
+  (:func:`spread_class`: ⌊W/n⌋ or ⌊W/n⌋ + 1 workers per machine, the extra
+  workers on the lowest ids, the extra PSs on the highest), which meets the
+  packing rows (24) whenever some outcome of the per-machine draws with
+  the same totals does (before trimming); F-trimming takes workers from the costliest class
+  first.  Every draw's cost and its workload and PS rows (26), Eq. (2)/(4)
+  depend on the totals only, so the S draws are tested and the cheapest
+  kept as in Step 12.  The draws consume the generator differently, so the
+  bytes differ from ``"machine"``; it applies where the split is even
+  (``vertex="interior"``, sync jobs) and async jobs, whose fill differs
+  machine by machine, are drawn per machine either way.  What it changes in
+  utility: ``ablation-pdors-*`` (row ``pd-ors+ no-rounding``); in time:
+  ``docs/benchmarks.md``.
 * ``release``: a finished job's reservations in later slots are given back
   (their slots price as free again), where Alg. 1 keeps them.
 * ``safe_packing``: the LP's packing bounds are Ĉ_h^r − (α^r + β^r), so every
@@ -144,7 +167,7 @@ least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
   only blocks resources).
 
 Parameters: ``g_delta`` (float, "eq29" or "eq30"), ``delta`` (δ of Eq.
-(29)/(30)), ``attempts`` (S, default 5000), ``vertex``, ``quanta``,
+(29)/(30)), ``attempts`` (S, default 5000), ``vertex``, ``rounding``, ``quanta``,
 ``quanta_per_slot``, ``lp_tol``,
 ``external_lp`` ("pass" | "highs"),
 ``price_estimate`` / ``history`` (see
@@ -156,6 +179,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -170,7 +194,13 @@ from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_cla
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
-from dmlsched.solvers.rounding import cheapest_round, g_delta_cover, g_delta_packing
+from dmlsched.solvers.rounding import (
+    RoundingResult,
+    cheapest_round,
+    cheapest_round_groups,
+    g_delta_cover,
+    g_delta_packing,
+)
 
 if TYPE_CHECKING:
     from dmlsched.solvers.highs import LinearModel
@@ -179,6 +209,7 @@ __all__ = [
     "ATTEMPTS",
     "PLUS",
     "PRINTED",
+    "ROUNDINGS",
     "VERTICES",
     "Pdors",
     "PdorsOracle",
@@ -187,6 +218,7 @@ __all__ = [
     "internal_ps",
     "per_machine_lp",
     "ps_ratio",
+    "spread_class",
 ]
 
 # HiGHS's infinite bound (highspy.kHighsInf is math.inf).  dmlsched.solvers.highs (highspy
@@ -197,6 +229,7 @@ INF = math.inf
 _TOL = 1e-9
 ATTEMPTS = 5000  # S: Sec. V's "preset threshold (e.g., 5000)" of rounding rounds
 VERTICES = ("fill", "interior")  # which LP optimum is rounded (module docstring)
+ROUNDINGS = ("machine", "class")  # what Eq. (27)-(28) draws per (module docstring)
 _COST_FLOOR = 1e-6  # relative LP cost floor, 10 × HiGHS's dual feasibility tolerance
 MILP_NODES = 2000  # branch-and-bound cap of the failed-rounding fallback (deterministic)
 
@@ -402,6 +435,23 @@ def per_machine_lp(
     return _ExternalLp(
         model, job, structure, np.ones(H), free[:, res], cost, lp_cost, scale, keep, H
     )
+
+
+def spread_class(members: np.ndarray, workers: int, ps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-machine (workers, PSs) of a class's totals on its ``members`` (ascending ids):
+    each machine ⌊W/n⌋ or ⌊W/n⌋ + 1 workers, the extra workers on the first
+    machines, and ⌊S/n⌋ or ⌊S/n⌋ + 1 PSs, the extra PSs on the last — so a machine
+    carries both extras only when W mod n + S mod n > n.
+
+    Every outcome of Eq. (27)–(28) on the class's machines (each machine ⌊x'⌋ or
+    ⌈x'⌉ of each) with these totals and within (24) has a counterpart here within
+    (24): if a machine with both extras fits, every kind of machine does; if it does
+    not, that outcome had none, so W mod n + S mod n ≤ n and this spread has none."""
+    n = members.size
+    idx = np.arange(n)
+    qw, rw = divmod(int(workers), n)
+    qs, rs = divmod(int(ps), n)
+    return qw + (idx < rw), qs + (idx >= n - rs)
 
 
 def _priced(x: np.ndarray, cost: np.ndarray, attempts: int) -> tuple[float, Placement, int]:
@@ -774,6 +824,37 @@ class PdorsOracle:
         return np.concatenate([per[:, 0], per[:, 1]])
 
     def _round(self, d: _SlotData, m: int) -> tuple[float, Placement, int] | None:
+        """Steps 9–12 at workload bound m: the cheapest of S roundings, per machine
+        (:meth:`_draw_machines`) or, with ``rounding="class"`` on an even split, per
+        class (:meth:`_draw_classes`); after S failures the fallbacks that are on."""
+        if self.sched.rounding == "class" and self._even_split():
+            res, placement = self._draw_classes(d, m)
+        else:
+            res, placement = self._draw_machines(d, m)
+        if not res.success:
+            self.sched.failed_ += 1
+            full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
+            if self.sched.milp_fallback:
+                exact = self._exact(d, m, full_cost, res.attempts)
+                if exact is not None:
+                    return exact
+            if self.sched.greedy_fill:
+                x_full = self.disaggregate(d, m)
+                return self._heuristic(d, m, x_full, full_cost, res.attempts)
+            return None  # no external solution: the DP reroutes or the job is discarded
+        lp_cost = d.lp[m][0]
+        if lp_cost > 0:
+            self.sched.ratios_.append(res.cost / lp_cost)
+        assert res.x is not None
+        return res.cost, placement(res.x), res.attempts
+
+    def _even_split(self) -> bool:
+        """Whether :meth:`disaggregate` gives every machine of a class the same x̄."""
+        return self.sched.vertex == "interior" and self.job.mode == "sync"
+
+    def _draw_machines(
+        self, d: _SlotData, m: int
+    ) -> tuple[RoundingResult, Callable[[np.ndarray], Placement]]:
         """Eq. (27)–(28) on the machines with x̄ > 0 (the others always round to 0)."""
         H = self.H
         x_full = self.disaggregate(d, m)
@@ -816,26 +897,69 @@ class PdorsOracle:
                 _TOL,
             ),
         )
-        if not res.success:
-            self.sched.failed_ += 1
-            full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
-            if self.sched.milp_fallback:
-                exact = self._exact(d, m, full_cost, res.attempts)
-                if exact is not None:
-                    return exact
-            if self.sched.greedy_fill:
-                return self._heuristic(d, m, x_full, full_cost, res.attempts)
-            return None  # no external solution: the DP reroutes or the job is discarded
-        lp_cost = d.lp[m][0]
-        if lp_cost > 0:
-            self.sched.ratios_.append(res.cost / lp_cost)
-        x = res.x
-        assert x is not None
-        p = Placement.from_counts(
-            {int(sup[i]): int(x[i]) for i in range(n) if x[i]},
-            {int(sup[i]): int(x[n + i]) for i in range(n) if x[n + i]},
+
+        def placement(x: np.ndarray) -> Placement:
+            return Placement.from_counts(
+                {int(sup[i]): int(x[i]) for i in range(n) if x[i]},
+                {int(sup[i]): int(x[n + i]) for i in range(n) if x[n + i]},
+            )
+
+        return res, placement
+
+    def _draw_classes(
+        self, d: _SlotData, m: int
+    ) -> tuple[RoundingResult, Callable[[np.ndarray], Placement]]:
+        """Eq. (27)–(28) drawn per machine class (``rounding="class"``, module docstring).
+
+        The even split gives each of class c's n_c machines x̄ = X_c / n_c; the
+        class's rounded total is n_c ⌊x'⌋ + Binomial(n_c, x' − ⌊x'⌋), the
+        distribution of the sum of its machines' independent roundings
+        (:func:`~dmlsched.solvers.rounding.cheapest_round_groups`).  Each draw of
+        totals is trimmed to F workers, costliest class first (ties: lowest
+        machine id), tested on (26), Eq. (2)/(4) and every machine's (24) under
+        :func:`spread_class`, and the cheapest feasible one is spread onto the
+        class's machines by :func:`spread_class`."""
+        x = d.lp[m][1]
+        cl = d.classes
+        C = cl.n
+        sup = np.flatnonzero((x[:C] > 0) | (x[C:] > 0))
+        n_c = cl.count[sup].astype(np.int64)
+        x_bar = np.concatenate([x[:C][sup] / n_c, x[C:][sup] / n_c])
+        price = d.shared.price[sup]
+        cost = np.concatenate([price @ self.alpha, price @ self.beta])
+        ub = np.maximum(d.shared.free_res[sup], 0.0)
+        ub_tol = ub + _TOL * np.maximum(1.0, ub)
+
+        from dmlsched.schedulers._shared.kernels import class_rounding_ok, trim_workers_in_place
+
+        job = self.job
+        wmax = float(job.max_workers)
+        g = sup.size
+        costly_first = np.argsort(-cost[:g], kind="stable")
+        res = cheapest_round_groups(
+            x_bar,
+            np.concatenate([n_c, n_c]),
+            float(self.gain(m, d)),
+            self.sched.rng_,
+            cost=cost,
+            attempts=int(self.sched.attempts),
+            repair=lambda cand: trim_workers_in_place(cand, costly_first, wmax),  # a fresh batch
+            accept=lambda cand: class_rounding_ok(
+                cand, n_c, float(m), self.a_res, self.b_res, ub_tol, wmax, float(job.gamma), _TOL
+            ),
         )
-        return res.cost, p, res.attempts
+
+        def placement(tot: np.ndarray) -> Placement:
+            workers: dict[int, int] = {}
+            ps: dict[int, int] = {}
+            for i, c in enumerate(sup):
+                members = cl.members[cl.starts[c] : cl.starts[c + 1]]
+                w, s = spread_class(members, int(tot[i]), int(tot[g + i]))
+                workers.update((int(h), int(k)) for h, k in zip(members, w, strict=True) if k)
+                ps.update((int(h), int(k)) for h, k in zip(members, s, strict=True) if k)
+            return Placement.from_counts(workers, ps)
+
+        return res, placement
 
     def _exact(
         self, d: _SlotData, m: int, cost: np.ndarray, attempts: int
@@ -955,6 +1079,7 @@ class PdorsOracle:
 #: pd-ors as printed: every departure below off (module docstring, "Two entries")
 PRINTED: dict[str, Any] = {
     "vertex": "fill",
+    "rounding": "machine",
     "release": False,
     "safe_packing": False,
     "milp_fallback": False,
@@ -967,6 +1092,7 @@ PRINTED: dict[str, Any] = {
 #: pd-ors+: our best version, every departure on (each a named option)
 PLUS: dict[str, Any] = {
     "vertex": "interior",
+    "rounding": "class",
     "release": True,
     "safe_packing": True,
     "milp_fallback": True,
@@ -1002,6 +1128,7 @@ class Pdors(PrimalDualScheduler):
         external_lp: str = "pass",
         *,
         vertex: str = PRINTED["vertex"],
+        rounding: str = PRINTED["rounding"],
         release: bool = PRINTED["release"],
         safe_packing: bool = PRINTED["safe_packing"],
         milp_fallback: bool = PRINTED["milp_fallback"],
@@ -1025,6 +1152,7 @@ class Pdors(PrimalDualScheduler):
             release=release,
         )
         self.vertex = vertex
+        self.rounding = rounding
         self.safe_packing = safe_packing
         self.milp_fallback = milp_fallback
         self.greedy_fill = greedy_fill
@@ -1047,6 +1175,8 @@ class Pdors(PrimalDualScheduler):
             raise InvalidInput("g_delta", g, "> 0")
         if self.vertex not in VERTICES:
             raise InvalidInput("vertex", self.vertex, " | ".join(VERTICES))
+        if self.rounding not in ROUNDINGS:
+            raise InvalidInput("rounding", self.rounding, " | ".join(ROUNDINGS))
         if self.external_lp not in ("pass", "highs"):
             raise InvalidInput("external_lp", self.external_lp, "pass | highs")
         if not (0 <= self.cost_floor < 1):
