@@ -11,7 +11,7 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterWorkload
 from dmlsched.model.utility import Sigmoid
 from dmlsched.rng import make_rng, spawn
-from dmlsched.schedulers._shared.kernels import class_rounding_ok
+from dmlsched.schedulers._shared.kernels import class_fits, class_rounding_ok
 from dmlsched.schedulers.cluster.pdors import PdorsOracle, spread_class
 from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.engine import simulate
@@ -19,13 +19,28 @@ from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
 
 
-def test_spread_puts_extra_workers_first_and_extra_ps_last() -> None:
-    # 3 machines, 4 workers: 2, 1, 1; 2 PSs: 0, 1, 1 (by hand)
-    w, s = spread_class(np.array([3, 5, 8]), 4, 2)
+def test_spread_puts_extra_workers_first_and_extra_ps_beside_them_or_last() -> None:
+    # 3 machines, 4 workers: 2, 1, 1; 2 PSs: beside the extra workers 1, 1, 0 when a
+    # machine with both extras fits, else on the last machines 0, 1, 1 (by hand)
+    members = np.array([3, 5, 8])
+    w, s = spread_class(members, 4, 2, together=True)
+    assert w.tolist() == [2, 1, 1] and s.tolist() == [1, 1, 0]
+    w, s = spread_class(members, 4, 2, together=False)
     assert w.tolist() == [2, 1, 1] and s.tolist() == [0, 1, 1]
-    # 4 machines, 1 worker and 2 PSs: no machine carries both extras
-    w, s = spread_class(np.array([0, 1, 2, 3]), 1, 2)
+    # 4 machines, 1 worker and 2 PSs apart: no machine carries both
+    w, s = spread_class(np.array([0, 1, 2, 3]), 1, 2, together=False)
     assert w.tolist() == [1, 0, 0, 0] and s.tolist() == [0, 0, 1, 1]
+
+
+def test_class_fits_says_together_apart_or_not_at_all() -> None:
+    # a worker needs 0.6 and a PS 0.6 of one resource (by hand)
+    a, b = np.array([0.6]), np.array([0.6])
+    # room 1.0, 2 machines, W = S = 1: (1, 1) breaks it, (1, 0) and (0, 1) fit: apart
+    assert class_fits(0, 1, 0, 1, 2, a, b, np.array([1.0])) == 0
+    # room 1.2: one machine holds both: together
+    assert class_fits(0, 1, 0, 1, 2, a, b, np.array([1.2])) == 1
+    # room 1.0, W = 2, S = 1 on 2 machines: each has a worker, one must take the PS
+    assert class_fits(1, 0, 0, 1, 2, a, b, np.array([1.0])) == -1
 
 
 def test_class_test_sees_a_machine_with_both_extras_only_when_they_must_share() -> None:

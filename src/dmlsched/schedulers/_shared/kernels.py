@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 __all__ = [
+    "class_fits",
     "class_rounding_ok",
     "cover_pass",
     "fill_members",
@@ -284,26 +285,59 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
 
 
 @njit(cache=True)
+def class_fits(qw, rw, qs, rs, n, a, b, ub):
+    """Whether class c's machines (one machine's room ``ub``) hold the spread of
+    :func:`~dmlsched.schedulers.cluster.pdors.spread_class` for ⌊W/n⌋ = ``qw``,
+    W mod n = ``rw``, ⌊S/n⌋ = ``qs``, S mod n = ``rs``; -1 if they do not, 1 if
+    with the extra PSs on the machines of the extra workers (a machine with every
+    extra fits), 0 if only apart (extra workers first, extra PSs last)."""
+    R = a.size
+    top_w = qw + (1 if rw > 0 else 0)
+    top_s = qs + (1 if rs > 0 else 0)
+    fits = True
+    for r in range(R):
+        if top_w * a[r] + top_s * b[r] > ub[r]:
+            fits = False
+            break
+    if fits:
+        return 1
+    # apart: both extras only on max(0, rw + rs - n) machines; the other kinds
+    # of machine are each present when their count is positive
+    for kind in range(4):
+        dw = kind & 1
+        ds = kind >> 1
+        if dw == 1 and ds == 1:
+            present = rw + rs > n
+        elif dw == 1:
+            present = min(rw, n - rs) > 0
+        elif ds == 1:
+            present = min(rs, n - rw) > 0
+        else:
+            present = n - rw - rs > 0
+        if not present:
+            continue
+        for r in range(R):
+            if (qw + dw) * a[r] + (qs + ds) * b[r] > ub[r]:
+                return -1
+    return 0
+
+
+@njit(cache=True)
 def spread_counts(total, n):
-    """How many of a class's ``n`` machines carry ``⌊total/n⌋ + 1`` (the rest carry
-    ``⌊total/n⌋``): (quotient, remainder)."""
+    """(⌊total/n⌋, total mod n) of a class total held as a float."""
     t = int(total + 0.5)
     return t // n, t - (t // n) * n
 
 
 @njit(cache=True)
 def class_rounding_ok(cand, count, m, a, b, ub_tol, max_workers, gamma, tol):
-    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._round_classes`'s test
+    """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._draw_classes`'s test
     of each row of class totals (W_1..W_g, S_1..S_g) of a sync job: the workload row
     (26), Eq. (2)/(4), and the packing rows (24) of every machine of class c
-    (``count[c]`` machines, one machine's room ``ub_tol[c]``) under the spread
-    :func:`~dmlsched.schedulers.cluster.pdors.spread_class` makes — each machine
-    ⌊W/n⌋ or ⌊W/n⌋ + 1 workers, the extra workers on the first machines, the
-    extra PSs on the last — so only the (at most four) kinds of machine it
-    creates are tested."""
+    (``count[c]`` machines, one machine's room ``ub_tol[c]``) under the spread of
+    :func:`~dmlsched.schedulers.cluster.pdors.spread_class` (:func:`class_fits`)."""
     k, g2 = cand.shape
     g = g2 // 2
-    R = a.size
     ok = np.zeros(k, dtype=np.bool_)
     for i in range(k):
         tw = 0.0
@@ -320,28 +354,8 @@ def class_rounding_ok(cand, count, m, a, b, ub_tol, max_workers, gamma, tol):
             n = count[c]
             qw, rw = spread_counts(cand[i, c], n)
             qs, rs = spread_counts(cand[i, g + c], n)
-            for kind in range(4):
-                dw = kind & 1
-                ds = kind >> 1
-                # machines of this kind: extra worker on the first rw, extra PS on
-                # the last rs, so both on max(0, rw + rs - n) of them
-                if dw == 1 and ds == 1:
-                    present = rw + rs > n
-                elif dw == 1:
-                    present = min(rw, n - rs) > 0
-                elif ds == 1:
-                    present = min(rs, n - rw) > 0
-                else:
-                    present = n - rw - rs > 0
-                if not present:
-                    continue
-                for r in range(R):
-                    if (qw + dw) * a[r] + (qs + ds) * b[r] > ub_tol[c, r]:
-                        good = False
-                        break
-                if not good:
-                    break
-            if not good:
+            if class_fits(qw, rw, qs, rs, n, a, b, ub_tol[c]) < 0:
+                good = False
                 break
         ok[i] = good
     return ok

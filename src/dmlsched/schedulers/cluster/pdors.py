@@ -127,7 +127,8 @@ least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
   leaves no choice of *which* machines of a class round up (its draws
   decide); here the drawn totals are spread deterministically
   (:func:`spread_class`: ⌊W/n⌋ or ⌊W/n⌋ + 1 workers per machine, the extra
-  workers on the lowest ids, the extra PSs on the highest), which meets the
+  workers on the lowest ids, the extra PSs beside them if a machine with
+  both extras fits, else on the highest ids), which meets the
   packing rows (24) whenever some outcome of the per-machine draws with
   the same totals does (before trimming); F-trimming takes workers from the costliest class
   first.  Every draw's cost and its workload and PS rows (26), Eq. (2)/(4)
@@ -437,21 +438,26 @@ def per_machine_lp(
     )
 
 
-def spread_class(members: np.ndarray, workers: int, ps: int) -> tuple[np.ndarray, np.ndarray]:
+def spread_class(
+    members: np.ndarray, workers: int, ps: int, together: bool
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-machine (workers, PSs) of a class's totals on its ``members`` (ascending ids):
     each machine ⌊W/n⌋ or ⌊W/n⌋ + 1 workers, the extra workers on the first
-    machines, and ⌊S/n⌋ or ⌊S/n⌋ + 1 PSs, the extra PSs on the last — so a machine
-    carries both extras only when W mod n + S mod n > n.
+    machines, and ⌊S/n⌋ or ⌊S/n⌋ + 1 PSs, the extra PSs on the first machines too
+    if ``together`` (a machine with both extras fits: fewest machines loaded, a
+    PS beside workers where it can be), else on the last (a machine carries both
+    extras only when W mod n + S mod n > n).
 
     Every outcome of Eq. (27)–(28) on the class's machines (each machine ⌊x'⌋ or
     ⌈x'⌉ of each) with these totals and within (24) has a counterpart here within
     (24): if a machine with both extras fits, every kind of machine does; if it does
-    not, that outcome had none, so W mod n + S mod n ≤ n and this spread has none."""
+    not, that outcome had none, so W mod n + S mod n ≤ n and the spread apart has
+    none (:func:`~dmlsched.schedulers._shared.kernels.class_fits` decides)."""
     n = members.size
     idx = np.arange(n)
     qw, rw = divmod(int(workers), n)
     qs, rs = divmod(int(ps), n)
-    return qw + (idx < rw), qs + (idx >= n - rs)
+    return qw + (idx < rw), qs + ((idx < rs) if together else (idx >= n - rs))
 
 
 def _priced(x: np.ndarray, cost: np.ndarray, attempts: int) -> tuple[float, Placement, int]:
@@ -930,7 +936,11 @@ class PdorsOracle:
         ub = np.maximum(d.shared.free_res[sup], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
-        from dmlsched.schedulers._shared.kernels import class_rounding_ok, trim_workers_in_place
+        from dmlsched.schedulers._shared.kernels import (
+            class_fits,
+            class_rounding_ok,
+            trim_workers_in_place,
+        )
 
         job = self.job
         wmax = float(job.max_workers)
@@ -954,7 +964,11 @@ class PdorsOracle:
             ps: dict[int, int] = {}
             for i, c in enumerate(sup):
                 members = cl.members[cl.starts[c] : cl.starts[c + 1]]
-                w, s = spread_class(members, int(tot[i]), int(tot[g + i]))
+                n = members.size
+                qw, rw = divmod(int(tot[i]), n)
+                qs, rs = divmod(int(tot[g + i]), n)
+                fit = class_fits(qw, rw, qs, rs, n, self.a_res, self.b_res, ub_tol[i])
+                w, s = spread_class(members, int(tot[i]), int(tot[g + i]), fit == 1)
                 workers.update((int(h), int(k)) for h, k in zip(members, w, strict=True) if k)
                 ps.update((int(h), int(k)) for h, k in zip(members, s, strict=True) if k)
             return Placement.from_counts(workers, ps)
