@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dmlsched.solvers.rounding import cheapest_round, cheapest_round_groups
+from dmlsched.solvers.rounding import _first_distinct, cheapest_round, cheapest_round_groups
 
 
 def _all(cand: np.ndarray) -> np.ndarray:
@@ -137,3 +137,21 @@ def test_per_group_and_per_coordinate_roundings_reach_the_same_cheapest_sums_dis
     if fa.size > 30 and fb.size > 30:
         se = math.sqrt(fa.var() / fa.size + fb.var() / fb.size)
         assert abs(fa.mean() - fb.mean()) <= 5 * se + 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 400), st.integers(1, 6), st.integers(1, 50))
+def test_distinct_draws_are_found_at_their_first_index_by_key_or_by_bytes(
+    seed: int, rows: int, cols: int, top: int
+) -> None:
+    # the mixed-radix keys and the byte-string sort find the same first occurrences,
+    # and both are the naive first index of every distinct row
+    gen = np.random.default_rng(seed)
+    bound = gen.integers(0, top + 1, cols)
+    draws = gen.integers(0, bound + 1, size=(rows, cols))
+    seen: dict[tuple[int, ...], int] = {}
+    for i, row in enumerate(map(tuple, draws.tolist())):
+        seen.setdefault(row, i)
+    want = sorted(seen.values())
+    assert _first_distinct(draws, bound).tolist() == want
+    assert _first_distinct(draws, np.full(cols, 2**40)).tolist() == want  # bytes

@@ -208,10 +208,18 @@ def cheapest_round(
     return RoundingResult(x, float(np.dot(cost, x)), int(first[feasible[0]]) + 1)
 
 
-def _first_distinct(rows: np.ndarray) -> np.ndarray:
-    """Indices of the first occurrence of each distinct row of ``rows``, ascending."""
+def _first_distinct(rows: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of each distinct row of ``rows``, ascending;
+    ``top[j]`` bounds column j (0 ≤ rows[:, j] ≤ top[j])."""
     if rows.shape[1] == 0:
         return np.zeros(1, dtype=np.int64)
+    radix = np.asarray(top, dtype=np.int64) + 1
+    if float(np.prod(radix.astype(float))) < 2.0**62:
+        # each row as one mixed-radix integer: equal rows, equal keys (and a sort of
+        # integers, not of byte strings)
+        weight = np.cumprod(np.concatenate([[1], radix[:-1]]))
+        _, first = np.unique(rows @ weight, return_index=True)
+        return np.sort(first)
     flat = np.ascontiguousarray(rows)
     # each row as one opaque item: sorting compares them with memcmp
     items = flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
@@ -248,7 +256,7 @@ def cheapest_round_groups(
     lo, frac = _scaled(x_bar, gain, attempts)
     var = np.flatnonzero((frac > 0) & (count > 0))
     ups = rng.binomial(count[var], frac[var], size=(attempts, var.size))
-    first = _first_distinct(ups)  # the distinct outcomes, each at its first draw
+    first = _first_distinct(ups, count[var])  # the distinct outcomes, each at its first draw
     cand = np.repeat((lo * count)[None, :], first.size, axis=0)
     cand[:, var] += ups[first]
     if repair is not None:

@@ -969,8 +969,10 @@ class PdorsOracle:
                 qs, rs = divmod(int(tot[g + i]), n)
                 fit = class_fits(qw, rw, qs, rs, n, self.a_res, self.b_res, ub_tol[i])
                 w, s = spread_class(members, int(tot[i]), int(tot[g + i]), fit == 1)
-                workers.update((int(h), int(k)) for h, k in zip(members, w, strict=True) if k)
-                ps.update((int(h), int(k)) for h, k in zip(members, s, strict=True) if k)
+                on = np.flatnonzero(w)
+                workers.update(zip(members[on].tolist(), w[on].tolist(), strict=True))
+                on = np.flatnonzero(s)
+                ps.update(zip(members[on].tolist(), s[on].tolist(), strict=True))
             return Placement.from_counts(workers, ps)
 
         return res, placement
