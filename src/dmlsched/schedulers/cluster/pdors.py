@@ -128,9 +128,9 @@ least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
   decide); here the drawn totals are spread deterministically
   (:func:`spread_class`: ⌊W/n⌋ or ⌊W/n⌋ + 1 workers per machine, the extra
   workers on the lowest ids, the extra PSs beside them if a machine with
-  both extras fits, else on the highest ids), which meets the
-  packing rows (24) whenever some outcome of the per-machine draws with
-  the same totals does (before trimming); F-trimming takes workers from the costliest class
+  both extras fits, else on the highest ids), which meets the packing rows
+  (24) whenever some outcome of the per-machine draws with the same totals
+  does (before trimming); F-trimming takes workers from the costliest class
   first.  Every draw's cost and its workload and PS rows (26), Eq. (2)/(4)
   depend on the totals only, so the S draws are tested and the cheapest
   kept as in Step 12.  The draws consume the generator differently, so the
