@@ -19,17 +19,27 @@ from dmlsched.workloads.synthetic import synthetic_cluster
 from tests.conftest import make_job
 
 
-def test_spread_puts_extra_workers_first_and_extra_ps_beside_them_or_last() -> None:
-    # 3 machines, 4 workers: 2, 1, 1; 2 PSs: beside the extra workers 1, 1, 0 when a
-    # machine with both extras fits, else on the last machines 0, 1, 1 (by hand)
-    members = np.array([3, 5, 8])
-    w, s = spread_class(members, 4, 2, together=True)
-    assert w.tolist() == [2, 1, 1] and s.tolist() == [1, 1, 0]
-    w, s = spread_class(members, 4, 2, together=False)
-    assert w.tolist() == [2, 1, 1] and s.tolist() == [0, 1, 1]
-    # 4 machines, 1 worker and 2 PSs apart: no machine carries both
-    w, s = spread_class(np.array([0, 1, 2, 3]), 1, 2, together=False)
-    assert w.tolist() == [1, 0, 0, 0] and s.tolist() == [0, 0, 1, 1]
+def test_spread_gives_each_machine_floor_or_ceil_and_keeps_extras_apart_when_told() -> None:
+    # 3 machines, 4 workers: one machine 2, two 1 (by hand); 2 PSs: two machines 1
+    rng = np.random.default_rng(0)
+    w, s = spread_class(3, 4, 2, True, rng)
+    assert sorted(w.tolist()) == [1, 1, 2] and sorted(s.tolist()) == [0, 1, 1]
+    # 4 machines, 1 extra worker and 2 extra PSs apart: never on one machine
+    for _ in range(50):
+        w, s = spread_class(4, 5, 2, False, rng)
+        assert w.sum() == 5 and s.sum() == 2
+        assert not np.any((w == 2) & (s == 1))
+
+
+def test_spread_puts_the_extras_on_uniform_machines() -> None:
+    # which machine carries the one extra worker of 5 on 4 machines: each w.p. 1/4,
+    # as under the per-machine draws given their total (by hand)
+    rng = np.random.default_rng(1)
+    hits = np.zeros(4)
+    for _ in range(4000):
+        w, _s = spread_class(4, 5, 0, True, rng)
+        hits[np.argmax(w)] += 1
+    assert hits / hits.sum() == pytest.approx([0.25] * 4, abs=0.03)
 
 
 def test_class_fits_says_together_apart_or_not_at_all() -> None:

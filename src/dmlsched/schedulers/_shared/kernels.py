@@ -286,11 +286,12 @@ def rounding_ok(cand, m, a, b, ub_tol, max_workers, sync, gamma, b_ext, b_int, p
 
 @njit(cache=True)
 def class_fits(qw, rw, qs, rs, n, a, b, ub):
-    """Whether class c's machines (one machine's room ``ub``) hold the spread of
-    :func:`~dmlsched.schedulers.cluster.pdors.spread_class` for ⌊W/n⌋ = ``qw``,
-    W mod n = ``rw``, ⌊S/n⌋ = ``qs``, S mod n = ``rs``; -1 if they do not, 1 if
-    with the extra PSs on the machines of the extra workers (a machine with every
-    extra fits), 0 if only apart (extra workers first, extra PSs last)."""
+    """Whether class c's ``n`` machines (one machine's room ``ub``) can hold W workers
+    and S PSs with ⌊W/n⌋ or ⌊W/n⌋ + 1 workers and ⌊S/n⌋ or ⌊S/n⌋ + 1 PSs each (⌊W/n⌋
+    = ``qw``, W mod n = ``rw``, ⌊S/n⌋ = ``qs``, S mod n = ``rs``): 1 if in any
+    arrangement (a machine with both extras fits), 0 if only with no machine
+    carrying both (checked on the arrangement with the fewest such machines: extra
+    workers first, extra PSs last), -1 if not at all."""
     R = a.size
     top_w = qw + (1 if rw > 0 else 0)
     top_s = qs + (1 if rs > 0 else 0)
@@ -334,8 +335,8 @@ def class_rounding_ok(cand, count, m, a, b, ub_tol, max_workers, gamma, tol):
     """:meth:`~dmlsched.schedulers.cluster.pdors.PdorsOracle._draw_classes`'s test
     of each row of class totals (W_1..W_g, S_1..S_g) of a sync job: the workload row
     (26), Eq. (2)/(4), and the packing rows (24) of every machine of class c
-    (``count[c]`` machines, one machine's room ``ub_tol[c]``) under the spread of
-    :func:`~dmlsched.schedulers.cluster.pdors.spread_class` (:func:`class_fits`)."""
+    (``count[c]`` machines, one machine's room ``ub_tol[c]``) in some arrangement of
+    ⌊total/n⌋ or ⌊total/n⌋ + 1 per machine (:func:`class_fits`)."""
     k, g2 = cand.shape
     g = g2 // 2
     ok = np.zeros(k, dtype=np.bool_)

@@ -124,16 +124,17 @@ least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
   per class (workers and PSs independently, as (27) and (28) are) replaces
   n_c uniforms, so a rounding costs Θ(S · classes) instead of Θ(S · H)
   (:func:`~dmlsched.solvers.rounding.cheapest_round_groups`).  The paper
-  leaves no choice of *which* machines of a class round up (its draws
-  decide); here the drawn totals are spread deterministically
-  (:func:`spread_class`: ⌊W/n⌋ or ⌊W/n⌋ + 1 workers per machine, the extra
-  workers on the lowest ids, the extra PSs beside them if a machine with
-  both extras fits, else on the highest ids), which meets the packing rows
-  (24) whenever some outcome of the per-machine draws with the same totals
-  does (before trimming); F-trimming takes workers from the costliest class
-  first.  Every draw's cost and its workload and PS rows (26), Eq. (2)/(4)
-  depend on the totals only, so the S draws are tested and the cheapest
-  kept as in Step 12.  The draws consume the generator differently, so the
+  has its draws decide *which* machines of a class round up; here, once the
+  cheapest totals are kept, the generator draws them (:func:`spread_class`:
+  ⌊W/n⌋ or ⌊W/n⌋ + 1 workers per machine, the extra ones on a uniform subset
+  of the class's machines, the extra PSs on another, disjoint from it when a
+  machine with both extras would break (24)) — the per-machine rounding's
+  placement given its totals and (24).  A draw of totals is feasible when
+  some outcome of the per-machine draws with these totals meets (24) (before
+  trimming: F-trimming takes workers from the costliest class first).
+  Every draw's cost and its workload and PS rows (26), Eq. (2)/(4) depend
+  on the totals only, so the S draws are tested and the cheapest kept as in
+  Step 12.  The draws consume the generator differently, so the
   bytes differ from ``"machine"``; it applies where the split is even
   (``vertex="interior"``, sync jobs) and async jobs, whose fill differs
   machine by machine, are drawn per machine either way.  What it changes in
@@ -439,25 +440,34 @@ def per_machine_lp(
 
 
 def spread_class(
-    members: np.ndarray, workers: int, ps: int, together: bool
+    n: int, workers: int, ps: int, together: bool, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-machine (workers, PSs) of a class's totals on its ``members`` (ascending ids):
-    each machine ⌊W/n⌋ or ⌊W/n⌋ + 1 workers, the extra workers on the first
-    machines, and ⌊S/n⌋ or ⌊S/n⌋ + 1 PSs, the extra PSs on the first machines too
-    if ``together`` (a machine with both extras fits: fewest machines loaded, a
-    PS beside workers where it can be), else on the last (a machine carries both
-    extras only when W mod n + S mod n > n).
+    """Per-machine (workers, PSs) of a class's totals W, S on its ``n`` machines, as the
+    per-machine draws of Eq. (27)–(28) would place them given these totals: each
+    machine ⌊W/n⌋ or ⌊W/n⌋ + 1 workers, the W mod n extra ones on machines drawn
+    uniformly by ``rng``, and likewise the S mod n extra PSs — independently of the
+    workers' if ``together`` (a machine with both extras fits), else among the
+    machines without an extra worker (a machine with both would break (24)).
 
-    Every outcome of Eq. (27)–(28) on the class's machines (each machine ⌊x'⌋ or
-    ⌈x'⌉ of each) with these totals and within (24) has a counterpart here within
-    (24): if a machine with both extras fits, every kind of machine does; if it does
-    not, that outcome had none, so W mod n + S mod n ≤ n and the spread apart has
-    none (:func:`~dmlsched.schedulers._shared.kernels.class_fits` decides)."""
-    n = members.size
-    idx = np.arange(n)
+    That is the per-machine rounding's distribution conditioned on the totals and on
+    meeting (24): given the totals its draws put the extras on uniform subsets,
+    independent for workers and PSs, and when a machine with both extras does not
+    fit, the feasible outcomes are exactly the disjoint pairs of subsets
+    (:func:`~dmlsched.schedulers._shared.kernels.class_fits` decides ``together``)."""
     qw, rw = divmod(int(workers), n)
     qs, rs = divmod(int(ps), n)
-    return qw + (idx < rw), qs + ((idx < rs) if together else (idx >= n - rs))
+    w = np.full(n, qw, dtype=np.int64)
+    s = np.full(n, qs, dtype=np.int64)
+    extra_w = rng.choice(n, rw, replace=False)
+    w[extra_w] += 1
+    if together:
+        s[rng.choice(n, rs, replace=False)] += 1
+    else:  # n − rw ≥ rs whenever the class passed class_fits
+        free = np.ones(n, dtype=bool)
+        free[extra_w] = False
+        left = np.flatnonzero(free)
+        s[left[rng.choice(left.size, rs, replace=False)]] += 1
+    return w, s
 
 
 def _priced(x: np.ndarray, cost: np.ndarray, attempts: int) -> tuple[float, Placement, int]:
@@ -922,9 +932,9 @@ class PdorsOracle:
         distribution of the sum of its machines' independent roundings
         (:func:`~dmlsched.solvers.rounding.cheapest_round_groups`).  Each draw of
         totals is trimmed to F workers, costliest class first (ties: lowest
-        machine id), tested on (26), Eq. (2)/(4) and every machine's (24) under
-        :func:`spread_class`, and the cheapest feasible one is spread onto the
-        class's machines by :func:`spread_class`."""
+        machine id), tested on (26), Eq. (2)/(4) and every machine's (24)
+        (:func:`~dmlsched.schedulers._shared.kernels.class_fits`), and the cheapest
+        feasible one is spread onto the class's machines by :func:`spread_class`."""
         x = d.lp[m][1]
         cl = d.classes
         C = cl.n
@@ -959,6 +969,8 @@ class PdorsOracle:
             ),
         )
 
+        rng = self.sched.rng_
+
         def placement(tot: np.ndarray) -> Placement:
             workers: dict[int, int] = {}
             ps: dict[int, int] = {}
@@ -968,7 +980,7 @@ class PdorsOracle:
                 qw, rw = divmod(int(tot[i]), n)
                 qs, rs = divmod(int(tot[g + i]), n)
                 fit = class_fits(qw, rw, qs, rs, n, self.a_res, self.b_res, ub_tol[i])
-                w, s = spread_class(members, int(tot[i]), int(tot[g + i]), fit == 1)
+                w, s = spread_class(n, int(tot[i]), int(tot[g + i]), fit == 1, rng)
                 on = np.flatnonzero(w)
                 workers.update(zip(members[on].tolist(), w[on].tolist(), strict=True))
                 on = np.flatnonzero(s)
