@@ -43,9 +43,9 @@ def digest(result: RunResult) -> str:
     return h.hexdigest()
 
 
-def _run(wl: object, scheduler: str, record_events: bool = True) -> str:
+def _run(wl: object, scheduler: str, record_events: bool = True, **params: object) -> str:
     _, rng = spawn(make_rng(0), 2)
-    sched = make_scheduler("cluster", scheduler)
+    sched = make_scheduler("cluster", scheduler, **params)
     return digest(simulate("cluster", wl, sched, rng, record_events=record_events))
 
 
@@ -55,7 +55,7 @@ SYNTHETIC = {
     "fifo": "59161d7f7a310400c0101284d9aa1031195eb84738444627a48b258273fc7eae",
     "oasis": "109bac6f714715e37a4bc8bba3c58b6c40aa06e7929c158d8a4b1b9d62edce2b",
     "pd-ors": "4425e9ca632ccad956c1ff4da71de62261882222697a82f19bc41dfd74f0a769",
-    "pd-ors+": "fd901daf0d4ea1fd4cb5eb673a0a2a5d4879db8e6b18d5c51e0dec13c52e7ec9",
+    "pd-ors+": "afd115f902304d1f3f4086ef8a9bb306993f32eee333826d738f6f7c482c19ba",
     "srtf": "ccc8c9ee7488ef3414ad4cc1a28e563d71c5b569a31c75714265b9f8a61e3509",
     "tiresias": "675f5b9ce7903e7f375f5b9ad411e307958e7b31b2f7bd25ec33824bfd22c221",
 }
@@ -65,6 +65,16 @@ SYNTHETIC = {
 def test_synthetic_runs_keep_their_bytes(scheduler: str) -> None:
     wl = synthetic_cluster(40, 12, 60, make_rng(7))
     assert _run(wl, scheduler) == SYNTHETIC[scheduler]
+
+
+# pd-ors+ rounding per machine (its default draws per machine class, above): the
+# engine's bytes at 9dfbff2
+PDORS_PLUS_PER_MACHINE = "fd901daf0d4ea1fd4cb5eb673a0a2a5d4879db8e6b18d5c51e0dec13c52e7ec9"
+
+
+def test_pd_ors_plus_rounding_per_machine_keeps_its_bytes() -> None:
+    wl = synthetic_cluster(40, 12, 60, make_rng(7))
+    assert _run(wl, "pd-ors+", rounding="machine") == PDORS_PLUS_PER_MACHINE
 
 
 PHILLY = {
