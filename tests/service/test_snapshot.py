@@ -57,6 +57,32 @@ def test_a_snapshot_it_cannot_use_is_ignored(tmp_path: Path, damage: str) -> Non
     b.store.close()
 
 
+def test_a_snapshot_of_a_scheduler_older_than_this_code_is_ignored(tmp_path: Path) -> None:
+    # the same version string, but the pickled pd-ors+ predates its ``rounding`` option
+    import json
+    import pickle
+
+    a = make_core(tmp_path / "a.db", "pd-ors+", window=20)
+    add_machines(a, 2)
+    _drive(a, [2, 1, 0])
+    seq = a.snapshot()
+    stored = a.store.latest_snapshot()
+    assert stored is not None
+    blob = stored[1]
+    n = int.from_bytes(blob[:4], "big")
+    state = pickle.loads(blob[4 + n :])
+    assert state["scheduler"] is not None
+    del state["scheduler"].rounding
+    head = json.loads(blob[4 : 4 + n])
+    raw = json.dumps(head).encode()
+    a.store.save_snapshot(seq, len(raw).to_bytes(4, "big") + raw + pickle.dumps(state))
+    want = _state(a)
+    a.store.close()
+    b = make_core(tmp_path / "a.db", "pd-ors+", window=20)
+    assert b.snapshot_seq == 0 and _state(b) == want  # the whole log instead
+    b.store.close()
+
+
 def test_the_service_takes_a_snapshot_every_so_many_records(tmp_path: Path) -> None:
     core = make_core(tmp_path / "s.db", "fifo")
     with TestClient(

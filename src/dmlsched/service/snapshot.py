@@ -11,7 +11,8 @@ it (replaying decisions from the last epoch start among them, or from the
 snapshot on).  The log itself is never rewritten: it stays the audit trail
 and the events API, and a snapshot that cannot be used — another format or
 dmlsched version, another configuration, a core without some of this one's
-state, a damaged blob — is ignored: the restart applies the whole log, as without
+state, a scheduler without an attribute this code's is made with, a damaged
+blob — is ignored: the restart applies the whole log, as without
 snapshots.
 
 A snapshot is pickled: the store must be trusted (only the service writes it,
@@ -92,5 +93,18 @@ def restore(core: Core, seq: int, blob: bytes) -> bool:
         return False
     if not isinstance(state, dict) or set(vars(core)) - _TRANSIENT - set(state):
         return False  # made by a core without some of this one's state: another code
+    if _older_scheduler(state.get("scheduler"), core):
+        return False
     vars(core).update(state)
     return True
+
+
+def _older_scheduler(pickled: Any, core: Core) -> bool:
+    """True if ``pickled`` lacks an attribute this code's scheduler is made with (an
+    option added since: restored, the scheduler would fail when it reads it)."""
+    if pickled is None:
+        return False
+    fresh = core.scheduler_factory()
+    return type(pickled) is not type(fresh) or bool(
+        set(getattr(fresh, "__dict__", {})) - set(getattr(pickled, "__dict__", {}))
+    )
