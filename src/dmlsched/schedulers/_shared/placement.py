@@ -126,9 +126,12 @@ def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> 
     if not p.machines:
         return
     if free.shape[0] <= SMALL_MACHINES:
-        idx = np.asarray(p.machines, dtype=np.intp)
-        wd, pd = np.asarray(job.worker_demand, dtype=float), np.asarray(job.ps_demand, dtype=float)
-        free[idx] -= sign * (np.outer(p.workers, wd) + np.outer(p.ps, pd))
+        # the products and sum of np.outer(w, α) + np.outer(s, β), without its calls
+        use = np.asarray(p.workers, dtype=float)[:, None] * job.worker_demand
+        use += np.asarray(p.ps, dtype=float)[:, None] * job.ps_demand
+        if sign != 1.0:
+            use *= sign
+        free[p.machines,] -= use
     else:
         kernels().take_rows(
             free,
@@ -272,27 +275,24 @@ def packed_numpy(
 ) -> Placement | None:
     """:func:`place_packed` over every machine each time (no async check)."""
     left = free.copy()
-    w_cnt: Counter[int] = Counter()
-    s_cnt: Counter[int] = Counter()
-
-    def fit_count(d: np.ndarray) -> np.ndarray:
-        pos = d > EPS
-        if not pos.any():
-            return np.full(left.shape[0], BIG)
-        return np.floor((left[:, pos] + EPS) / d[pos]).min(axis=1).astype(np.int64)
-
+    w_cnt: dict[int, int] = {}
+    s_cnt: dict[int, int] = {}
     need = workers
-    while need > 0:
-        fits = fit_count(wd)
-        m = int(np.argmax(fits))
-        if fits[m] <= 0:
-            return None
-        k = int(min(fits[m], need))
-        left[m] -= k * wd
-        w_cnt[m] += k
-        need -= k
+    if need > 0:
+        fit_w = _fit_count(left, wd)
+        while True:
+            m = int(np.argmax(fit_w))
+            if fit_w[m] <= 0:
+                return None
+            k = int(min(fit_w[m], need))
+            left[m] -= k * wd
+            w_cnt[m] = w_cnt.get(m, 0) + k
+            need -= k
+            if need <= 0:
+                break
+            fit_w = _fit_count(left, wd)
     for _ in range(ps):
-        fits = fit_count(pd)
+        fits = _fit_count(left, pd)
         used = [m for m in sorted(w_cnt) if fits[m] > 0]
         if used:
             m = used[0]
@@ -301,5 +301,15 @@ def packed_numpy(
             if fits[m] <= 0:
                 return None
         left[m] -= pd
-        s_cnt[m] += 1
+        s_cnt[m] = s_cnt.get(m, 0) + 1
     return Placement.from_counts(w_cnt, s_cnt)
+
+
+def _fit_count(left: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """How many tasks of demand ``d`` each machine's ``left`` still holds (BIG: any)."""
+    pos = d > EPS
+    if pos.all():
+        return np.floor((left + EPS) / d).min(axis=1).astype(np.int64)
+    if not pos.any():
+        return np.full(left.shape[0], BIG)
+    return np.floor((left[:, pos] + EPS) / d[pos]).min(axis=1).astype(np.int64)

@@ -87,6 +87,10 @@ from dmlsched.sim.run import RunResult
 __all__ = ["Accepted", "Checked", "ClusterState", "Credited", "Placed"]
 
 _DONE_TOL = 1e-9  # done at or above (1 − this) · E·K: complete
+#: On at most this many machines usage is summed afresh when the running placements
+#: change (a few NumPy calls), not kept (:class:`.usage.KeptUsage`: its bookkeeping
+#: costs more than summing a small cluster's usage).
+SUMMED_MACHINES = 64
 
 
 class Accepted(NamedTuple):
@@ -154,6 +158,16 @@ class _Standing(NamedTuple):
     workers: int  # Σ of their workers
     details: list[tuple[int, str]]  # (job, allocate event detail), when events are recorded
     usage: np.ndarray
+
+
+class _Summed(NamedTuple):
+    """Machine usage and the rates of the last decision that stood, by its running jobs."""
+
+    running: list[int]  # ids of the jobs it runs, in its order
+    usage: np.ndarray  # Eq. (5)'s left-hand side (H × R), checked
+    total: np.ndarray  # its per-resource sums
+    rates: np.ndarray  # the running jobs' rates
+    workers: int  # Σ of their workers
 
 
 class _Patch(NamedTuple):
@@ -262,6 +276,7 @@ class ClusterState:
         self._slot = start
         self._phase = "open"
         self._standing: _Standing | None = None
+        self._summed: _Summed | None = None  # what the last decision that stood ran
         # jobs by the engine's index (registration order) and their state
         self._all: list[ClusterJob] = []
         self._index: dict[int, int] = {}
@@ -300,7 +315,8 @@ class ClusterState:
         self._batching = fast and speed is None
         self._columns: JobColumns | None = None
         integral = integral_usage(jobs, self.cluster)
-        self._kept = KeptUsage(self.cluster, 0) if fast and integral else None
+        kept = fast and integral and self._H > SUMMED_MACHINES
+        self._kept = KeptUsage(self.cluster, 0) if kept else None
         self._register(jobs, [0.0] * len(jobs), integral)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -689,10 +705,15 @@ class ClusterState:
         running = [keys[i] for i in run_at.tolist()]
         records, checked = got.records, self._checked
         change: UsageChange | None = None
+        summed = self._summed
         if self._kept is not None:
             read = at[got.changed] if got.changed else _NO_INDEX
             change = self._kept.apply(run, read, self._id_of, records, checked)
             usage = self._kept.usage
+        elif not got.changed and summed is not None and summed.running == running:
+            # the same records in the same order as the last decision that stood: the
+            # same sums, checked then (Eq. (5) holds), so neither summed nor checked again
+            return self._take(accepted, keys, run, summed)
         else:
             usage = recomputed_usage(self._H, self._R, _demands(running, records, checked))
         if (usage > self._limit).any():
@@ -715,8 +736,10 @@ class ClusterState:
                 self._pool.keep(table, got.changed, got.entries or (), at)
         kept_total = None if self._kept is None else self._kept.total
         total = usage.sum(axis=0) if kept_total is None else kept_total
-        rates, workers = self._rate[run], self._workers[run]
-        return self._take(accepted, keys, run, running, rates, workers, usage, total)
+        workers = sum(self._workers[run].tolist())
+        return self._take(
+            accepted, keys, run, _Summed(running, usage, total, self._rate[run], workers)
+        )
 
     def _write(self, at: np.ndarray, got: _Read, from_table: bool) -> None:
         """The decision stands: the reads of ``got`` become the state's."""
@@ -753,27 +776,12 @@ class ClusterState:
         run_at = on.nonzero()[0]
         running = [keys[i] for i in run_at.tolist()]
         usage = ruling.usage
-        return self._take(
-            accepted,
-            keys,
-            at[run_at],
-            running,
-            rate_at[run_at],
-            w_at[run_at],
-            usage,
-            usage.sum(axis=0),
-        )
+        workers = sum(w_at[run_at].tolist())
+        summed = _Summed(running, usage, usage.sum(axis=0), rate_at[run_at], workers)
+        return self._take(accepted, keys, at[run_at], summed)
 
     def _take(
-        self,
-        accepted: Accepted,
-        keys: list[int],
-        run: np.ndarray,
-        running: list[int],
-        rates: np.ndarray,
-        workers: np.ndarray,
-        usage: np.ndarray,
-        total: np.ndarray,
+        self, accepted: Accepted, keys: list[int], run: np.ndarray, summed: _Summed
     ) -> Accepted:
         """Admissions, events and the slot's utilization of an accepted decision."""
         t, events, record = accepted.slot, self._events, self.record_events
@@ -793,6 +801,7 @@ class ClusterState:
             del pending[j]
             active[j] = None
             admitted.append(j)
+        running = summed.running
         details: list[tuple[int, str]] = []
         if record:
             details = self._details(running)
@@ -807,7 +816,7 @@ class ClusterState:
                         events.append(Event(t, "allocate", j, detail))
             else:
                 events.extend([Event(t, "allocate", j, detail) for j, detail in details])
-        cap = self._cap_total
+        cap, total = self._cap_total, summed.total
         if self._cap_all_on:  # the same floats as np.divide's where= below, without its calls
             self._util[t - self.start] = total / cap
         else:
@@ -815,8 +824,9 @@ class ClusterState:
                 total, cap, out=np.zeros_like(cap), where=self._cap_on
             )
         self._standing = _Standing(
-            accepted, run, running, rates, sum(workers.tolist()), details, usage
+            accepted, run, running, summed.rates, summed.workers, details, summed.usage
         )
+        self._summed = summed
         self._phase = "accepted"
         return accepted
 

@@ -20,6 +20,7 @@ Measured work (a testbed's processes, a service agent) is bounded by
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -29,6 +30,8 @@ __all__ = ["SharedSlot", "advance", "shared_slot"]
 
 # Columns of held slots credited at once (bounds the memory of a long hold).
 _BLOCK = 1 << 20
+# Slots summed past the first completion foreseen by division (its rounding is far smaller).
+_MARGIN = 2
 
 
 def advance(
@@ -40,14 +43,16 @@ def advance(
     Returns (slots credited k, which of ``run`` completed in slot k, their work
     before slot k).  Work is accumulated slot by slot — ``np.cumsum`` along a
     row is a sequential sum, the same floats as adding the rate once per slot
-    — so bulk and step-by-step runs agree bit for bit.
+    — so bulk and step-by-step runs agree bit for bit, in blocks of any length.
+    A block reaches just past the first completion that division foresees
+    (:func:`_reach`): the slots after it would be summed for nothing.
     """
     if not run.size:
         return slots, np.zeros(0, dtype=bool), np.zeros(0)
     cur, lim = done[run], thr[run]
     held = 0
     while True:
-        b = min(slots - held, max(1, _BLOCK // run.size))
+        b = min(slots - held, max(1, _BLOCK // run.size), _reach(cur, lim, rates))
         path = np.empty((run.size, b + 1))
         path[:, 0] = cur
         path[:, 1:] = rates[:, None]
@@ -63,6 +68,18 @@ def advance(
         if held == slots:
             done[run] = cur
             return slots, np.zeros(run.size, dtype=bool), cur
+
+
+def _reach(cur: np.ndarray, lim: np.ndarray, rates: np.ndarray) -> int:
+    """Slots that surely include the first in which a job's work reaches ``lim``: the
+    fewest by division, plus a margin for the sums' rounding (any length is exact;
+    one too short only costs another block)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # jobs that do no work (a rate ≤ 0) never complete: they bound nothing
+        first = float(np.min((lim - cur) / rates, where=rates > 0, initial=np.inf))
+    if not first < _BLOCK:  # none completes soon (or a nan): no bound of its own
+        return _BLOCK
+    return max(1, math.ceil(first) + _MARGIN)
 
 
 class SharedSlot(NamedTuple):
