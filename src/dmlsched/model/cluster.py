@@ -272,7 +272,10 @@ class ClusterWorkload:
         cap_max = self.cluster.capacity.max(axis=0)
         # "fits some machine" only needs the distinct machine rows (a cluster of
         # identical machines has one): O(jobs), not O(jobs × machines)
-        caps = np.unique(self.cluster.capacity, axis=0)
+        # (a set of rows, not np.unique: its axis= path imports numpy.ma, a share of a
+        # short run's start-up)
+        caps = np.array(sorted(set(map(tuple, self.cluster.capacity.tolist()))), dtype=float)
+        caps = caps.reshape(-1, self.cluster.capacity.shape[1])
         if self._all_fit(caps):
             return
         for job in self.jobs:

@@ -14,13 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Set
 from dataclasses import dataclass
 from itertools import islice
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dmlsched.model.cluster import SLOT_SECONDS, Cluster, ClusterJob
-from dmlsched.model.edge_cloud import EdgeCloud, EdgeJob, Slot
-from dmlsched.model.geo import GeoJob, GeoSites
-from dmlsched.model.interval import IntervalJob
+
+if TYPE_CHECKING:  # annotations only: a run imports only its own setting's model
+    from dmlsched.model.edge_cloud import EdgeCloud, EdgeJob, Slot
+    from dmlsched.model.geo import GeoJob, GeoSites
+    from dmlsched.model.interval import IntervalJob
 
 __all__ = ["ClusterView", "EdgeCloudView", "Finished", "GeoView", "IntervalView"]
 

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from dmlsched.errors import InvalidInput
 from dmlsched.schedulers.plugins import load_installed
-from dmlsched.schedulers.registration import SETTINGS, load_builtin, register, registered
+from dmlsched.schedulers.registration import (
+    SETTINGS,
+    load_builtin,
+    load_named,
+    register,
+    registered,
+)
 
 if TYPE_CHECKING:  # annotations only: a run imports only its own setting's model
     import numpy as np
@@ -170,8 +176,11 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     """Instantiate a registered scheduler; unknown names are an InvalidInput."""
     if setting not in SETTINGS:
         raise InvalidInput("setting", setting, " | ".join(SETTINGS))
-    load_builtin(setting)
+    load_named(setting, name)  # the scheduler's own module, when named like it (fifo)
     reg = registered(setting)
+    if (setting, name) not in reg:
+        load_builtin(setting)
+        reg = registered(setting)
     if (setting, name) not in reg:  # no plugin can take a built-in name: scan only for others
         reg = registry(setting)
     if (setting, name) not in reg:

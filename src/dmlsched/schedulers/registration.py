@@ -10,9 +10,11 @@ module imports none of them, so that the dependencies point one way.
 from __future__ import annotations
 
 from importlib import import_module
+from importlib.util import find_spec
+from pkgutil import iter_modules
 from typing import TypeVar
 
-__all__ = ["SETTINGS", "load_builtin", "register", "registered"]
+__all__ = ["SETTINGS", "load_builtin", "load_named", "register", "registered"]
 
 SETTINGS: tuple[str, ...] = ("cluster", "interval", "edge-cloud", "geo")
 
@@ -33,13 +35,29 @@ def register(cls: T) -> T:
     return cls
 
 
+def _package(setting: str) -> str:
+    return f"dmlsched.schedulers.{setting.replace('-', '_')}"
+
+
 def load_builtin(setting: str | None = None) -> None:
     """Register the built-in schedulers of ``setting`` (all settings: ``None``)."""
-    # Importing a setting's package runs its @register decorators; one setting's
+    # Importing a scheduler's module runs its @register decorator; one setting's
     # schedulers only need that package (the others import solvers a command may
     # never use, a large share of a short command's start-up)
     for s in SETTINGS if setting is None else (setting,):
-        import_module(f"dmlsched.schedulers.{s.replace('-', '_')}")
+        package = import_module(_package(s))
+        for m in iter_modules(package.__path__):
+            import_module(f"{package.__name__}.{m.name}")
+
+
+def load_named(setting: str, name: str) -> None:
+    """Import the built-in module named like scheduler ``name`` (``fifo``: the setting's
+    ``fifo`` module), if there is one, and none of the setting's others: a run of one
+    scheduler does not pay for importing every other (and the solvers some import).
+    :func:`load_builtin` still loads them all (a name in another module, a listing)."""
+    module = name.replace("-", "_").replace("+", "_plus")
+    if module.isidentifier() and find_spec(f"{_package(setting)}.{module}") is not None:
+        import_module(f"{_package(setting)}.{module}")
 
 
 def registered(setting: str | None = None) -> dict[tuple[str, str], type]:

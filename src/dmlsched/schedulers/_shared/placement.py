@@ -9,6 +9,7 @@ workers.  Placement is all-or-nothing.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from types import ModuleType
 
@@ -273,32 +274,36 @@ def round_robin_numpy(
 def packed_numpy(
     free: np.ndarray, wd: np.ndarray, pd: np.ndarray, workers: int, ps: int
 ) -> Placement | None:
-    """:func:`place_packed` over every machine each time (no async check)."""
+    """:func:`place_packed` over every machine each time (no async check).
+
+    Every machine's fit is counted once; after that only the machine just
+    used changes, so only its count is taken again (:func:`_row_fit`)."""
     left = free.copy()
     w_cnt: dict[int, int] = {}
     s_cnt: dict[int, int] = {}
     need = workers
     if need > 0:
-        fit_w = _fit_count(left, wd)
+        fits = _fit_count(left, wd)
         while True:
-            m = int(np.argmax(fit_w))
-            if fit_w[m] <= 0:
+            m = int(np.argmax(fits))
+            if fits[m] <= 0:
                 return None
-            k = int(min(fit_w[m], need))
+            k = int(min(fits[m], need))
             left[m] -= k * wd
             w_cnt[m] = w_cnt.get(m, 0) + k
             need -= k
             if need <= 0:
                 break
-            fit_w = _fit_count(left, wd)
+            fits[m] = _row_fit(left, m, wd)
+    ps_fits: np.ndarray | None = None
     for _ in range(ps):
-        fits = _fit_count(left, pd)
-        used = [m for m in sorted(w_cnt) if fits[m] > 0]
-        if used:
-            m = used[0]
-        else:
-            m = int(np.argmax(fits))
-            if fits[m] <= 0:
+        # the first machine of the job's (by index) that fits a PS, else the one that
+        # fits most (fits counted afresh: a PS changes its machine's count)
+        m = next((h for h in sorted(w_cnt) if _row_fit(left, h, pd) > 0), -1)
+        if m < 0:
+            ps_fits = _fit_count(left, pd)
+            m = int(np.argmax(ps_fits))
+            if ps_fits[m] <= 0:
                 return None
         left[m] -= pd
         s_cnt[m] = s_cnt.get(m, 0) + 1
@@ -313,3 +318,17 @@ def _fit_count(left: np.ndarray, d: np.ndarray) -> np.ndarray:
     if not pos.any():
         return np.full(left.shape[0], BIG)
     return np.floor((left[:, pos] + EPS) / d[pos]).min(axis=1).astype(np.int64)
+
+
+_EXACT_FIT = 2.0**62  # below this a count is the same int in Python as in int64
+
+
+def _row_fit(left: np.ndarray, m: int, d: np.ndarray) -> int:
+    """``_fit_count(left, d)[m]``, in Python floats (the same operations on the same
+    floats: one machine's row costs less so than in NumPy's calls)."""
+    got = [(x + EPS) / y for x, y in zip(left[m].tolist(), d.tolist(), strict=True) if y > EPS]
+    if not got:
+        return int(BIG)
+    if not all(-_EXACT_FIT < q < _EXACT_FIT for q in got):  # nan, inf, beyond int64:
+        return int(_fit_count(left[m : m + 1], d)[0])  # as NumPy casts it
+    return math.floor(min(got))  # (floor is monotone: the min of the floors)

@@ -88,8 +88,9 @@ class Fifo:
         self.running_: dict[int, Placement | None] = {}
         self.free_ = np.array(cluster.capacity, dtype=float)
         self.pointer_ = 0
-        self.classes_ = machine_rows(cluster.capacity)
         big = self.free_.shape[0] > placement.SMALL_MACHINES
+        # (the machine classes only save the compiled kernels work)
+        self.classes_ = machine_rows(cluster.capacity) if big else None
         self.arrays_ = JobArrays(self.free_.shape[1]) if big else None
         self.batchable_: dict[int, bool] = {}  # job -> _batchable (with arrays_)
         self.finished_ = 0  # len(view.finished) at the previous decision

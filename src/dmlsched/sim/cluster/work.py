@@ -32,6 +32,8 @@ __all__ = ["SharedSlot", "advance", "shared_slot"]
 _BLOCK = 1 << 20
 # Slots summed past the first completion foreseen by division (its rounding is far smaller).
 _MARGIN = 2
+# Up to this many running jobs, the first completion is foreseen in Python floats.
+_FEW = 32
 
 
 def advance(
@@ -56,11 +58,12 @@ def advance(
         path = np.empty((run.size, b + 1))
         path[:, 0] = cur
         path[:, 1:] = rates[:, None]
-        path = path.cumsum(axis=1)
+        np.cumsum(path, axis=1, out=path)
         hits = path[:, 1:] >= lim[:, None]
-        col = hits.any(axis=0).nonzero()[0]
-        if col.size:
-            c = int(col[0]) + 1
+        any_hit = hits.any(axis=0)
+        c = int(any_hit.argmax())
+        if any_hit[c]:
+            c += 1
             done[run] = path[:, c]
             return held + c, hits[:, c - 1], path[:, c - 1]
         held += b
@@ -73,10 +76,14 @@ def advance(
 def _reach(cur: np.ndarray, lim: np.ndarray, rates: np.ndarray) -> int:
     """Slots that surely include the first in which a job's work reaches ``lim``: the
     fewest by division, plus a margin for the sums' rounding (any length is exact;
-    one too short only costs another block)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # jobs that do no work (a rate ≤ 0) never complete: they bound nothing
-        first = float(np.min((lim - cur) / rates, where=rates > 0, initial=np.inf))
+    one too short only costs another block).  Jobs that do no work (a rate ≤ 0, or nan)
+    never complete: they bound nothing."""
+    if cur.size > _FEW:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            first = float(np.min((lim - cur) / rates, where=rates > 0, initial=math.inf))
+    else:  # in Python floats (NumPy's calls cost more for a few jobs)
+        left, per = (lim - cur).tolist(), rates.tolist()
+        first = min((x / r for x, r in zip(left, per, strict=True) if r > 0), default=math.inf)
     if not first < _BLOCK:  # none completes soon (or a nan): no bound of its own
         return _BLOCK
     return max(1, math.ceil(first) + _MARGIN)
