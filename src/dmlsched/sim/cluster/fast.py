@@ -43,6 +43,7 @@ __all__ = [
     "EntryPool",
     "JobColumns",
     "TablePlacements",
+    "changed",
     "check_batch",
     "indices",
     "job_columns",
@@ -57,6 +58,7 @@ __all__ = [
 #: some thirty NumPy calls is more than reading a few placements in Python).
 BATCH_MIN = 8
 
+_FEW = 16  # up to this many placements, changed() compares in Python
 NO_SOURCE = (object(),) * 3  # matches no placement's fields (by identity)
 NO_IDS = (0, 0, 0)  # no object has id 0
 _FIELDS = attrgetter("machines", "workers", "ps")
@@ -93,6 +95,23 @@ def unchanged(placements: list[object], read: np.ndarray) -> np.ndarray:
         return np.zeros(n, dtype=bool)
     ids = np.fromiter(map(id, chain.from_iterable(fields)), dtype=np.uint64, count=3 * n)
     return (ids.reshape(n, 3) == read).all(axis=1)
+
+
+def changed(placements: list[object], read: np.ndarray) -> list[int]:
+    """Positions of the placements that are not :func:`unchanged` (to be read again);
+    a few compared in Python ints (NumPy's calls cost more than the comparisons)."""
+    n = len(placements)
+    if n > _FEW or not _ONLY_PLACEMENT.issuperset(map(type, placements)):
+        return (~unchanged(placements, read)).nonzero()[0].tolist()
+    try:
+        fields = list(map(_FIELDS, placements))
+    except AttributeError:  # a field deleted with object.__delattr__
+        return list(range(n))
+    return [
+        i
+        for i, (f, ids) in enumerate(zip(fields, read.tolist(), strict=True))
+        if [id(f[0]), id(f[1]), id(f[2])] != ids
+    ]
 
 
 class JobColumns(NamedTuple):

@@ -61,7 +61,6 @@ from dmlsched.sim.cluster.fast import (
     read_table_batch,
     sources,
     table_unchanged,
-    unchanged,
 )
 from dmlsched.sim.cluster.metrics import Outcome, metrics
 from dmlsched.sim.cluster.referee import (
@@ -595,7 +594,7 @@ class ClusterState:
         """Read and check the placements not read before (fast paths; staged, no writes)."""
         if table is None:
             placements: Any = list(allocations.values())
-            changed = (~unchanged(placements, self._read[at])).nonzero()[0].tolist()
+            changed = fast.changed(placements, self._read[at])
         else:
             placements = TablePlacements(table)
             pool = self._pool
