@@ -379,6 +379,7 @@ class EntryPool:
         self.length = np.full(n, -1, dtype=np.int64)
         self.arrays: tuple = (np.zeros(0, dtype=np.int64),) * 3
         self.used = 0  # entries of ``arrays`` in use
+        self.ever = False  # whether a table's entries were ever kept (else every length is −1)
 
     def grow(self, n: int) -> None:
         """Room for ``n`` job indices."""
@@ -387,11 +388,17 @@ class EntryPool:
             self.start = np.concatenate((self.start, np.zeros(more, dtype=np.int64)))
             self.length = np.concatenate((self.length, np.full(more, -1, dtype=np.int64)))
 
+    def drop(self, at: np.ndarray) -> None:
+        """No table entry stands for the jobs at indices ``at`` any more."""
+        if self.ever:  # (else none ever did)
+            self.length[at] = -1
+
     def keep(self, table: Table, changed: list[int], entries: tuple, at: np.ndarray) -> None:
         """Append the entries of the table's placements at positions ``changed`` (``entries``:
         :meth:`~.referee.Table.entries`) and point their jobs at them."""
         m, w, s = entries
         k = m.shape[0]
+        self.ever = True
         if self.used + k > self.arrays[0].shape[0]:
             self._compact(k)
         used = self.used

@@ -481,7 +481,7 @@ class ClusterState:
         """``jobs`` (indices ``at``) ended: nothing of their placements is kept (their
         tuples may be freed, so their ids may come again)."""
         self._read[at] = 0  # NO_IDS
-        self._pool.length[at] = -1
+        self._pool.drop(at)
         checked, srcs, ended, shown = (
             self._checked,
             self._sources,
@@ -730,7 +730,7 @@ class ClusterState:
         if got.changed:  # (nothing read again: nothing to write)
             self._write(at, got, table is not None)
             if table is None:
-                self._pool.length[at[got.changed]] = -1  # no table entry stands for them
+                self._pool.drop(at[got.changed])  # no table entry stands for them
             else:  # the next table is compared with these entries
                 self._pool.keep(table, got.changed, got.entries or (), at)
         kept_total = None if self._kept is None else self._kept.total
