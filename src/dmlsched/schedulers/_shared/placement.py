@@ -30,6 +30,7 @@ __all__ = [
     "place_round_robin",
     "take",
     "task_order",
+    "use_of",
 ]
 
 EPS = 1e-9  # slack of every capacity comparison
@@ -122,14 +123,20 @@ def place_round_robin(
     return p, int(h)
 
 
+def use_of(job: ClusterJob, p: Placement) -> np.ndarray:
+    """What placement ``p`` uses of each of its machines: w_h·α + s_h·β (rows of ``p.machines``)."""
+    # the products and sum of np.outer(w, α) + np.outer(s, β), without its calls
+    use = np.asarray(p.workers, dtype=float)[:, None] * job.worker_demand
+    use += np.asarray(p.ps, dtype=float)[:, None] * job.ps_demand
+    return use
+
+
 def take(free: np.ndarray, job: ClusterJob, p: Placement, sign: float = 1.0) -> None:
     """Subtract placement ``p``'s use from ``free`` in place (``sign=-1`` gives it back)."""
     if not p.machines:
         return
     if free.shape[0] <= SMALL_MACHINES:
-        # the products and sum of np.outer(w, α) + np.outer(s, β), without its calls
-        use = np.asarray(p.workers, dtype=float)[:, None] * job.worker_demand
-        use += np.asarray(p.ps, dtype=float)[:, None] * job.ps_demand
+        use = use_of(job, p)
         if sign != 1.0:
             use *= sign
         free[p.machines,] -= use

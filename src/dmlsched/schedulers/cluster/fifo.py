@@ -49,7 +49,7 @@ from dmlsched.model.views import ClusterView
 from dmlsched.schedulers._shared import placement
 from dmlsched.schedulers._shared.batch import JobArrays
 from dmlsched.schedulers._shared.gang import gang_sizes, place
-from dmlsched.schedulers._shared.placement import EPS, kernels, machine_rows, take
+from dmlsched.schedulers._shared.placement import EPS, kernels, machine_rows, take, use_of
 from dmlsched.schedulers._shared.reasons import shortfall, too_large
 from dmlsched.schedulers.protocols import register
 
@@ -93,6 +93,7 @@ class Fifo:
         self.classes_ = machine_rows(cluster.capacity) if big else None
         self.arrays_ = JobArrays(self.free_.shape[1]) if big else None
         self.batchable_: dict[int, bool] = {}  # job -> _batchable (with arrays_)
+        self.use_: dict[int, np.ndarray | None] = {}  # job -> use_of its placement (no arrays_)
         self.finished_ = 0  # len(view.finished) at the previous decision
 
     def _how(self, job: ClusterJob) -> str:
@@ -111,7 +112,10 @@ class Fifo:
             for j in done:
                 p = self.running_.pop(j)
                 assert p is not None  # without arrays_ every running job holds a Placement
-                take(self.free_, view.jobs[j], p, sign=-1.0)
+                # what take subtracted, added back (x − (−u) is x + u, bit for bit)
+                use = self.use_.pop(j)
+                if use is not None:
+                    self.free_[p.machines,] += use
             return
         running = self.running_
         for j in done:
@@ -197,7 +201,12 @@ class Fifo:
                 i += 1
                 continue
             p, self.pointer_ = placed
-            take(self.free_, job, p)
+            if self.arrays_ is None:  # (kept to be given back as it was taken)
+                use = self.use_[j] = use_of(job, p) if p.machines else None
+                if use is not None:
+                    self.free_[p.machines,] -= use
+            else:
+                take(self.free_, job, p)
             self.running_[j] = p
             if self.arrays_ is not None:
                 self.arrays_.segment(j, p)  # held as arrays too, for the table

@@ -325,6 +325,10 @@ class ClusterState:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._jobs_view = MappingProxyType(self._shown_jobs)
+        # a snapshot of code before these: nothing summed to reuse, the pool's lengths reset
+        self.__dict__.setdefault("_summed", None)
+        if not hasattr(self._pool, "ever"):
+            self._pool.ever = True
 
     # ---------------------------------------------------------------- reading the state
 
