@@ -15,7 +15,10 @@ does to what it was shown changes nothing here.
 placements, the same floats, or the same refusal and message — by faster
 means (:mod:`.fast`): placements it has checked before are not read again,
 many changed placements are read together, and machine usage is kept across
-decisions when that is exact (:mod:`.usage`).  ``fast=False`` runs the
+decisions when that is exact (:mod:`.usage`) on clusters of more than
+:data:`SUMMED_MACHINES` machines; on smaller ones it is summed afresh when
+the running placements change, and the last decision's sums (checked then)
+stand again when the same records run in the same order.  ``fast=False`` runs the
 referee alone (the reference those paths are tested against).  A refused
 decision leaves the state as it was before ``accept``.
 
