@@ -198,14 +198,7 @@ def cheapest_round(
     from dmlsched.solvers.rounding_kernels import outcomes  # numba: imported when used
 
     cand = outcomes(lo, var, up, first)
-    if repair is not None:
-        cand = repair(cand)
-    feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))
-    if feasible.size == 0:
-        return RoundingResult(None, math.inf, attempts)
-    costs = cand[feasible] @ np.asarray(cost, dtype=float)
-    x = cand[int(feasible[int(np.argmin(costs))])].astype(np.int64)  # first minimum
-    return RoundingResult(x, float(np.dot(cost, x)), int(first[feasible[0]]) + 1)
+    return _cheapest(cand, first, cost, attempts, accept, repair)
 
 
 def _first_distinct(rows: np.ndarray, top: np.ndarray) -> np.ndarray:
@@ -259,6 +252,19 @@ def cheapest_round_groups(
     first = _first_distinct(ups, count[var])  # the distinct outcomes, each at its first draw
     cand = np.repeat((lo * count)[None, :], first.size, axis=0)
     cand[:, var] += ups[first]
+    return _cheapest(cand, first, cost, attempts, accept, repair)
+
+
+def _cheapest(
+    cand: np.ndarray,
+    first: np.ndarray,
+    cost: np.ndarray,
+    attempts: int,
+    accept: Callable[[np.ndarray], np.ndarray],
+    repair: Callable[[np.ndarray], np.ndarray] | None,
+) -> RoundingResult:
+    """Step 12 on the distinct outcomes ``cand`` (row k first drawn at ``first[k]``):
+    repaired, the cheapest that ``accept`` passes (the first of equal costs)."""
     if repair is not None:
         cand = repair(cand)
     feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))
