@@ -37,6 +37,15 @@ ARGS = [
 CELLS = 16
 
 
+@pytest.fixture(autouse=True)
+def _own_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children make their temporary folders in the test's: a SIGKILLed sweep cannot
+    remove its shared memo folder, and nothing may be left in the machine's /tmp."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+
+
 def _cli(out: Path, workers: int = 2, *extra: str) -> list[str]:
     return [
         sys.executable,
