@@ -186,15 +186,7 @@ def cheapest_round(
     lo, frac = _scaled(x_bar, gain, attempts)
     var = np.flatnonzero(frac > 0)
     up = _draw_up(rng, attempts, frac[var])
-    if var.size:  # the distinct outcomes, each at its first draw, in draw order
-        # each row's bits as one opaque item: sorting compares them with memcmp (a
-        # row-wise ``np.unique(axis=0)`` compares one field per byte, Θ(width) slower)
-        packed = np.packbits(up, axis=1)
-        rows = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-        _, first = np.unique(rows, return_index=True)
-        first = np.sort(first)
-    else:
-        first = np.zeros(1, dtype=np.int64)
+    first = _first_of_rows(np.packbits(up, axis=1))  # the distinct outcomes, in draw order
     from dmlsched.solvers.rounding_kernels import outcomes  # numba: imported when used
 
     cand = outcomes(lo, var, up, first)
@@ -204,17 +196,25 @@ def cheapest_round(
 def _first_distinct(rows: np.ndarray, top: np.ndarray) -> np.ndarray:
     """Indices of the first occurrence of each distinct row of ``rows``, ascending;
     ``top[j]`` bounds column j (0 ≤ rows[:, j] ≤ top[j])."""
+    radix = np.asarray(top, dtype=np.int64) + 1
+    if rows.shape[1] == 0 or not float(np.prod(radix.astype(float))) < 2.0**62:
+        return _first_of_rows(rows)
+    # each row as one mixed-radix integer: equal rows, equal keys (and a sort of
+    # integers, not of byte strings)
+    weight = np.cumprod(np.concatenate([[1], radix[:-1]]))
+    _, first = np.unique(rows @ weight, return_index=True)
+    return np.sort(first)
+
+
+def _first_of_rows(rows: np.ndarray) -> np.ndarray:
+    """Indices of the first occurrence of each distinct row of ``rows``, ascending.
+
+    Each row is one opaque item, which the sort compares with memcmp (a row-wise
+    ``np.unique(axis=0)`` compares one field per byte, Θ(width) slower).  Rows of no
+    columns are all one outcome: the first."""
     if rows.shape[1] == 0:
         return np.zeros(1, dtype=np.int64)
-    radix = np.asarray(top, dtype=np.int64) + 1
-    if float(np.prod(radix.astype(float))) < 2.0**62:
-        # each row as one mixed-radix integer: equal rows, equal keys (and a sort of
-        # integers, not of byte strings)
-        weight = np.cumprod(np.concatenate([[1], radix[:-1]]))
-        _, first = np.unique(rows @ weight, return_index=True)
-        return np.sort(first)
     flat = np.ascontiguousarray(rows)
-    # each row as one opaque item: sorting compares them with memcmp
     items = flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
     _, first = np.unique(items, return_index=True)
     return np.sort(first)
