@@ -7,6 +7,7 @@ import math
 import pytest
 
 from dmlsched.model.speed.flows import HEADER_BYTES, FlowJob, Network, step_seconds
+from dmlsched.testbed.transport import HEADER
 
 C = 1e6  # bytes/s on every NIC
 G = 1e5 - HEADER_BYTES  # a push of 1e5 bytes with its header: 0.1 s alone
@@ -86,3 +87,7 @@ def test_start_offsets_average_the_phase_of_fair_sharing():
     # fifo settles into the alternation whatever the offset
     a, _ = step_seconds([_split(1), _split(1)], _net(), "fifo", phases=8)
     assert a == pytest.approx(2 * T1, rel=0.02)
+
+
+def test_the_model_counts_the_transports_header():
+    assert HEADER.size == HEADER_BYTES

@@ -46,7 +46,7 @@ from dmlsched.errors import InvalidInput
 __all__ = ["TRANSPORTS", "FlowJob", "Network", "step_seconds"]
 
 TRANSPORTS = ("fair", "fifo")
-HEADER_BYTES = 40  # transport.HEADER.size: a message's header, sent (and reserved) first
+HEADER_BYTES = 32  # transport.HEADER.size: a message's header, sent (and reserved) first
 CHUNK_BYTES = 64 * 1024  # transport._CHUNK: bytes reserved per token-bucket request
 _EPS = 1e-12
 _PHI = (math.sqrt(5.0) - 1.0) / 2.0  # a Weyl sequence of start offsets: evenly spread phases
