@@ -34,6 +34,16 @@ without it); and for each (W, S, C) the measured co-location speed-up
 fitted without either probe.  The profile's ``default`` form is the one with
 the smaller median leave-one-out error.
 
+Restart probes (``restart`` in the profile): a job started on one placement,
+stopped after ``probe_seconds`` (its PSs finish the step and checkpoint) and
+started on another (resuming from the checkpoint), for each pair of
+:data:`MOVES` — a move, a resize, a shift of every process.  A new
+incarnation's cost is the wall time from the request (the start; for a
+restart, PS 0's last report before the stop) to a later report, less the
+steps done in between at each placement's measured step time: ``start_s``
+and ``restart_s``, the medians, are what the engine charges a job's first
+incarnation and every later one (:class:`~dmlsched.model.speed.calibrated.CalibratedSpeed`).
+
 ``scheduler_eq1`` in the profile: Eq. (1) constants that bound every probe
 from above (τ from the fit, each class's g/b the largest the probes need) —
 what :func:`dmlsched.testbed.workload.testbed_workload` tells schedulers.  A
@@ -44,9 +54,11 @@ enough (on the probed placements) and jobs finish early instead.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +66,9 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares, nnls
 
+from dmlsched.model.cluster import Placement
 from dmlsched.model.speed.calibrated import link_times, links_step
-from dmlsched.testbed.runtime import Testbed
+from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
 from dmlsched.testbed.state import DEFAULT_STATE_DIR
 from dmlsched.testbed.training import n_params
 from dmlsched.testbed.validate import BATCH, HIDDEN, measure_steps, summary_lines, validate
@@ -65,9 +78,16 @@ __all__ = ["CALIBRATION_VERSION", "Probe", "calibrate", "fit"]
 
 # 2: the links form's κ, ω fitted by nonlinear least squares; split probes up to W = 4
 # 3: held-out probes (a cap not fitted, jobs sharing links) measured and predicted
-CALIBRATION_VERSION = 3
+# 4: the cost of a new incarnation (start, restart) measured and charged
+CALIBRATION_VERSION = 4
 
 COLOCATED = ((1, 1), (2, 1), (2, 2), (3, 1))
+# (workers, PSs) per machine before and after a restart: a move, a resize, a shift
+MOVES = (
+    (((1, 0, 0), (0, 1, 0)), ((0, 0, 1), (0, 1, 0))),
+    (((2, 0, 0), (0, 2, 0)), ((1, 1, 0), (0, 0, 1))),
+    (((4, 0, 0), (0, 4, 0)), ((0, 2, 0), (2, 0, 0))),
+)
 SPLIT = ((1, 1), (2, 1), (2, 2), (3, 1), (4, 4))
 MIXED = (((1, 1, 0), (1, 0, 0)), ((2, 1, 0), (1, 0, 0)))
 
@@ -108,6 +128,59 @@ def _plan(caps: list[float]) -> list[Probe]:
 
 def _measure(tb: Testbed, probe: Probe, seconds: float, n: int) -> float:
     return measure_steps(tb, [(probe.workers, probe.ps)], seconds, n)[0]
+
+
+def _report(path: Path, after: float = -math.inf, timeout_s: float = 60.0) -> dict:
+    """PS 0's status report (``step``, ``time``) once one is newer than ``after``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with contextlib.suppress(OSError, ValueError):
+            r = json.loads(path.read_text())
+            if r["time"] > after:
+                return r
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no report in {path} after {timeout_s:g} s")
+        time.sleep(0.05)
+
+
+def _steady(path: Path, seconds: float) -> tuple[dict, float]:
+    """A report after ``seconds`` and the step time over the second after it."""
+    time.sleep(seconds)
+    a = _report(path)
+    time.sleep(1.0)
+    b = _report(path, a["time"])
+    while b["step"] - a["step"] < 2:  # a slow placement: wait for two steps
+        time.sleep(0.5)
+        b = _report(path, b["time"])
+    return b, (b["time"] - a["time"]) / (b["step"] - a["step"])
+
+
+def measure_restart(
+    tb: Testbed, before: tuple[tuple[int, ...], tuple[int, ...]],
+    after: tuple[tuple[int, ...], tuple[int, ...]], seconds: float, job: int,
+) -> dict:  # fmt: skip
+    """Seconds lost to a job's first incarnation and to a restart (module docstring)."""
+    j = Job(tb, TrainSpec(job=job, target=1e12, batch=BATCH, hidden=HIDDEN, seed=7))
+    try:
+        t0 = time.time()
+        j.start(Placement((0, 1, 2), *before))
+        first, step1 = _steady(j.dir / "inc-0" / "ps-0.json", seconds)
+        start_s = first["time"] - t0 - first["step"] * step1
+        last = _report(j.dir / "inc-0" / "ps-0.json", first["time"])
+        j.request_stop()
+        j.wait_stopped()
+        stopped = json.loads((j.dir / "inc-0" / "ps-0.json").read_text())
+        j.start(Placement((0, 1, 2), *after))
+        second, step2 = _steady(j.dir / "inc-1" / "ps-0.json", seconds)
+    finally:
+        j.request_stop()
+        j.wait_stopped()
+    done_old = stopped["step"] - last["step"]  # steps the old incarnation finished
+    done_new = second["step"] - stopped["step"]
+    restart_s = second["time"] - last["time"] - done_old * step1 - done_new * step2
+    return {"before": [list(x) for x in before], "after": [list(x) for x in after],
+            "step_before_s": step1, "step_after_s": step2,
+            "start_s": start_s, "restart_s": restart_s}  # fmt: skip
 
 
 def _features(p: Probe, g: float, int_mbit: float | None) -> tuple[list[float], list[float]]:
@@ -210,6 +283,20 @@ def calibrate(
                 log(f"probe {p.kind} w={p.workers} s={p.ps} cap={cap:g}: {1000 * step:.1f} ms/step")
     probes = [p for p in probes if math.isfinite(p.step_s) and p.step_s > 0]
     ref = 10.0 if 10.0 in caps else caps[0]
+    with Testbed(
+        3, out / "run", emulation=emulation, ext_mbit=ref, int_mbit=int_mbit, state_dir=state_dir
+    ) as tb:
+        moves = []
+        for before, after in MOVES:
+            moves.append(measure_restart(tb, before, after, probe_seconds, n))
+            n += 1
+            log(f"restart {before} -> {after}: start {moves[-1]['start_s']:.2f} s, "
+                f"restart {moves[-1]['restart_s']:.2f} s")  # fmt: skip
+    restart = {
+        "start_s": max(0.0, float(np.median([m["start_s"] for m in moves]))),
+        "restart_s": max(0.0, float(np.median([m["restart_s"] for m in moves]))),
+        "probes": moves,
+    }
     fits = fit(probes, g, int_mbit)
     # leave-one-out predictions
     loo: dict[str, list[float]] = {"eq1": [], "links": []}
@@ -292,6 +379,7 @@ def calibrate(
             for f in ("eq1", "links")
         },
         "fit": {"errors": errs, "loo_median": all_loo, "speedups": speedups},
+        "restart": restart,
     }
     path = out / "profile.json"
     path.write_text(json.dumps(profile, indent=1) + "\n")  # the fit, whatever happens next
@@ -413,6 +501,25 @@ def _write_md(
     ]
     for p in probes:
         lines.append(f"| {p.kind} | {p.workers} | {p.ps} | {p.cap_mbit:g} | {1e3 * p.step_s:.1f} |")
+    if "restart" in prof:
+        rs = prof["restart"]
+        lines += [
+            "",
+            "## A new incarnation's cost (charged by the engine)",
+            "",
+            f"Medians: **{rs['start_s']:.2f} s** for a job's first incarnation, "
+            f"**{rs['restart_s']:.2f} s** for a later one (stop, checkpoint, start, restore).",
+            "",
+            "| before (workers / PSs) | after | step before ms | step after ms "
+            "| start s | restart s |",
+            "|---|---|---|---|---|---|",
+            *(
+                f"| {m['before'][0]} / {m['before'][1]} | {m['after'][0]} / {m['after'][1]} | "
+                f"{1000 * m['step_before_s']:.1f} | {1000 * m['step_after_s']:.1f} | "
+                f"{m['start_s']:.2f} | {m['restart_s']:.2f} |"
+                for m in rs["probes"]
+            ),
+        ]
     if "validation" in prof:
         lines += ["", *summary_lines(prof["validation"])]
     path.write_text("\n".join(lines) + "\n")

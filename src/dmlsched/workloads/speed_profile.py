@@ -2,8 +2,9 @@
 
 A profile is JSON: ``{"format": "dmlsched-speed-profile/1", "default": FORM,
 "slot_seconds": S, "ext_mbit": [...], "grad_bytes": g, "batch": F,
-"forms": {"eq1": {...}, "links": {...}}, "fit": {...}}`` — the fitted
-constants of :mod:`dmlsched.model.speed.calibrated` plus the fit's errors.
+"forms": {"eq1": {...}, "links": {...}}, "fit": {...}, "restart": {"start_s": ...,
+"restart_s": ...}}`` — the fitted constants of :mod:`dmlsched.model.speed.calibrated`
+plus the fit's errors and the measured cost of starting an incarnation (absent: none).
 :func:`load_speed_profile` turns it into the engine's speed model
 (``ClusterWorkload.speed``); ``--speed PATH`` options call it.
 """
@@ -45,6 +46,8 @@ def profile_speed(
         grad_bytes=float(profile["grad_bytes"]),
         ext_mbit=tuple(ext_mbit or profile["ext_mbit"]),
         int_mbit=tuple(int_mbit or profile.get("int_mbit", (0.0,))),
+        start_s=float(profile.get("restart", {}).get("start_s", 0.0)),
+        restart_s=float(profile.get("restart", {}).get("restart_s", 0.0)),
         **consts,
     )
 

@@ -164,12 +164,28 @@ class CalibratedSpeed:
     ext_mbit: tuple[float, ...] = (20.0,)
     int_mbit: tuple[float, ...] = (0.0,)  # 0 = uncapped loopback
     ref_mbit: float = 0.0  # eq1: the cap g_over_b_ext was fitted at (0 = this run's)
+    start_s: float = 0.0  # seconds a job's first incarnation runs no step (0: papers' credit)
+    restart_s: float = 0.0  # the same for a later one (resumed, moved, resized)
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
             raise InvalidInput("form", self.form, " | ".join(FORMS))
         if not self.slot_seconds > 0:
             raise InvalidInput("slot_seconds", self.slot_seconds, "> 0")
+        for name in ("start_s", "restart_s"):
+            v = getattr(self, name)
+            if not 0 <= v < self.slot_seconds:
+                raise InvalidInput(name, v, f">= 0 and < the slot ({self.slot_seconds:g} s)")
+
+    @property
+    def start_slots(self) -> float:
+        """The share of its first slot a job's first incarnation loses (the engine's charge)."""
+        return self.start_s / self.slot_seconds
+
+    @property
+    def restart_slots(self) -> float:
+        """The share of its first slot a later incarnation loses (the engine's charge)."""
+        return self.restart_s / self.slot_seconds
 
     @staticmethod
     def _cap(caps: tuple[float, ...], h: int) -> float:

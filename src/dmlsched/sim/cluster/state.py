@@ -268,6 +268,14 @@ class ClusterState:
         speed = workload.speed
         self._rate_of = speed.rate if speed is not None else job_rate
         self._joint = getattr(speed, "slot_rates", None)
+        # a new incarnation loses this share of its first slot before its first step: a
+        # job's first (``start_slots``), and every later one — resumed, moved or resized —
+        # (``restart_slots``: stop, checkpoint, start, restore).  A speed model measured on
+        # real processes says so; the papers' models credit the whole slot.
+        self._start = float(getattr(speed, "start_slots", 0.0))
+        self._restart = float(getattr(speed, "restart_slots", 0.0))
+        self._ran: dict[int, Counts] = {}  # each job's placement in the last credited slot
+        self._ever: set[int] = set()  # jobs that have run
         R = self.cluster.capacity.shape[1]
         self._limit = capacity_limit(self.cluster)
         self._H, self._R = self.cluster.capacity.shape
@@ -900,6 +908,8 @@ class ClusterState:
             # links): the same set runs in every held slot, so the rates hold with it
             rates = self._joint_rates(running)
         at = None
+        if self._start or self._restart:
+            self._charge_restarts(run, running, rates, model=work is None)
         if work is None:
             end = t + 1 if until is None else min(until, self.horizon)
             nxt = bisect_right(self._arrival_slots, t)
@@ -926,6 +936,25 @@ class ClusterState:
             k = 1
         ended = self._close(st, k, completed, before, per_slot, at)
         return Credited(k, tuple(ended), running, per_slot)
+
+    def _charge_restarts(
+        self, run: np.ndarray, running: list[int], rates: np.ndarray, *, model: bool
+    ) -> None:
+        """Jobs that run under another placement than in the last credited slot (or did
+        not run in it) start a new incarnation: the speed model credits them
+        ``start_slots`` (their first) or ``restart_slots`` (a later one) of a slot less.
+        Measured work needs no charge; either way the placements are remembered."""
+        counts = [self._counts(j) for j in running]
+        if model:
+            ran, ever = self._ran, self._ever
+            share = [
+                self._start if j not in ever else self._restart if ran.get(j) != c else 0.0
+                for j, c in zip(running, counts, strict=True)
+            ]
+            if any(share):
+                self._done[run] -= rates * np.array(share)
+        self._ran = dict(zip(running, counts, strict=True))
+        self._ever.update(running)
 
     def _joint_rates(self, jobs: list[int]) -> np.ndarray:
         """The workload speed model's rates of ``jobs`` running together (``slot_rates``)."""
