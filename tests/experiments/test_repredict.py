@@ -51,3 +51,24 @@ def test_a_run_predicted_again_from_its_report_gives_its_cells_prediction(
 def test_a_folder_not_named_like_a_run_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="run folder"):
         repredict(tmp_path / "somewhere")
+
+
+def test_another_profile_predicts_the_same_run_with_its_own_speed(tmp_path: Path) -> None:
+    """A calibration that charges new incarnations replays no job earlier and some later
+    (the run's own decisions: closed loop, a delay may change them)."""
+    prof = _profile_with_slow_told_eq1()
+    tw = _workload(1, True, prof)
+    clock = FakeClock()
+    jobs = {j.id: j for j in tw.workload.jobs}
+    ex = FakeExecutor.at_model_speed(jobs, clock, tw.slot_seconds, 0.9)
+    run = run_cluster(tw, "fifo", FakeTestbed(), 1, executor=ex, clock=clock, stall_slots=0)
+    run_dir = tmp_path / "testbed-pdors-fifo-local-1"
+    report = run_dir / "report"
+    write_run(report, tw, run, predict(tw, run, _speed(prof, True)), experiment="testbed-pdors")
+    (report / "profile.json").write_text(json.dumps(prof))
+    charged = {**prof, "restart": {"start_s": 2.0, "restart_s": 3.0}}
+    plain = _errors(repredict(run_dir, quick=True))
+    slow = _errors(repredict(run_dir, quick=True, speed=charged))
+    sim = [k for k in plain if k.endswith("/replay_jct") and plain[k] == plain[k]]
+    assert sim and all(slow[k] >= plain[k] for k in sim)
+    assert any(slow[k] > plain[k] for k in sim)

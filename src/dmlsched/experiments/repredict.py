@@ -30,13 +30,15 @@ __all__ = ["AGAIN", "main", "repredict"]
 AGAIN = "again.csv"
 
 
-def repredict(run_dir: Path, quick: bool = False) -> Path:
+def repredict(run_dir: Path, quick: bool = False, speed: dict | None = None) -> Path:
     """Predict a finished ``testbed-pdors`` run again with this checkout's engine and speed
     model, from what its report kept (:func:`dmlsched.testbed.report.load_run`): the real
     run is what it was, its workload is rebuilt from the seed in its folder's name, its
     profile is the one saved beside the report (else the cached calibration's).  Writes
     the per-job and summary rows ``write_run`` would (the summary's distortion counts
-    copied) to ``report/again.csv``; returns its path."""
+    copied) to ``report/again.csv``; returns its path.  ``speed``: another profile to
+    predict with (a new calibration); the schedulers are still told what the run told
+    them (its own profile's Eq. (1) bound)."""
     from dmlsched.testbed.predict import predict
     from dmlsched.testbed.report import (
         DISTORTION,
@@ -55,16 +57,19 @@ def repredict(run_dir: Path, quick: bool = False) -> Path:
     if saved.exists():
         prof = json.loads(saved.read_text())
     else:
-        prof = json.loads(
-            (CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}" / "profile.json").read_text()
-        )
+        prof = json.loads((_calibration(emulation) / "profile.json").read_text())
     run, summary = load_run(report, 10.0 if quick else SLOT_SECONDS)
     tw = _workload(int(seed), quick, prof)
-    pred = predict(tw, run, _speed(prof, quick), None)
+    pred = predict(tw, run, _speed(speed or prof, quick), None)
     m = {**run_metrics(tw, run, pred), **{k: summary.get(k, 0.0) for k in DISTORTION}}
     experiment = run_dir.name[: -len(f"-{run.scheduler}-{emulation}-{seed}")]
     out = write_results(report / AGAIN, experiment, run, job_metrics(tw, run, pred), m)
     return out
+
+
+def _calibration(emulation: str) -> Path:
+    """The cached full calibration's folder of ``emulation``."""
+    return CAL_DIR / f"{emulation}-{EXT_MBIT:g}-{INT_MBIT:g}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,11 +81,21 @@ def main(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("runs", nargs="?", type=Path, default=DEFAULT_RUNS)
+    ap.add_argument(
+        "--profile",
+        choices=("run", "current"),
+        default="run",
+        help="predict with each run's own profile, or with the current calibration's",
+    )
     a = ap.parse_args(argv)
     dirs = sorted(p.parent.parent for p in a.runs.glob("testbed-pdors-*/report/results.csv"))
     for d in dirs:
         if int(d.name.rpartition("-")[2]) >= HELD_OUT:
-            print(f"{d.name}: {repredict(d)}", flush=True)
+            speed = None
+            if a.profile == "current":
+                emulation = d.name.rpartition("-")[0].rpartition("-")[2]
+                speed = json.loads((_calibration(emulation) / "profile.json").read_text())
+            print(f"{d.name}: {repredict(d, speed=speed)}", flush=True)
     print(render(pooled_errors(a.runs, results=AGAIN)), end="")
 
 

@@ -37,7 +37,7 @@ from dmlsched.model.cluster import ClusterJob, Placement, SpeedModel
 from dmlsched.model.speed.pdors import job_rate
 from dmlsched.rng import make_rng, spawn
 from dmlsched.schedulers.protocols import make_scheduler
-from dmlsched.sim.cluster.work import shared_slot
+from dmlsched.sim.cluster.work import restart_shares, shared_slot
 from dmlsched.testbed.run import SlotRow, TestbedRun
 from dmlsched.testbed.workload import TestbedWorkload
 
@@ -133,18 +133,28 @@ def _replay(
     done = dict.fromkeys(jobs, 0.0)
     jct = dict.fromkeys(jobs, math.nan)
     last: dict[int, tuple[int, float]] = {}  # job → its last slot and rate there
+    # new incarnations pay the speed model's charges, as in the engine (work.restart_shares)
+    start = float(getattr(speed, "start_slots", 0.0))
+    restart = float(getattr(speed, "restart_slots", 0.0))
+    placed: dict[int, Placement] = {}  # job → its placement in the slot before
+    ran: set[int] = set()
     for slot, group in sorted(by_slot.items()):
         ids = [r.job for r, _ in group if math.isnan(jct[r.job]) and r.placement]
+        items = [(jobs[r.job], p) for r, p in group if r.job in ids]
+        shares = restart_shares(ids, [p for _, p in items], placed, ran, start, restart)
+        placed = {j: p for j, (_, p) in zip(ids, items, strict=True)}
+        if slot + 1 not in by_slot:  # a slot with nothing running: every job restarts after
+            placed = {}
+        ran.update(ids)
         if not ids:
             continue
-        items = [(jobs[r.job], p) for r, p in group if r.job in ids]
         rates = np.array(slot_rates(speed, items))
         last.update((j, (slot, rate)) for j, rate in zip(ids, rates.tolist(), strict=True))
         total = np.array([jobs[j].total_work for j in ids])
-        before = np.array([done[j] for j in ids])
+        before = np.array([done[j] for j in ids]) - rates * np.array(shares)
         got = shared_slot(before, total, total, rates, _rates_of(speed, items))
         for k, j in enumerate(ids):
-            done[j] += float(got.work[k])
+            done[j] = float(before[k] + got.work[k])
             if got.completed[k]:
                 jct[j] = slot - jobs[j].arrival + float(got.at[k])
     for j, (slot, rate) in last.items():  # after its last real slot, that placement goes on

@@ -81,7 +81,7 @@ from dmlsched.sim.cluster.referee import (
     read_until,
 )
 from dmlsched.sim.cluster.usage import KeptUsage, UsageChange, integral_usage, recomputed_usage
-from dmlsched.sim.cluster.work import advance, shared_slot
+from dmlsched.sim.cluster.work import advance, restart_shares, shared_slot
 from dmlsched.sim.drive import measured_items, within_bound
 from dmlsched.sim.events import Event
 from dmlsched.sim.run import RunResult
@@ -946,11 +946,9 @@ class ClusterState:
         Measured work needs no charge; either way the placements are remembered."""
         counts = [self._counts(j) for j in running]
         if model:
-            ran, ever = self._ran, self._ever
-            share = [
-                self._start if j not in ever else self._restart if ran.get(j) != c else 0.0
-                for j, c in zip(running, counts, strict=True)
-            ]
+            share = restart_shares(
+                running, counts, self._ran, self._ever, self._start, self._restart
+            )
             if any(share):
                 self._done[run] -= rates * np.array(share)
         self._ran = dict(zip(running, counts, strict=True))

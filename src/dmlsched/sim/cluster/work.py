@@ -14,6 +14,11 @@ set changed, so the rates are recomputed (as a TCP link's or a token bucket's
 share is).  The papers' speed models rate each job alone; there nothing
 changes within a slot.
 
+**New incarnations** (:func:`restart_shares`): a speed model measured on real
+processes may charge a job's first incarnation (``start_slots``) and every
+later one — resumed, moved, resized — (``restart_slots``) a share of its
+first slot; the papers' models charge nothing.
+
 Measured work (a testbed's processes, a service agent) is bounded by
 :func:`dmlsched.sim.drive.within_bound`, as in every setting.
 """
@@ -21,12 +26,12 @@ Measured work (a testbed's processes, a service agent) is bounded by
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["SharedSlot", "advance", "shared_slot"]
+__all__ = ["SharedSlot", "advance", "restart_shares", "shared_slot"]
 
 # Columns of held slots credited at once (bounds the memory of a long hold).
 _BLOCK = 1 << 20
@@ -136,3 +141,20 @@ def shared_slot(
         if alive.size:
             r[alive] = rates_of(alive)
     return SharedSlot(done - before, ~np.isnan(at), at)
+
+
+def restart_shares(
+    jobs: Sequence[int],
+    placements: Sequence[object],
+    last: Mapping[int, object],
+    ran: Container[int],
+    start: float,
+    restart: float,
+) -> list[float]:
+    """The share of this slot each job's incarnation loses: ``start`` for a job that never
+    ran (not in ``ran``), ``restart`` for one not running in the last slot under the same
+    placement (``last``: job → its placement there), else 0."""
+    return [
+        start if j not in ran else restart if last.get(j) != p else 0.0
+        for j, p in zip(jobs, placements, strict=True)
+    ]
