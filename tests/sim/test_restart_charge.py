@@ -4,6 +4,7 @@ a job kept where it ran loses nothing."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Sequence
 
 import pytest
@@ -89,3 +90,16 @@ def test_the_calibrated_model_charges_its_measured_seconds() -> None:
         CalibratedSpeed("links", 20.0, 0.0, 1e5, restart_s=20.0)
     with pytest.raises(InvalidInput, match="start_s"):
         CalibratedSpeed("links", 20.0, 0.0, 1e5, start_s=-1.0)
+
+
+def test_a_state_pickled_before_the_charges_existed_runs_on_without_them() -> None:
+    state = _run(0.25, 0.5, [A])
+    blob = state.__getstate__() if hasattr(state, "__getstate__") else dict(state.__dict__)
+    old = {k: v for k, v in dict(blob).items() if k not in ("_start", "_restart", "_ran", "_ever")}
+    again = ClusterState.__new__(ClusterState)
+    again.__setstate__(old)
+    again.reveal()
+    again.accept(ClusterDecision({0: B}))
+    again.credit()  # a move, uncharged: 0.75 + 1 of the 2.5 slots of work
+    assert again.done(0) == pytest.approx(1.75 * RATE)
+    assert pickle.loads(pickle.dumps(state)).done(0) == pytest.approx(state.done(0))

@@ -338,6 +338,8 @@ class ClusterState:
         self._jobs_view = MappingProxyType(self._shown_jobs)
         # a snapshot of code before these: nothing summed to reuse, the pool's lengths reset
         self.__dict__.setdefault("_summed", None)
+        for name, value in (("_start", 0.0), ("_restart", 0.0), ("_ran", {}), ("_ever", set())):
+            self.__dict__.setdefault(name, value)  # no charge for new incarnations
         if not hasattr(self._pool, "ever"):
             self._pool.ever = True
 
