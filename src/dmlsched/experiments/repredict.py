@@ -48,10 +48,7 @@ def repredict(run_dir: Path, quick: bool = False, speed: dict | None = None) -> 
         write_results,
     )
 
-    rest, _, seed = run_dir.name.rpartition("-")
-    rest, _, emulation = rest.rpartition("-")
-    if not seed.isdigit() or emulation not in ("local", "netns"):
-        raise InvalidInput("run folder", str(run_dir), "<id>-<scheduler>-<emulation>-<seed>")
+    emulation, seed = _mode_and_seed(run_dir)
     report = run_dir / "report"
     saved = report / "profile.json"
     if saved.exists():
@@ -65,6 +62,15 @@ def repredict(run_dir: Path, quick: bool = False, speed: dict | None = None) -> 
     experiment = run_dir.name[: -len(f"-{run.scheduler}-{emulation}-{seed}")]
     out = write_results(report / AGAIN, experiment, run, job_metrics(tw, run, pred), m)
     return out
+
+
+def _mode_and_seed(run_dir: Path) -> tuple[str, str]:
+    """The emulation and workload seed in a run folder's name."""
+    rest, _, seed = run_dir.name.rpartition("-")
+    rest, _, emulation = rest.rpartition("-")
+    if not seed.isdigit() or emulation not in ("local", "netns"):
+        raise InvalidInput("run folder", str(run_dir), "<id>-<scheduler>-<emulation>-<seed>")
+    return emulation, seed
 
 
 def _calibration(emulation: str) -> Path:
@@ -90,10 +96,10 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     dirs = sorted(p.parent.parent for p in a.runs.glob("testbed-pdors-*/report/results.csv"))
     for d in dirs:
-        if int(d.name.rpartition("-")[2]) >= HELD_OUT:
+        emulation, seed = _mode_and_seed(d)
+        if int(seed) >= HELD_OUT:
             speed = None
             if a.profile == "current":
-                emulation = d.name.rpartition("-")[0].rpartition("-")[2]
                 speed = json.loads((_calibration(emulation) / "profile.json").read_text())
             print(f"{d.name}: {repredict(d, speed=speed)}", flush=True)
     print(render(pooled_errors(a.runs, results=AGAIN)), end="")

@@ -129,7 +129,8 @@ def _replay(
     speed: SpeedModel | None,
 ) -> dict[int, float]:
     """Each job's JCT at the model's rates on the testbed's own placements (module
-    docstring); NaN for a job the run never placed."""
+    docstring), new incarnations charged as the engine charges them; NaN for a job the
+    run never placed."""
     done = dict.fromkeys(jobs, 0.0)
     jct = dict.fromkeys(jobs, math.nan)
     last: dict[int, tuple[int, float]] = {}  # job → its last slot and rate there
@@ -142,9 +143,8 @@ def _replay(
         ids = [r.job for r, _ in group if math.isnan(jct[r.job]) and r.placement]
         items = [(jobs[r.job], p) for r, p in group if r.job in ids]
         shares = restart_shares(ids, [p for _, p in items], placed, ran, start, restart)
-        placed = {j: p for j, (_, p) in zip(ids, items, strict=True)}
-        if slot + 1 not in by_slot:  # a slot with nothing running: every job restarts after
-            placed = {}
+        # the slot after a slot with no rows ran nothing: every job restarts there
+        placed = {j: p for j, (_, p) in zip(ids, items, strict=True)} if slot + 1 in by_slot else {}
         ran.update(ids)
         if not ids:
             continue
