@@ -45,6 +45,30 @@ def test_a_cell_s_code_is_its_experiment_its_engine_and_its_scheduler() -> None:
     assert FIFO in provenance.module_closure(provenance.cell_roots(EXP, "fifo"))
 
 
+def test_an_engine_package_counts_every_module_of_it(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    # the cluster engine is a package whose __init__ only re-exports: the slot loop,
+    # the referee and the work credit live in its submodules, and they compute numbers
+    mods = provenance.module_closure(provenance.cell_roots(EXP, "fifo"))
+    for sub in ("state", "work", "referee", "fast", "usage", "simulate", "metrics"):
+        assert f"dmlsched.sim.cluster.{sub}" in mods
+    before = provenance.cell_fingerprint(EXP, "fifo", 3, 0, True)
+    monkeypatch.setattr(provenance, "_source_digest", _changed("dmlsched.sim.cluster.work"))
+    provenance._code_digest.cache_clear()
+    request.addfinalizer(provenance._code_digest.cache_clear)
+    assert provenance.cell_fingerprint(EXP, "fifo", 3, 0, True) != before
+
+
+def test_a_name_a_package_re_exports_is_followed_to_the_module_defining_it() -> None:
+    assert provenance._provider("dmlsched.sim.cluster", "ClusterState") == (
+        "dmlsched.sim.cluster.state"
+    )
+    assert provenance._provider("dmlsched.sim.cluster", "no_such_name") == "dmlsched.sim.cluster"
+    # service.core imports ClusterState from the package: the module defining it counts
+    assert "dmlsched.sim.cluster.state" in provenance.module_closure(["dmlsched.service.core"])
+
+
 def test_fingerprints_are_stable_and_tell_inputs_apart() -> None:
     fp = provenance.cell_fingerprint
     assert fp(EXP, "fifo", 3, 0, True) == fp(EXP, "fifo", 3, 0, True)

@@ -5,7 +5,9 @@ A fingerprint is a SHA-256 (hex, 16 characters) over
 * **code** — the source of every ``dmlsched`` module the computation can
   reach (:func:`module_closure`: the roots and, transitively, every
   ``import dmlsched...`` / ``from dmlsched... import`` in them, deferred
-  imports inside functions included), and the versions of Python and of the
+  imports inside functions included; ``from package import name`` follows
+  ``name`` to the module that defines it, past the package's re-export), and
+  the versions of Python and of the
   numerical libraries that compute (:data:`LIBRARIES`);
 * **data** — every file under the data folders a workload may read (the
   trace root in use, ``../shared/peers``, ``../shared/profiles``);
@@ -20,7 +22,8 @@ scheduler) and of :data:`NO_FOLLOW` (``sim.engine`` imports every setting's engi
 to pick one) — their own source still counts.
 
 Experiment cells (:func:`cell_fingerprint`) start from the modules defining
-the experiment's ``build`` and ``cell``, the setting's engine, the scheduler
+the experiment's ``build`` and ``cell``, the setting's engine (every module of
+it, when it is a package), the scheduler
 of the cell's series and every scheduler the cell made while running (a cell
 may run a reference, e.g. OASiS for a gain: the runner records what
 :func:`dmlsched.schedulers.protocols.make_scheduler` made, see
@@ -118,11 +121,32 @@ def _imports(module: str) -> tuple[str, ...]:
             if not (node.module == _PKG or node.module.startswith(_PKG + ".")):
                 continue
             out.add(node.module)
-            for a in node.names:  # ``from pkg import submodule``
+            for a in node.names:  # ``from pkg import submodule`` or a name ``pkg`` re-exports
                 sub = f"{node.module}.{a.name}"
-                if _path(sub) is not None:
-                    out.add(sub)
+                out.add(sub if _path(sub) is not None else _provider(node.module, a.name))
     return tuple(sorted(m for m in out if _path(m) is not None))
+
+
+@functools.cache
+def _provider(module: str, name: str) -> str:
+    """The module that defines ``name`` for ``from module import name``: a package's
+    ``__init__`` usually re-exports it from a submodule, whose code is what runs."""
+    if not _is_package(module):
+        return module
+    path = _path(module)
+    assert path is not None
+    for node in ast.parse(path.read_bytes(), str(path)).body:
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.startswith(_PKG + ".")
+            and any((a.asname or a.name) == name for a in node.names)
+        ):
+            source = next(a.name for a in node.names if (a.asname or a.name) == name)
+            sub = f"{node.module}.{source}"
+            return sub if _path(sub) is not None else _provider(node.module, source)
+    return module
 
 
 def _parents(module: str) -> list[str]:
@@ -264,8 +288,19 @@ def note_made(cls: type) -> None:
             made.append(cls.__module__)
 
 
-def _engine_module(setting: str) -> str:
-    return f"{_PKG}.sim.{setting.replace('-', '_')}"
+def _engine_modules(setting: str) -> tuple[str, ...]:
+    """The setting's engine: its module, or every module of its package (an engine
+    package's ``__init__`` re-exports; the slot loop lives in its submodules)."""
+    engine = f"{_PKG}.sim.{setting.replace('-', '_')}"
+    if not _is_package(engine):
+        return (engine,)
+    folder = _ROOT.joinpath(*engine.split(".")[1:])
+    subs = (
+        ".".join((engine, *p.relative_to(folder).with_suffix("").parts))
+        for p in folder.rglob("*.py")
+        if p.name != "__init__.py"
+    )
+    return (engine, *sorted(subs))
 
 
 def cell_roots(exp: Experiment, label: str) -> tuple[str, ...]:
@@ -274,7 +309,7 @@ def cell_roots(exp: Experiment, label: str) -> tuple[str, ...]:
     from dmlsched.experiments.catalogue import default_cell
 
     roots = {
-        _engine_module(exp.setting),
+        *_engine_modules(exp.setting),
         getattr(exp.build, "__module__", None) or "",
         getattr(exp.cell or default_cell, "__module__", None) or "",
     }
