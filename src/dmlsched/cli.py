@@ -631,6 +631,7 @@ def _run_all(
 ) -> None:
     """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``."""
     from dmlsched.experiments.reproduction import log_run
+    from dmlsched.memo import shared_folder
 
     start = time.monotonic()
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
@@ -638,9 +639,10 @@ def _run_all(
     ran: dict[str, Path] = {}  # results of this command, for same_runs_as
     ended = "stopped"
     try:
-        for e in chosen:
-            reuse = ran.get(e.same_runs_as)
-            ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=reuse, fmt=fmt)
+        with shared_folder():  # a computation two experiments make on one instance: once
+            for e in chosen:
+                reuse = ran.get(e.same_runs_as)
+                ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=reuse, fmt=fmt)
         ended = "complete"
     finally:  # a stopped run is logged too: its cells are kept and count
         log_run(

@@ -288,3 +288,28 @@ def test_mlbroker_plus_options_are_named_and_checked() -> None:
     assert sched.rounding == "job" and sched.ps_site == "workers"
     with pytest.raises(InvalidInput, match="ps_site"):
         simulate("geo", small(), make_scheduler("geo", "mlbroker", ps_site="x"), make_rng(0))
+
+
+def test_every_mlbroker_series_solves_the_same_p_ft_sequence(monkeypatch) -> None:
+    # A_fractional does not depend on the rounding after it: the memo of
+    # solvers.convex solves a figure's P̃_ft once for all of its mlBroker series
+    import dmlsched.solvers.convex as convex
+    from dmlsched.memo import call_key
+
+    seen: list[str] = []
+    real = convex._memoised
+    monkeypatch.setattr(
+        convex, "_memoised", lambda *a: seen.append(call_key("lp", a, {})) or real(*a)
+    )
+    runs = {}
+    for name, params in [
+        ("mlbroker", {}),
+        ("mlbroker", {"rounding": "ir"}),
+        ("mlbroker", {"rounding": "gr"}),
+        ("mlbroker+", {}),
+        ("mlbroker+", {"ps_site": "sample"}),
+    ]:
+        seen.clear()
+        simulate("geo", small(3), make_scheduler("geo", name, **params), make_rng(1))
+        runs[(name, tuple(params.items()))] = tuple(seen)
+    assert len(set(runs.values())) == 1 and len(next(iter(runs.values()))) == 5

@@ -18,10 +18,20 @@ capped by an iteration count, never wall-clock).  Anything but ``optimal``
 from all three raises :class:`~dmlsched.errors.SolverFailed`
 (``optimal_inaccurate`` counts as a failure unless ``accept_inaccurate``).
 ``ConvexSolution.solver`` names the attempt that was accepted.
+
+Solves are memoised by content (:func:`dmlsched.memo.shared`: per process,
+and across a run's worker processes and sweeps): the solvers are
+deterministic, so a second solve of equal inputs would give the same bytes.
+mlBroker's A_fractional does not depend on the rounding that follows it, so
+every mlBroker series of a figure (``mlbroker``, ``-ir``, ``-gr``,
+``mlbroker+`` and its ablations) solves the same sequence of P̃_ft, and
+figures built on the same instance (Figs. 5, 7, 8 and the ablation) share
+theirs.  The solution's ``x`` is read-only: it may be the memo's own copy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 
@@ -29,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
+from dmlsched.memo import shared
 
 __all__ = ["ConvexSolution", "regularized_lp", "sigma"]
 
@@ -78,6 +89,44 @@ def regularized_lp(
     substituted out before the conic solve (mlBroker fixes q^{rr'} = 0 for
     every DC r without data, most of q), rows left empty are checked and dropped.
     """
+    sol = _memoised(
+        c,
+        a_eq,
+        b_eq,
+        a_ub,
+        b_ub,
+        lb,
+        ub,
+        reg_idx,
+        reg_weight,
+        prev,
+        float(eps),
+        name,
+        bool(accept_inaccurate),
+        _ATTEMPTS,  # the solvers and their settings: part of what is memoised
+    )
+    x = sol.x.view()
+    x.flags.writeable = False
+    return dataclasses.replace(sol, x=x)
+
+
+@shared(maxsize=256)  # one run's slots, and the other series' runs of the same instance
+def _memoised(
+    c: np.ndarray,
+    a_eq: sp.spmatrix | None,
+    b_eq: np.ndarray | None,
+    a_ub: sp.spmatrix | None,
+    b_ub: np.ndarray | None,
+    lb: np.ndarray,
+    ub: np.ndarray,
+    reg_idx: np.ndarray,
+    reg_weight: np.ndarray,
+    prev: np.ndarray,
+    eps: float,
+    name: str,
+    accept_inaccurate: bool,
+    attempts: tuple[tuple[str, dict[str, object]], ...],
+) -> ConvexSolution:
     if not eps > 0:
         raise ValueError(f"eps must be > 0, got {eps}")
     c = np.asarray(c, dtype=float)
@@ -100,6 +149,7 @@ def regularized_lp(
             eps,
             name,
             accept_inaccurate,
+            attempts,
         )
     keep = np.flatnonzero(~fixed)
     new_pos = np.full(c.size, -1)
@@ -130,6 +180,7 @@ def regularized_lp(
         eps,
         name,
         accept_inaccurate,
+        attempts,
     )
     x = lb.copy()
     x[keep] = sol.x
@@ -150,6 +201,7 @@ def _solve(
     eps: float,
     name: str,
     accept_inaccurate: bool,
+    attempts: tuple[tuple[str, dict[str, object]], ...],
 ) -> ConvexSolution:
     import cvxpy as cp  # deferred: cvxpy is slow to import, and most commands never use it
 
@@ -182,7 +234,7 @@ def _solve(
         cons.append(x[np.flatnonzero(fin_ub)] <= ub[fin_ub])
     prob = cp.Problem(cp.Minimize(obj), cons)
     statuses = []
-    for solver, opts in _ATTEMPTS:
+    for solver, opts in attempts:
         try:
             with warnings.catch_warnings():  # cvxpy warns on inaccurate results; we check
                 warnings.simplefilter("ignore", UserWarning)
