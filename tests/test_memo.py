@@ -95,3 +95,22 @@ def test_workers_of_one_run_solve_an_lp_once_and_get_it_read_only(
     assert np.array_equal(first.x, again.x) and not np.array_equal(first.x, other.x)  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="read-only"):
         again.x[0] = 1.0  # type: ignore[attr-defined]  # the memo's copy is never changed
+
+
+def test_a_call_with_an_argument_it_cannot_name_by_content_is_refused() -> None:
+    import dataclasses
+
+    import numpy as np
+
+    @dataclasses.dataclass(frozen=True)
+    class Spec:
+        size: int
+        weights: np.ndarray
+
+    big = np.zeros(2000)
+    other = big.copy()
+    other[1000] = 1.0  # repr would print both as "array([0., 0., 0., ..., 0., 0., 0.])"
+    assert call_key("f", (Spec(1, big),), {}) != call_key("f", (Spec(1, other),), {})
+    assert call_key("f", (1,), {}) != call_key("f", (1.0,), {}) != call_key("f", ("1",), {})
+    with pytest.raises(TypeError, match="object"):
+        call_key("f", (object(),), {})

@@ -18,10 +18,11 @@ over all of them: a computation two experiments make on the same instance
 (their SRTF reference, the same P̃_ft of mlBroker's A_fractional) is made once.
 
 Values must pickle; a call is named by its function's module and qualified
-name and its arguments: plain values (strings, numbers, tuples) by their
+name and its arguments: plain values (strings, numbers) by their type and
 ``repr``, NumPy arrays and SciPy sparse matrices by their dtype, shape and a
-SHA-256 of their bytes (:func:`call_key`), so two calls with equal contents
-are one call.  A shared function must be deterministic in its arguments, and
+SHA-256 of their bytes, tuples, lists, dicts and dataclasses by their items
+(:func:`call_key`; anything else is refused), so two calls with equal
+contents are one call.  A shared function must be deterministic in its arguments, and
 must not call another one: a worker holds the call's lock while it
 computes, so two workers waiting for each other's calls would wait forever.
 """
@@ -29,6 +30,7 @@ computes, so two workers waiting for each other's calls would wait forever.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import functools
 import hashlib
@@ -86,8 +88,15 @@ def _describe(obj: Any, h: Any) -> None:
     elif hasattr(obj, "tobytes") and hasattr(obj, "dtype") and hasattr(obj, "shape"):
         h.update(f"array({obj.dtype}, {obj.shape})".encode())
         h.update(hashlib.sha256(obj.tobytes()).digest())  # tobytes: C order, whatever the layout
-    else:
-        h.update(repr(obj).encode())
+    elif isinstance(obj, dict):
+        _describe(tuple(sorted(obj.items())), h)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        h.update(type(obj).__qualname__.encode())
+        _describe(tuple((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)), h)
+    elif obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
+        h.update(f"{type(obj).__name__}:{obj!r}".encode())
+    else:  # its repr may leave things out (a long array's does): no key is better than a wrong one
+        raise TypeError(f"cannot name a call by a {type(obj).__qualname__}")
     h.update(b";")
 
 
