@@ -309,3 +309,30 @@ def test_repair_drops_a_torn_last_cell(tmp_path: Path) -> None:
     assert repair(path) == 1
     assert path.read_text() == f"{header}\n{whole}"
     assert repair(path) == 0
+
+
+def test_a_ctrl_c_another_thread_takes_inside_the_block_is_raised_when_it_ends() -> None:
+    # Python runs a signal's handler on the main thread whichever thread the kernel
+    # chose; a progress display's thread has SIGINT unblocked, so blocking it here is
+    # not enough: the Ctrl-C would land mid-spawn (the flake this test pins down)
+    import threading
+
+    from dmlsched.experiments.pool import sigint_blocked
+
+    reached_end = False
+    with pytest.raises(KeyboardInterrupt):
+        with sigint_blocked():
+            sender = threading.Thread(
+                target=lambda: (
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}),
+                    os.kill(os.getpid(), signal.SIGINT),
+                )
+            )
+            sender.start()
+            sender.join()
+            deadline = time.monotonic() + 0.3
+            while time.monotonic() < deadline:  # bytecodes, at which a handler would run
+                pass
+            reached_end = True
+    assert reached_end
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -9,7 +9,10 @@
   its own process): a blocked signal stays blocked across ``fork``/``exec``,
   so a Ctrl-C while a worker is still importing stays pending in it until
   its initializer ignores SIGINT and unblocks it, and in the parent it is
-  delivered — not lost — when the block ends.
+  delivered — not lost — when the block ends.  A Ctrl-C taken by another
+  thread of the parent (Python runs the handler on the main thread anyway)
+  is noted during the block and raised when it ends, so it never lands
+  between a worker's spawn and the data the worker reads first.
 * **Parent killed.**  Nothing runs in a SIGKILLed parent, so the workers must
   notice by themselves.  On Linux each worker asks the kernel for SIGKILL when
   its parent dies (``prctl(PR_SET_PDEATHSIG)`` via :mod:`ctypes`).  The kernel
@@ -78,11 +81,22 @@ def sigint_blocked() -> Iterator[None]:
     from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
+    # Another thread of ours (a progress display's) may take the signal: Python then
+    # runs the handler on this thread all the same, between any two bytecodes — e.g.
+    # after a worker was spawned and before it was sent what to run, so that it dies
+    # with a traceback.  The handler only notes it here; it is raised after the body.
+    noted: list[int] = []
+    on_main = threading.current_thread() is threading.main_thread()
+    handler = signal.signal(signal.SIGINT, lambda n, _f: noted.append(n)) if on_main else None
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if on_main:
+            signal.signal(signal.SIGINT, handler)
+            if noted and callable(handler):  # Python's default raises KeyboardInterrupt
+                handler(signal.SIGINT, None)
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
