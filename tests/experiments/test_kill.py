@@ -320,19 +320,18 @@ def test_a_ctrl_c_another_thread_takes_inside_the_block_is_raised_when_it_ends()
     from dmlsched.experiments.pool import sigint_blocked
 
     reached_end = False
-    with pytest.raises(KeyboardInterrupt):
-        with sigint_blocked():
-            sender = threading.Thread(
-                target=lambda: (
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}),
-                    os.kill(os.getpid(), signal.SIGINT),
-                )
+    with pytest.raises(KeyboardInterrupt), sigint_blocked():
+        sender = threading.Thread(
+            target=lambda: (
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}),
+                os.kill(os.getpid(), signal.SIGINT),
             )
-            sender.start()
-            sender.join()
-            deadline = time.monotonic() + 0.3
-            while time.monotonic() < deadline:  # bytecodes, at which a handler would run
-                pass
-            reached_end = True
+        )
+        sender.start()
+        sender.join()
+        deadline = time.monotonic() + 0.3
+        while time.monotonic() < deadline:  # bytecodes, at which a handler would run
+            pass
+        reached_end = True
     assert reached_end
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
