@@ -89,74 +89,53 @@ def regularized_lp(
     substituted out before the conic solve (mlBroker fixes q^{rr'} = 0 for
     every DC r without data, most of q), rows left empty are checked and dropped.
     """
-    sol = _memoised(
-        c,
-        a_eq,
-        b_eq,
-        a_ub,
-        b_ub,
-        lb,
-        ub,
-        reg_idx,
-        reg_weight,
-        prev,
-        float(eps),
-        name,
-        bool(accept_inaccurate),
-        _ATTEMPTS,  # the solvers and their settings: part of what is memoised
-    )
+    problem = _Problem(c, a_eq, b_eq, a_ub, b_ub, lb, ub, reg_idx, reg_weight, prev, float(eps))
+    # the solvers and their settings are part of what is memoised
+    sol = _memoised(problem, name, bool(accept_inaccurate), _ATTEMPTS)
     x = sol.x.view()
     x.flags.writeable = False
     return dataclasses.replace(sol, x=x)
 
 
+@dataclass(frozen=True)
+class _Problem:
+    """The regularized LP of the module docstring, as :func:`regularized_lp` takes it."""
+
+    c: np.ndarray
+    a_eq: sp.spmatrix | None
+    b_eq: np.ndarray | None
+    a_ub: sp.spmatrix | None
+    b_ub: np.ndarray | None
+    lb: np.ndarray
+    ub: np.ndarray
+    reg_idx: np.ndarray
+    reg_weight: np.ndarray
+    prev: np.ndarray
+    eps: float
+
+
+Attempts = tuple[tuple[str, dict[str, object]], ...]
+
+
 @shared(maxsize=256)  # one run's slots, and the other series' runs of the same instance
 def _memoised(
-    c: np.ndarray,
-    a_eq: sp.spmatrix | None,
-    b_eq: np.ndarray | None,
-    a_ub: sp.spmatrix | None,
-    b_ub: np.ndarray | None,
-    lb: np.ndarray,
-    ub: np.ndarray,
-    reg_idx: np.ndarray,
-    reg_weight: np.ndarray,
-    prev: np.ndarray,
-    eps: float,
-    name: str,
-    accept_inaccurate: bool,
-    attempts: tuple[tuple[str, dict[str, object]], ...],
+    p: _Problem, name: str, accept_inaccurate: bool, attempts: Attempts
 ) -> ConvexSolution:
-    if not eps > 0:
-        raise ValueError(f"eps must be > 0, got {eps}")
-    c = np.asarray(c, dtype=float)
-    lb = np.asarray(lb, dtype=float)
-    ub = np.asarray(ub, dtype=float)
+    if not p.eps > 0:
+        raise ValueError(f"eps must be > 0, got {p.eps}")
+    c = np.asarray(p.c, dtype=float)
+    lb = np.asarray(p.lb, dtype=float)
+    ub = np.asarray(p.ub, dtype=float)
     fixed = lb == ub
-    fixed[np.asarray(reg_idx, dtype=np.intp)] = False
+    fixed[np.asarray(p.reg_idx, dtype=np.intp)] = False
     if not fixed.any():
-        return _solve(
-            c,
-            a_eq,
-            b_eq,
-            a_ub,
-            b_ub,
-            lb,
-            ub,
-            reg_idx,
-            reg_weight,
-            prev,
-            eps,
-            name,
-            accept_inaccurate,
-            attempts,
-        )
+        return _solve(dataclasses.replace(p, c=c, lb=lb, ub=ub), name, accept_inaccurate, attempts)
     keep = np.flatnonzero(~fixed)
     new_pos = np.full(c.size, -1)
     new_pos[keep] = np.arange(keep.size)
     val = lb[fixed]
     mats = []
-    for is_eq, a, b in ((True, a_eq, b_eq), (False, a_ub, b_ub)):
+    for is_eq, a, b in ((True, p.a_eq, p.b_eq), (False, p.a_ub, p.b_ub)):
         if a is None or not a.shape[0]:
             mats.append((None, None))
             continue
@@ -168,62 +147,46 @@ def _memoised(
         if bad.any():
             raise SolverFailed("infeasible (presolve)", name)
         mats.append((a_k[~empty], rhs[~empty]))
-    sol = _solve(
+    reduced = _Problem(
         c[keep],
         *mats[0],
         *mats[1],
         lb[keep],
         ub[keep],
-        new_pos[reg_idx],
-        reg_weight,
-        prev,
-        eps,
-        name,
-        accept_inaccurate,
-        attempts,
+        new_pos[p.reg_idx],
+        p.reg_weight,
+        p.prev,
+        p.eps,
     )
+    sol = _solve(reduced, name, accept_inaccurate, attempts)
     x = lb.copy()
     x[keep] = sol.x
     return ConvexSolution(x, sol.objective + float(c[fixed] @ val), sol.status, sol.solver)
 
 
-def _solve(
-    c: np.ndarray,
-    a_eq: sp.spmatrix | None,
-    b_eq: np.ndarray | None,
-    a_ub: sp.spmatrix | None,
-    b_ub: np.ndarray | None,
-    lb: np.ndarray,
-    ub: np.ndarray,
-    reg_idx: np.ndarray,
-    reg_weight: np.ndarray,
-    prev: np.ndarray,
-    eps: float,
-    name: str,
-    accept_inaccurate: bool,
-    attempts: tuple[tuple[str, dict[str, object]], ...],
-) -> ConvexSolution:
+def _solve(p: _Problem, name: str, accept_inaccurate: bool, attempts: Attempts) -> ConvexSolution:
     import cvxpy as cp  # deferred: cvxpy is slow to import, and most commands never use it
 
-    n = int(np.asarray(c).size)
+    eps = p.eps
+    n = int(np.asarray(p.c).size)
     x = cp.Variable(n)
     sig = sigma(eps)
-    reg_idx = np.asarray(reg_idx, dtype=np.intp)
-    w = np.asarray(reg_weight, dtype=float) / sig
+    reg_idx = np.asarray(p.reg_idx, dtype=np.intp)
+    w = np.asarray(p.reg_weight, dtype=float) / sig
     xr = x[reg_idx] if reg_idx.size else None
-    lin = np.asarray(c, dtype=float).copy()
+    lin = np.asarray(p.c, dtype=float).copy()
     # −x_j term and −(x_j+ε) ln(p_j+ε) are linear: fold them into c.
-    np.add.at(lin, reg_idx, -w * (1.0 + np.log(np.asarray(prev, dtype=float) + eps)))
+    np.add.at(lin, reg_idx, -w * (1.0 + np.log(np.asarray(p.prev, dtype=float) + eps)))
     obj = lin @ x
     if xr is not None:
         obj = obj + w @ (-cp.entr(xr + eps))
     cons = []
-    if a_eq is not None and a_eq.shape[0]:
-        cons.append(sp.csr_matrix(a_eq) @ x == np.asarray(b_eq, dtype=float))
-    if a_ub is not None and a_ub.shape[0]:
-        cons.append(sp.csr_matrix(a_ub) @ x <= np.asarray(b_ub, dtype=float))
-    lb = np.asarray(lb, dtype=float)
-    ub = np.asarray(ub, dtype=float)
+    if p.a_eq is not None and p.a_eq.shape[0]:
+        cons.append(sp.csr_matrix(p.a_eq) @ x == np.asarray(p.b_eq, dtype=float))
+    if p.a_ub is not None and p.a_ub.shape[0]:
+        cons.append(sp.csr_matrix(p.a_ub) @ x <= np.asarray(p.b_ub, dtype=float))
+    lb = np.asarray(p.lb, dtype=float)
+    ub = np.asarray(p.ub, dtype=float)
     fin_lb = np.isfinite(lb)
     fin_ub = np.isfinite(ub)
     if fin_lb.all():
