@@ -2,7 +2,7 @@
 
 :class:`SlurmCluster` starts Debian's ``slurm-wlm`` daemons on the testbed's
 ``netns`` emulation (:class:`dmlsched.testbed.emulation.Emulation`, the same
-machines, addresses and ``tbf`` caps as ``dmlsched testbed run --emulation
+machines, addresses and capped links as ``dmlsched testbed run --emulation
 netns``)::
 
     <prefix>-sw   br0 10.77.0.254   munge socket (a file), MariaDB 127.0.0.1:3306,

@@ -6,8 +6,9 @@ upper two):
 **Emulation** (:mod:`.emulation`, :mod:`.shaping`, :mod:`.state`) —
 ``Emulation(mode, machines, ext_mbit, state, cpu_share=None, int_mbit=None)``
 with ``mode`` ``"netns"`` (a network namespace per machine, veths into a
-bridge in a switch namespace, ``tbf`` on each machine's external link in
-both directions, optional ``tbf`` on its loopback) or ``"local"`` (host
+bridge in a switch namespace, an ``htb`` cap shared per TCP connection on
+each machine's external link in both directions, optional the same on its
+loopback) or ``"local"`` (host
 namespace, token buckets in the transport).  Every resource is named
 ``dmlt-<run id>-…`` (``$DMLSCHED_TESTBED_PREFIX`` for ``dmlt``) and
 recorded in ``<state_dir>/<run id>.json`` before it is created;

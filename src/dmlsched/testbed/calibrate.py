@@ -79,7 +79,8 @@ __all__ = ["CALIBRATION_VERSION", "Probe", "calibrate", "fit"]
 # 2: the links form's κ, ω fitted by nonlinear least squares; split probes up to W = 4
 # 3: held-out probes (a cap not fitted, jobs sharing links) measured and predicted
 # 4: the cost of a new incarnation (start, restart) measured and charged
-CALIBRATION_VERSION = 4
+# 5: netns links share their cap per TCP connection (htb), not in one FIFO queue (tbf)
+CALIBRATION_VERSION = 5
 
 COLOCATED = ((1, 1), (2, 1), (2, 2), (3, 1))
 # (workers, PSs) per machine before and after a restart: a move, a resize, a shift

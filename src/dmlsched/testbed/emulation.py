@@ -13,12 +13,22 @@ default it is the loopback's own speed).
     dmlt-<id>-m1 ─ eth0 10.77.0.2 ─┼─ p<h> ─ br0   (in dmlt-<id>-sw)
     dmlt-<id>-m2 ─ eth0 10.77.0.3 ─┘
 
-A machine's egress is capped by ``tbf`` on its ``eth0``, its ingress by
-``tbf`` on the switch-side ``p<h>``; traffic between two processes of one
-machine uses its own loopback.  Segmentation offload is limited to one
-1,500-byte packet (``gso_max_size``; loopback MTU 1,500) so the buckets can
-be a few packets deep: a deep bucket would let most of a step's gradient
-(77 KB) pass at once and make the cap depend on the message size.
+A machine's egress is capped on its ``eth0``, its ingress on the
+switch-side ``p<h>``; traffic between two processes of one machine uses its
+own loopback.  Each capped link is an ``htb`` at the cap whose bandwidth is
+shared out in round robin, one packet at a time, over per-connection queues
+(:func:`_capped`): a TCP connection's direction is hashed into one of
+:data:`QUEUES` equal leaf classes by the port of the side that connected
+(Linux binds port 0 to odd ports and connects from even ones, so a segment
+whose source port is odd comes from a listening PS and is hashed by its
+destination port).  That is the flow model's max-min fair share per
+connection.  One FIFO queue per link (a ``tbf``) leaves the share to TCP,
+and which job of a ring wins the link changes from run to run (one job 13×
+slower than alone, another 1.8×: ``docs/testbed.md``).
+Segmentation offload is limited to one 1,500-byte packet (``gso_max_size``;
+loopback MTU 1,500) so the buckets can be a few packets deep: a deep bucket
+would let most of a step's gradient (77 KB) pass at once and make the cap
+depend on the message size.
 Nothing is created in the host's namespace:
 deleting the run's namespaces removes every veth, the bridge and every
 qdisc.  This machine has no ``netem``: latency is added by the transport
@@ -51,6 +61,9 @@ EMULATIONS = ("local", "netns")
 _SUBNET = "10.77.0"
 _MTU = 1500
 BUCKET_BYTES = 4096  # local mode's bucket depth: a step's messages are paced, not burst
+QUEUES = 256  # per-connection queues of a capped netns link (a u32 hash table's most)
+_FIRST_CLASS = 0x100  # leaf classes 1:100 … 1:1ff
+_DEFAULT_CLASS = 0x2000  # what is not TCP (ARP)
 _V2 = Path("/sys/fs/cgroup")
 _V1 = Path("/sys/fs/cgroup/cpu")
 
@@ -74,14 +87,55 @@ def _sh(cmd: list[str]) -> None:
 
 
 def _burst(mbit: float) -> int:
-    """tbf bucket depth: four packets, or 4 ms at the rate (a 250 Hz timer tick) if more."""
+    """A class's bucket depth: four packets, or 4 ms at the rate (a 250 Hz timer tick) if more."""
     return max(4 * (_MTU + 14), int(mbit * 1e6 / 8 * 0.004))
 
 
-def _tbf(ns: str, dev: str, mbit: float, burst: int) -> None:
-    """Cap ``dev``'s egress in namespace ``ns`` (a token bucket filter)."""
-    tc = ["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf"]
-    _sh([*tc, "rate", f"{mbit}mbit", "burst", str(burst), "latency", "200ms"])
+def _capped(ns: str, dev: str, mbit: float, burst: int) -> None:
+    """Cap ``dev``'s egress in namespace ``ns`` at ``mbit``, shared per connection.
+
+    ``htb``: class 1:1 at the cap; under it :data:`QUEUES` leaf classes
+    1:100… and a default one for what is not TCP, each assured an equal part
+    and allowed the whole cap, so backlogged leaves share it in round robin
+    (quantum one packet).  A ``u32`` hash table picks the leaf from bits 1–8
+    of the connecting side's port (even: bit 0 says nothing): the source
+    port, or the destination port when the source port is odd (module
+    docstring).
+    """
+    quantum = _MTU + 14
+    leaf = f"rate {mbit / (QUEUES + 1):.6f}mbit ceil {mbit}mbit burst {burst} cburst {burst}"
+    lines = [
+        f"qdisc add dev {dev} root handle 1: htb default {_DEFAULT_CLASS:x}",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {mbit}mbit ceil {mbit}mbit "
+        f"burst {burst} cburst {burst} quantum {quantum}",
+        f"class add dev {dev} parent 1:1 classid 1:{_DEFAULT_CLASS:x} htb {leaf} quantum {quantum}",
+        *(
+            f"class add dev {dev} parent 1:1 classid 1:{_FIRST_CLASS + i:x} htb {leaf} "
+            f"quantum {quantum}"
+            for i in range(QUEUES)
+        ),
+        f"filter add dev {dev} parent 1: prio 1 protocol ip u32",
+        f"filter add dev {dev} parent 1: prio 1 handle 2: protocol ip u32 divisor {QUEUES}",
+        # TCP header word 0 at IP offset 20 (no IP options): source port, destination port
+        f"filter add dev {dev} parent 1: prio 1 protocol ip u32 ht 800:: "
+        "match ip protocol 6 0xff match ip sport 1 0x0001 hashkey mask 0x000001fe at 20 link 2:",
+        f"filter add dev {dev} parent 1: prio 1 protocol ip u32 ht 800:: "
+        "match ip protocol 6 0xff hashkey mask 0x01fe0000 at 20 link 2:",
+        *(
+            f"filter add dev {dev} parent 1: prio 1 protocol ip u32 ht 2:{i:x}: "
+            f"match u32 0 0 flowid 1:{_FIRST_CLASS + i:x}"
+            for i in range(QUEUES)
+        ),
+    ]
+    r = subprocess.run(
+        ["ip", "netns", "exec", ns, "tc", "-batch", "-"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if r.returncode != 0:
+        raise RuntimeError(f"tc -batch in {ns} for {dev}: {r.stderr.strip()}")
 
 
 class Emulation:
@@ -191,7 +245,7 @@ class Emulation:
             peer = f"p{h}"
             link = ["ip", "link", "add", "eth0", "netns", ns, "type", "veth"]
             _sh([*link, "peer", "name", peer, "netns", sw])
-            # segments of one packet: tbf can then run with a burst of a few packets, so a
+            # segments of one packet: htb can then run with a burst of a few packets, so a
             # step's gradient (tens of KB) is paced at the cap instead of passing in one burst
             for where, dev in ((ns, "eth0"), (sw, peer), (ns, "lo")):
                 _sh(["ip", "-n", where, "link", "set", dev, "gso_max_size", str(_MTU)])
@@ -203,14 +257,14 @@ class Emulation:
             _sh(["ip", "-n", sw, "link", "set", peer, "up"])
             if self.int_mbit:
                 lo_burst = _burst(self.int_mbit)
-                self.state.add("qdiscs", f"{ns}/lo tbf {self.int_mbit:g}mbit")
-                _tbf(ns, "lo", self.int_mbit, lo_burst)
+                self.state.add("qdiscs", f"{ns}/lo htb {self.int_mbit:g}mbit")
+                _capped(ns, "lo", self.int_mbit, lo_burst)
             mbit = self.ext_mbit[h]
             if mbit:
                 burst = _burst(mbit)
                 for where, dev in ((ns, "eth0"), (sw, peer)):
-                    self.state.add("qdiscs", f"{where}/{dev} tbf {mbit:g}mbit")
-                    _tbf(where, dev, mbit, burst)
+                    self.state.add("qdiscs", f"{where}/{dev} htb {mbit:g}mbit")
+                    _capped(where, dev, mbit, burst)
 
     def _start_cgroups(self) -> None:
         v2 = (_V2 / "cgroup.controllers").exists() and "cpu" in (

@@ -9,7 +9,7 @@ NIC out (*egress*) and the receiver's NIC in (*ingress*); one within a
 machine crosses its loopback.  Each link has a capacity in bytes per second
 (∞: uncapped).  Two transports, as the two emulations shape traffic:
 
-* ``fair`` (``netns``: ``tbf`` qdiscs, TCP) — each connection's messages
+* ``fair`` (``netns``: ``htb`` caps with a queue per connection, TCP) — each connection's messages
   are sent at once (into the socket buffers) and every link shares its
   capacity **max-min fairly among the flows crossing it** (progressive
   filling), recomputed whenever a flow starts or ends;
