@@ -80,8 +80,8 @@ def netns_available() -> str | None:
     return None
 
 
-def _sh(cmd: list[str]) -> None:
-    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+def _sh(cmd: list[str], stdin: str | None = None) -> None:
+    r = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
 
@@ -127,15 +127,7 @@ def _capped(ns: str, dev: str, mbit: float, burst: int) -> None:
             for i in range(QUEUES)
         ),
     ]
-    r = subprocess.run(
-        ["ip", "netns", "exec", ns, "tc", "-batch", "-"],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if r.returncode != 0:
-        raise RuntimeError(f"tc -batch in {ns} for {dev}: {r.stderr.strip()}")
+    _sh(["ip", "netns", "exec", ns, "tc", "-batch", "-"], stdin="\n".join(lines) + "\n")
 
 
 class Emulation:
