@@ -7,7 +7,7 @@ upper two):
 ``Emulation(mode, machines, ext_mbit, state, cpu_share=None, int_mbit=None)``
 with ``mode`` ``"netns"`` (a network namespace per machine, veths into a
 bridge in a switch namespace, an ``htb`` cap shared per TCP connection on
-each machine's external link in both directions, optional the same on its
+each machine's external link in both directions, optionally the same on its
 loopback) or ``"local"`` (host
 namespace, token buckets in the transport).  Every resource is named
 ``dmlt-<run id>-…`` (``$DMLSCHED_TESTBED_PREFIX`` for ``dmlt``) and
