@@ -30,6 +30,7 @@ CORE_LAYER = {
     "rng": 0,
     "limits": 0,
     "portable": 0,
+    "memo": 0,  # imports nothing of ours: a cache any layer may use
     "model": 1,
     "solvers": 1,
     "config": 2,
