@@ -80,8 +80,7 @@ def _describe(obj: Any, h: Any) -> None:
             _describe(item, h)
         h.update(b")")
     elif hasattr(obj, "tocsr") and hasattr(obj, "nnz"):  # a SciPy sparse matrix
-        m = obj.tocsr()
-        m.sort_indices()
+        m = obj.tocsr().sorted_indices()  # a copy: the caller's matrix is left as it was
         h.update(f"sparse({m.dtype}, {m.shape})".encode())
         for part in (m.data, m.indices, m.indptr):
             _describe(part, h)

@@ -136,16 +136,17 @@ def _provider(module: str, name: str) -> str:
     path = _path(module)
     assert path is not None
     for node in ast.parse(path.read_bytes(), str(path)).body:
-        if (
+        if not (
             isinstance(node, ast.ImportFrom)
             and node.level == 0
             and node.module
             and node.module.startswith(_PKG + ".")
-            and any((a.asname or a.name) == name for a in node.names)
         ):
-            source = next(a.name for a in node.names if (a.asname or a.name) == name)
-            sub = f"{node.module}.{source}"
-            return sub if _path(sub) is not None else _provider(node.module, source)
+            continue
+        for a in node.names:
+            if (a.asname or a.name) == name:
+                sub = f"{node.module}.{a.name}"
+                return sub if _path(sub) is not None else _provider(node.module, a.name)
     return module
 
 
@@ -292,9 +293,10 @@ def _engine_modules(setting: str) -> tuple[str, ...]:
     """The setting's engine: its module, or every module of its package (an engine
     package's ``__init__`` re-exports; the slot loop lives in its submodules)."""
     engine = f"{_PKG}.sim.{setting.replace('-', '_')}"
-    if not _is_package(engine):
+    init = _path(engine)
+    if init is None or init.name != "__init__.py":
         return (engine,)
-    folder = _ROOT.joinpath(*engine.split(".")[1:])
+    folder = init.parent
     subs = (
         ".".join((engine, *p.relative_to(folder).with_suffix("").parts))
         for p in folder.rglob("*.py")
