@@ -148,6 +148,10 @@ def test_held_out_probes_print_as_a_table():
     assert "| 1 | 1 | 80.0 | 26.0 | 3.10 | 3.00 | -3.0% |" in text
     assert "| same links, W=1 | 0 | [1, 0, 0] | [0, 1, 0] | 120 | 130 / 160 |" in text
     assert "Largest |error| 8.3%, median 5.7% over 2 held-out slowdowns; 2 within 10%." in text
+    assert "1 of 1 shared rows vary by more than 20% between repeats" in text
+    assert "up to 23%): same links, W=1." in text
+    val["shared"][0]["shared_s"] = [0.13, 0.15]
+    assert "between repeats" not in "\n".join(summary_lines(val))
 
 
 def test_an_unfinished_job_never_reads_100_percent_done():
