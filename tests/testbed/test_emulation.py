@@ -13,15 +13,16 @@ import pytest
 
 from dmlsched.testbed.emulation import _FIRST_CLASS, QUEUES, netns_available
 from dmlsched.testbed.runtime import Testbed
+from dmlsched.testbed.transport import LISTEN_BASE, LISTEN_PORTS
 
 NETNS = netns_available()
 needs_netns = pytest.mark.skipif(NETNS is not None, reason=NETNS or "")
 BYTES = 100_000
 
-# a PS: listens on port 0 (Linux binds it to an odd port), echoes what each connection sends
+# a PS: listens where the testbed's PSs do (the listen block), echoes what each connection sends
 _SERVER = f"""
-import socket
-s = socket.socket(); s.bind(("0.0.0.0", 0)); s.listen()
+from dmlsched.testbed.transport import listen
+s = listen("0.0.0.0", 2)
 print(s.getsockname()[1], flush=True)
 for _ in range(2):
     c, _ = s.accept(); got = 0
@@ -29,7 +30,7 @@ for _ in range(2):
         got += len(c.recv(65536))
     c.sendall(bytes({BYTES})); c.close()
 """
-# two workers in one process: each connects (from an even port), pushes, waits for the reply
+# two workers in one process: each connects (from an ephemeral port), pushes, waits for the reply
 _CLIENTS = f"""
 import socket, sys
 cs = [socket.create_connection((sys.argv[1], int(sys.argv[2]))) for _ in range(2)]
@@ -74,10 +75,33 @@ def test_each_connection_has_its_own_queue_both_ways(tmp_path):
         )  # fmt: skip
         assert server.wait(timeout=30) == 0
         ports = [int(p) for p in clients.stdout.split()]
-        assert port % 2 == 1 and all(p % 2 == 0 for p in ports)  # what the hash relies on
+        block = range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS)
+        assert port in block and not any(p in block for p in ports)  # what the hash relies on
         expected = {_FIRST_CLASS + ((p >> 1) & (QUEUES - 1)) for p in ports}
         assert len(expected) == 2, "two connections in one queue: ports too close to test"
         # pushes leave machine 0 by its eth0, the PS's replies reach it by the switch's p0:
         # each connection in the queue of its worker's port, in both directions
         assert _busy_leaves(emu.ns(0), "eth0") == expected
         assert _busy_leaves(emu.switch, "p0") == expected
+
+
+def test_listeners_take_the_next_free_port_of_the_block():
+    from dmlsched.testbed.transport import listen
+
+    a = listen("127.0.0.1", 1)
+    b = listen("127.0.0.1", 1)
+    try:
+        pa, pb = a.getsockname()[1], b.getsockname()[1]
+        block = range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS)
+        assert pa in block and pb in block and pa != pb
+    finally:
+        a.close()
+        b.close()
+
+
+def test_the_classifier_matches_the_block_and_nothing_around_it():
+    from dmlsched.testbed.emulation import _LISTEN_MASK
+
+    inside = [p for p in range(65536) if p & _LISTEN_MASK == LISTEN_BASE]
+    assert inside == list(range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS))
+    assert LISTEN_BASE + LISTEN_PORTS <= 32768  # below every namespace's ephemeral ports

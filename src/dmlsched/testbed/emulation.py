@@ -19,12 +19,14 @@ own loopback.  Each capped link is an ``htb`` at the cap whose bandwidth is
 shared out in round robin, one packet at a time, over per-connection queues
 (:func:`_capped`): a TCP connection's direction is hashed into one of
 :data:`QUEUES` equal leaf classes by the port of the side that connected
-(Linux binds port 0 to odd ports and connects from even ones, so a segment
-whose source port is odd comes from a listening PS and is hashed by its
-destination port).  That is the flow model's max-min fair share per
-connection.  One FIFO queue per link (a ``tbf``) leaves the share to TCP,
-and which job of a ring wins the link changes from run to run (one job 13×
-slower than alone, another 1.8×: ``docs/testbed.md``).
+(every listening process of a run binds in one aligned block of ports,
+:data:`~dmlsched.testbed.transport.LISTEN_BASE`, below the ephemeral ports
+each namespace connects from, so a segment whose source port lies in the
+block comes from a listening PS and is hashed by its destination port).
+That is the flow model's max-min fair share per connection.  One FIFO
+queue per link (a ``tbf``) leaves the share to TCP, and which job of a ring
+wins the link changes from run to run (one job 13× slower than alone,
+another 1.8×: ``docs/testbed.md``).
 Segmentation offload is limited to one 1,500-byte packet (``gso_max_size``;
 loopback MTU 1,500) so the buckets can be a few packets deep: a deep bucket
 would let most of a step's gradient (77 KB) pass at once and make the cap
@@ -54,6 +56,7 @@ from pathlib import Path
 from dmlsched.errors import InvalidInput
 from dmlsched.testbed.shaping import TokenBuckets
 from dmlsched.testbed.state import RunState
+from dmlsched.testbed.transport import LISTEN_BASE, LISTEN_PORTS
 
 __all__ = ["EMULATIONS", "Emulation", "netns_available"]
 
@@ -64,6 +67,8 @@ BUCKET_BYTES = 4096  # local mode's bucket depth: a step's messages are paced, n
 QUEUES = 256  # per-connection queues of a capped netns link (a u32 hash table's most)
 _FIRST_CLASS = 0x100  # leaf classes 1:100 … 1:1ff
 _DEFAULT_CLASS = 0x2000  # what is not TCP (ARP)
+_LISTEN_MASK = 0xFFFF & ~(LISTEN_PORTS - 1)  # u32's mask for "in the listen block"
+_EPHEMERAL = "32768 60999"  # Linux's default, set in every namespace: outside the block
 _V2 = Path("/sys/fs/cgroup")
 _V1 = Path("/sys/fs/cgroup/cpu")
 
@@ -98,9 +103,9 @@ def _capped(ns: str, dev: str, mbit: float, burst: int) -> None:
     1:100… and a default one for what is not TCP, each assured an equal part
     and allowed the whole cap, so backlogged leaves share it in round robin
     (quantum one packet).  A ``u32`` hash table picks the leaf from bits 1–8
-    of the connecting side's port (even: bit 0 says nothing): the source
-    port, or the destination port when the source port is odd (module
-    docstring).
+    of the connecting side's port (Linux connects from even ports: bit 0
+    says little): the source port, or the destination port when the source
+    port lies in the listen block (module docstring).
     """
     quantum = _MTU + 14
     leaf = f"rate {mbit / (QUEUES + 1):.6f}mbit ceil {mbit}mbit burst {burst} cburst {burst}"
@@ -118,7 +123,8 @@ def _capped(ns: str, dev: str, mbit: float, burst: int) -> None:
         f"filter add dev {dev} parent 1: prio 1 handle 2: protocol ip u32 divisor {QUEUES}",
         # TCP header word 0 at IP offset 20 (no IP options): source port, destination port
         f"filter add dev {dev} parent 1: prio 1 protocol ip u32 ht 800:: "
-        "match ip protocol 6 0xff match ip sport 1 0x0001 hashkey mask 0x000001fe at 20 link 2:",
+        f"match ip protocol 6 0xff match ip sport {LISTEN_BASE} {_LISTEN_MASK:#06x} "
+        "hashkey mask 0x000001fe at 20 link 2:",
         f"filter add dev {dev} parent 1: prio 1 protocol ip u32 ht 800:: "
         "match ip protocol 6 0xff hashkey mask 0x01fe0000 at 20 link 2:",
         *(
@@ -234,6 +240,8 @@ class Emulation:
             ns = self.ns(h)
             self.state.add("namespaces", ns)
             _sh(["ip", "netns", "add", ns])
+            _sh(["ip", "netns", "exec", ns, "sh", "-c",
+                 f"echo {_EPHEMERAL} > /proc/sys/net/ipv4/ip_local_port_range"])  # fmt: skip
             peer = f"p{h}"
             link = ["ip", "link", "add", "eth0", "netns", ns, "type", "veth"]
             _sh([*link, "peer", "name", peer, "netns", sw])

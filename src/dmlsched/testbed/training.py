@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from dmlsched.testbed.shaping import TokenBuckets
-from dmlsched.testbed.transport import Channel, Kind, connect
+from dmlsched.testbed.transport import Channel, Kind, connect, listen
 
 __all__ = [
     "FLAG_DONE",
@@ -230,10 +230,7 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
     vec, work, step = got if got else (_init_vector(cfg.hidden, cfg.seed), 0.0, 0)
     shard = vec[lo:hi].copy()
     inc = cfg.inc_dir
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind((cfg.bind, int(cfg.extra.get("port", 0))))
-    srv.listen(n_w)
+    srv = listen(cfg.bind, n_w, int(cfg.extra.get("port", 0)))
     _write_json(inc / f"ps-{cfg.index}.addr", {"port": srv.getsockname()[1]})
     by_worker: dict[int, Channel] = {}
     srv.settimeout(60.0)
@@ -520,9 +517,7 @@ def mover_recv_main(cfg: TaskConfig, data: Dataset) -> None:
     ``cfg.worker_machines[0]``, this one ``cfg.ps_machines[0]``.
     """
     del data
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.bind((cfg.bind, 0))
-    srv.listen(1)
+    srv = listen(cfg.bind, 1)
     srv.settimeout(60.0)
     inc = cfg.inc_dir
     _write_json(inc / f"recv-{cfg.index}.addr", {"port": srv.getsockname()[1]})

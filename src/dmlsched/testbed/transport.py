@@ -22,6 +22,7 @@ path: this machine has no ``netem``).
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import struct
 import time
@@ -137,6 +138,34 @@ class Channel:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()
+
+
+#: where every listening process of a run (a PS, a data mover's receiver) binds: one
+#: aligned block, below Linux's ephemeral ports (32768–60999), so a segment whose source
+#: port lies in it comes from the listening side (``netns`` links classify by it)
+LISTEN_BASE, LISTEN_PORTS = 0x5000, 0x400
+
+
+def listen(host: str, backlog: int, port: int = 0) -> socket.socket:
+    """A listening socket on ``port``, or on the first free port of the listen block."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    for cand in [port] if port else range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS):
+        try:
+            srv.bind((host, cand))
+            break
+        except OSError as e:
+            if port or e.errno != errno.EADDRINUSE:
+                srv.close()
+                raise
+    else:
+        srv.close()
+        raise OSError(
+            errno.EADDRINUSE,
+            f"no free port in {LISTEN_BASE}–{LISTEN_BASE + LISTEN_PORTS - 1} on {host}",
+        )
+    srv.listen(backlog)
+    return srv
 
 
 def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
