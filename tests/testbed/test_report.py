@@ -65,7 +65,10 @@ def test_every_started_job_counts_and_unfinished_ones_are_censored():
         sim_started=(0, 1),
     )
     total = {j.id: j.total_work for j in tw.workload.jobs}
-    run.status[1] = JobStatus(work=0.5 * total[1])
+    run.rows.append(SlotRow(1, 1, ((0, 1, 1),), "start", 0.5 * total[1], 1, 0.5))
+    # what the processes did while they were being stopped, after the run's end, does not
+    # count: the engine credited half the work, so the job is half done
+    run.status[1] = JobStatus(work=1.2 * total[1])
     outs = outcomes(tw, run, pred)
     assert [outs[j].counted for j in ids] == [True, True, False]
     assert outs[0].error == pytest.approx(0.1) and not outs[0].censored

@@ -15,7 +15,9 @@ measured and predicted work, bytes, loss).
 **Every job counted.**  The sim-vs-real error covers every job the testbed
 or the simulator started (ran at least one slot).  With r, s the real and
 simulated JCT (slots from the start of the arrival slot), p_r, p_s the
-shares of the job's work each side did, C_r = the run's end − a and
+shares of the job's work each side did by the run's end (the testbed's: the
+work measured at its slots' ends, what the engine credited — not what the
+processes did while they were being stopped), C_r = the run's end − a and
 C_s = T − a the times at which an unfinished job's JCT is censored:
 
 * both finished: |s − r| / r;
@@ -142,11 +144,13 @@ def outcomes(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int
     """Every job of the workload on both sides (module docstring)."""
     T = tw.workload.horizon
     ran = {r.job for r in run.rows if any(w for _, w, _ in r.placement)}
+    credited: dict[int, float] = {}
+    for row in run.rows:
+        credited[row.job] = credited.get(row.job, 0.0) + row.work
     out = {}
     for job in tw.workload.jobs:
         j = job.id
-        st = run.status.get(j)
-        p_r = min(1.0, st.work / job.total_work) if st else 0.0
+        p_r = min(1.0, credited.get(j, 0.0) / job.total_work)
         real_done = j in run.real_jct
         r = run.real_jct[j] if real_done else max(0.0, float(run.slots_run - job.arrival))
         s_raw = pred.sim_jct.get(j, float("nan"))
