@@ -93,8 +93,10 @@ def pooled_errors(
             pool.errors.append(e)
             pool.replay.append(_replay_error(m, summary))
             pool.censored += int(m.get("sim_error_censored", 0.0))
-            pool.finished_real += int(m.get("real_progress", 0.0) >= 1.0)
-            pool.finished_sim += int(m.get("sim_progress", 0.0) >= 1.0)
+            # finished = a JCT on that side (older reports' progress could read 1.0 for an
+            # unfinished job: work done while its processes were being stopped)
+            pool.finished_real += int(math.isfinite(m.get("real_jct", math.nan)))
+            pool.finished_sim += int(math.isfinite(m.get("sim_jct", math.nan)))
     return out
 
 
