@@ -48,3 +48,17 @@ def test_jobs_pool_per_scheduler_and_mode_and_the_calibration_seed_is_left_out(t
     assert "| local | **all** | 2 | 4 |" in text and "| **both** | **all** | 3 | 5 |" in text
     main([str(tmp_path)])
     assert "pd-ors+" in capsys.readouterr().out
+
+
+def test_a_job_finished_on_a_side_only_when_that_side_has_its_jct(tmp_path):
+    _run(tmp_path, "oasis", "netns", 1, [0.05])  # job 0: finished on the testbed
+    path = tmp_path / "testbed-pdors-oasis-netns-1" / "report" / "results.csv"
+    # job 1: its processes reached the work while being stopped, after the horizon
+    rows = cell_rows(
+        "x", "cluster", CellKey("oasis", "1", 1), "job",
+        {"sim_error": 0.5, "real_jct": float("nan"), "real_progress": 1.0, "sim_jct": 3.0,
+         "sim_progress": 1.0},
+    )  # fmt: skip
+    append_rows(path, rows)
+    p = pooled_errors(tmp_path)[("oasis", "netns")]
+    assert (p.finished_real, p.finished_sim) == (1, 1)
