@@ -163,3 +163,26 @@ def test_a_cheat_on_the_testbed_loop_is_refused_or_gains_nothing(cheat: Any) -> 
     else:
         got, fair = run(cheat.on_decide, cheat.on_reset), run(None, None)
         assert got.metrics == fair.metrics and got.events == fair.events
+
+
+def test_what_a_run_reports_is_what_its_slots_measured_not_its_processes_stopping() -> None:
+    class SlowStop(FakeExecutor):
+        """Stopping the processes takes 3 s, in which they go on training."""
+
+        def close(self) -> None:
+            self.clock.sleep(3.0)
+            super().close()
+
+    wl = tiny("edge-cloud", 1)
+    jobs = {j.id: j for j in wl.jobs}
+    clock = FakeClock()
+    ex = SlowStop(dict.fromkeys(jobs, math.inf), lambda j, p: float(sum(p.workers)), clock, S)
+    seen: list[dict] = []
+    measure = ex.measure
+    ex.measure = lambda: seen.append(measure()) or seen[-1]  # type: ignore[method-assign]
+    specs = {j: TrainSpec(job=j, target=1e15) for j in jobs}
+    run = run_edge_cloud(wl, make_scheduler("edge-cloud", "srtf"), None, specs, S,
+                         executor=ex, clock=clock)  # fmt: skip
+    after = measure()
+    assert run.status == seen[-1]
+    assert any(after[j].work > seen[-1][j].work for j in after)  # they did train on

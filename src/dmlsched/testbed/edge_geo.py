@@ -267,7 +267,7 @@ def _loop(
     for t, collect in pending:
         out.moved.extend((t, mv, got) for mv, got in collect())
     out.result = state.result()
-    out.status = ex.measure()
+    out.status = before  # as measured at the last slot's end: not the processes' stopping
     out.preemptions = dict(ex.preemptions)
     out.resizes = dict(ex.resizes)
     out.moves_of_jobs = dict(ex.moves)
