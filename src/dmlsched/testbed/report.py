@@ -6,7 +6,7 @@
 — NaN where that side did not finish —, ``real_progress``,
 ``sim_progress``, ``sim_error``, ``sim_error_censored``, ``replay_jct``,
 ``replay_error`` — the run's own decisions at the model's rates, counted and
-censored alike —, ``work``, ``bytes``, ``final_loss``, ``accuracy``,
+censored alike —, ``work`` (as the slots measured it), ``bytes``, ``final_loss``, ``accuracy``,
 ``preemptions``, ``moves``, ``resizes``, ``comm_seconds``,
 ``compute_seconds``) and one with ``value = "all"`` (:func:`run_metrics`).
 ``slots.csv`` has one row per job and slot (placement, executor action,
@@ -144,9 +144,7 @@ def outcomes(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int
     """Every job of the workload on both sides (module docstring)."""
     T = tw.workload.horizon
     ran = {r.job for r in run.rows if any(w for _, w, _ in r.placement)}
-    credited: dict[int, float] = {}
-    for row in run.rows:
-        credited[row.job] = credited.get(row.job, 0.0) + row.work
+    credited = _credited(run)
     out = {}
     for job in tw.workload.jobs:
         j = job.id
@@ -174,9 +172,18 @@ def outcomes(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int
     return out
 
 
+def _credited(run: TestbedRun) -> dict[int, float]:
+    """Each job's work as measured at its slots' ends (what the engine credited)."""
+    out: dict[int, float] = {}
+    for row in run.rows:
+        out[row.job] = out.get(row.job, 0.0) + row.work
+    return out
+
+
 def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int, dict]:
     out = {}
     outs = outcomes(tw, run, pred)
+    credited = _credited(run)
     for job in tw.workload.jobs:
         j = job.id
         o = outs[j]
@@ -201,7 +208,7 @@ def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
             "sim_error_censored": float(o.censored),
             "replay_jct": rep,
             "replay_error": rep_err,
-            "work": st.work if st else 0.0,
+            "work": credited.get(j, 0.0),
             "bytes": float(st.bytes) if st else 0.0,
             "final_loss": curve[-1][2] if curve else float("nan"),
             "accuracy": st.accuracy if st and st.accuracy is not None else float("nan"),
