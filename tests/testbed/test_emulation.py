@@ -105,3 +105,29 @@ def test_the_classifier_matches_the_block_and_nothing_around_it():
     inside = [p for p in range(65536) if p & _LISTEN_MASK == LISTEN_BASE]
     assert inside == list(range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS))
     assert LISTEN_BASE + LISTEN_PORTS <= 32768  # below every namespace's ephemeral ports
+
+
+def test_a_port_lost_between_bind_and_listen_is_passed_over(monkeypatch):
+    import errno
+    import socket
+
+    from dmlsched.testbed import transport
+
+    lost: list[int] = []
+
+    class Raced(socket.socket):
+        """Another PS listens on the port this one just bound (once): listen fails."""
+
+        def listen(self, backlog: int = 0) -> None:
+            if not lost:
+                lost.append(self.getsockname()[1])
+                raise OSError(errno.EADDRINUSE, "Address already in use")
+            super().listen(backlog)
+
+    monkeypatch.setattr(transport.socket, "socket", Raced)
+    srv = transport.listen("127.0.0.1", 1)
+    try:
+        assert lost and srv.getsockname()[1] != lost[0]
+        assert srv.getsockname()[1] in range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS)
+    finally:
+        srv.close()

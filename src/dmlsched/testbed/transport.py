@@ -147,25 +147,25 @@ LISTEN_BASE, LISTEN_PORTS = 0x5000, 0x400
 
 
 def listen(host: str, backlog: int, port: int = 0) -> socket.socket:
-    """A listening socket on ``port``, or on the first free port of the listen block."""
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    """A listening socket on ``port``, or on the first free port of the listen block.
+
+    Bound and listening in one step per port: with ``SO_REUSEADDR`` two sockets not yet
+    listening may bind the same port, and the second then fails in ``listen``."""
     for cand in [port] if port else range(LISTEN_BASE, LISTEN_BASE + LISTEN_PORTS):
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             srv.bind((host, cand))
-            break
+            srv.listen(backlog)
+            return srv
         except OSError as e:
+            srv.close()
             if port or e.errno != errno.EADDRINUSE:
-                srv.close()
                 raise
-    else:
-        srv.close()
-        raise OSError(
-            errno.EADDRINUSE,
-            f"no free port in {LISTEN_BASE}–{LISTEN_BASE + LISTEN_PORTS - 1} on {host}",
-        )
-    srv.listen(backlog)
-    return srv
+    raise OSError(
+        errno.EADDRINUSE,
+        f"no free port in {LISTEN_BASE}–{LISTEN_BASE + LISTEN_PORTS - 1} on {host}",
+    )
 
 
 def connect(host: str, port: int, timeout_s: float = 30.0) -> socket.socket:
