@@ -160,7 +160,7 @@ def test_held_out_probes_print_as_a_table():
 def test_an_unfinished_job_never_reads_100_percent_done():
     from dmlsched.testbed.report import JobOutcome
 
-    o = JobOutcome(0, True, False, 3.0, 0.996, True, 2.0, 1.0, 0.5, True)
+    o = JobOutcome(0, True, False, 3.0, 0.996, 99.6, True, 2.0, 1.0, 0.5, True)
     assert o.real_text() == "did not finish (99% done)"
 
 

@@ -94,6 +94,7 @@ class JobOutcome:
     real_done: bool
     real_jct: float  # the JCT if done, else the censoring time C_r
     real_progress: float
+    real_work: float  # as measured at its slots' ends (what the engine credited)
     sim_done: bool
     sim_jct: float  # the JCT if done, else C_s = T − a
     sim_progress: float
@@ -163,6 +164,7 @@ def outcomes(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int
             real_done,
             r,
             1.0 if real_done else p_r,
+            credited.get(j, 0.0),
             sim_done,
             s,
             p_s,
@@ -183,7 +185,6 @@ def _credited(run: TestbedRun) -> dict[int, float]:
 def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[int, dict]:
     out = {}
     outs = outcomes(tw, run, pred)
-    credited = _credited(run)
     for job in tw.workload.jobs:
         j = job.id
         o = outs[j]
@@ -208,7 +209,7 @@ def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
             "sim_error_censored": float(o.censored),
             "replay_jct": rep,
             "replay_error": rep_err,
-            "work": credited.get(j, 0.0),
+            "work": o.real_work,
             "bytes": float(st.bytes) if st else 0.0,
             "final_loss": curve[-1][2] if curve else float("nan"),
             "accuracy": st.accuracy if st and st.accuracy is not None else float("nan"),
