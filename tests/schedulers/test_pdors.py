@@ -222,3 +222,56 @@ def test_pdors_schedules_a_job_that_needs_the_whole_cluster_in_every_slot() -> N
     res, sched, _ = _run("pd-ors+", wl, seed=7, quanta_per_slot=32, vertex="fill")
     assert res.metrics["total_utility"] == pytest.approx(40.80843404854521, rel=1e-9)
     assert sched.stats["rounding_failures"] > 0  # the rounding alone does not find it
+
+
+class _Slower:
+    """The engine trains at 80% of the plans' Eq. (1) rate (as a testbed may measure), so
+    committed schedules end with work left."""
+
+    def rate(self, job, machines, workers, ps):  # type: ignore[no-untyped-def]
+        from dmlsched.model.speed.pdors import job_rate
+
+        return 0.8 * job_rate(job, machines, workers, ps)
+
+
+@pytest.mark.parametrize(("name", "seed"), [("pd-ors", 1), ("pd-ors+", 2), ("oasis", 1)])
+def test_a_schedule_that_ends_with_work_left_is_planned_again(name: str, seed: int) -> None:
+    import dataclasses
+
+    wl = dataclasses.replace(_wl(8, 8, 40, seed), speed=_Slower())
+    kept, s_kept, _ = _run(name, wl, seed, shortfall="keep")
+    again, s_again, _ = _run(name, wl, seed)
+    admitted = kept.metrics["admitted_jobs"]
+    assert admitted >= 1 and again.metrics["admitted_jobs"] == admitted
+    # every schedule runs 20% short: as printed, no admitted job ever finishes
+    assert kept.metrics["completed_jobs"] == 0 and s_kept.replans_ == {}
+    # the default plans each one's work left again (a shortfall again: again) ...
+    assert len(s_again.replans_) == admitted
+    assert again.metrics["completed_jobs"] > 0
+
+
+def test_a_job_replanned_until_its_payoff_is_gone_says_why() -> None:
+    import dataclasses
+
+    wl = dataclasses.replace(_wl(8, 8, 40, 1), speed=_Slower())
+    run, sched, _ = _run("pd-ors+", wl, 1)
+    done = {e.job for e in run.events if e.kind == "complete"}
+    given_up = set(sched.replans_) - done
+    assert given_up  # 20% short every time, and its utility decays
+    for j in given_up:
+        assert j not in sched.plans_
+        assert sched.why_[j].code in ("price-above-payoff", "no-schedule")
+
+
+def test_shortfall_is_replan_or_keep() -> None:
+    with pytest.raises(InvalidInput, match="shortfall"):
+        _run("oasis", _wl(2, 2, 5, 0), 0, shortfall="drop")
+
+
+def test_without_a_shortfall_replanning_changes_nothing() -> None:
+    wl = _wl(10, 4, 30, 2)
+    for name in ("pd-ors", "oasis"):
+        kept, _, _ = _run(name, wl, 2, shortfall="keep")
+        again, sched, _ = _run(name, wl, 2)
+        assert sched.replans_ == {}
+        assert kept.metrics == again.metrics

@@ -48,9 +48,9 @@ def _timed_run(
         """Times each job's plan; a subclass, not a wrapped attribute, so the throwaway
         copy that reset warms the compiled kernels on plans as itself (and is not timed)."""
 
-        def plan(self, job, now):
+        def plan(self, job, now, work=None):
             t0 = time.perf_counter()
-            out = super().plan(job, now)
+            out = super().plan(job, now, work)
             if self is sched:
                 per_job.append((time.perf_counter() - t0) * 1e3)
             return out

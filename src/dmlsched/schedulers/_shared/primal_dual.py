@@ -149,8 +149,9 @@ def quanta_for(
     per_slot: int = 8,
     capacity: np.ndarray | None = None,
     aligned: bool = True,
+    work: float | None = None,
 ) -> Quanta:
-    """The job's quanta (see module docstring).
+    """The job's quanta (see module docstring) for ``work`` (default: the whole job).
 
     The peak per-slot work is that of min(max_workers, the workers — with
     their share of PSs — that fit in the whole cluster's ``capacity``), in
@@ -162,23 +163,24 @@ def quanta_for(
     aligned: Q = max(``quanta``, min(8T, ⌈per_slot · V / peak work⌉)) quanta
     of exactly V/Q (the plain discretization of Alg. 3's v ∈ [0, V]).
     """
+    total = job.total_work if work is None else float(work)
     peak = float(job.max_workers)
     if capacity is not None:
         share = 1.0 / job.gamma if job.mode == "sync" else 1.0 / job.max_workers
         per = np.asarray(job.worker_demand) + share * np.asarray(job.ps_demand)
-        total = np.asarray(capacity, dtype=float).sum(axis=0)
+        room = np.asarray(capacity, dtype=float).sum(axis=0)
         pos = per > 0
-        peak = min(peak, float(np.min(total[pos] / per[pos])))
+        peak = min(peak, float(np.min(room[pos] / per[pos])))
     if not aligned:
         rate = max(1.0, peak) * worker_rate(job, internal=False)
-        need = math.ceil(per_slot * job.total_work / rate - _TOL)
+        need = math.ceil(per_slot * total / rate - _TOL)
         count = int(max(quanta, min(per_slot * horizon, need)))
-        return Quanta(count, job.total_work / count)
+        return Quanta(count, total / count)
     slot_work = max(1, math.floor(peak + _TOL)) * worker_rate(job, internal=False)
-    peak_slots = job.total_work / slot_work
+    peak_slots = total / slot_work
     if peak_slots > horizon:  # cannot finish in the horizon even at peak: bound the DP
         cap = max(quanta, per_slot * horizon)
-        return Quanta(cap, job.total_work / cap)
+        return Quanta(cap, total / cap)
     per_peak = max(per_slot, math.ceil(quanta / peak_slots - _TOL))  # quanta per peak slot
     return Quanta(max(1, math.ceil(per_peak * peak_slots - _TOL)), slot_work / per_peak)
 
@@ -226,6 +228,17 @@ class PrimalDualScheduler:
     ``release``: True gives a job's reservations in the slots after it
     finishes back to ρ (its later slots price as free again); False keeps
     them, as Alg. 1 does — it reserves a schedule once and never revisits it.
+    ``shortfall``: what happens to a job whose committed schedule has ended
+    while the engine still reports work left — which the papers' model rules
+    out (the engine credits the rate the plan uses), but a testbed measuring
+    real training, or a speed model other than the plan's, does not.
+    "replan" (default) plans the work left at the slot after the schedule's
+    last, exactly as an arrival there (Alg. 2 on the remaining work, the
+    utility still counted from the job's arrival), and reserves it if λ > 0
+    (else the job runs no more); a new schedule that again ends with work
+    left is planned again the same way.  "keep" leaves the job with nothing
+    more to run, the literal reading of Alg. 1.  A departure: the papers
+    leave the case open.
     """
 
     name: ClassVar[str]
@@ -242,9 +255,11 @@ class PrimalDualScheduler:
         aligned_quanta: bool = True,
         reroute: bool = True,
         release: bool = True,
+        shortfall: str = "replan",
     ) -> None:
         self.quanta = quanta
         self.release = release
+        self.shortfall = shortfall
         self.payoff_floor = payoff_floor
         self.aligned_quanta = aligned_quanta
         self.reroute = reroute
@@ -261,6 +276,8 @@ class PrimalDualScheduler:
             raise InvalidInput("price_estimate", self.price_estimate, "online | oracle")
         if self.price_estimate == "oracle" and not self.history:
             raise InvalidInput("history", self.history, "the jobs to estimate U and L from")
+        if self.shortfall not in ("replan", "keep"):
+            raise InvalidInput("shortfall", self.shortfall, "replan | keep")
         _warm_up(self, cluster)
         self.cluster_ = cluster
         self.horizon_ = horizon
@@ -283,6 +300,7 @@ class PrimalDualScheduler:
         self.payoffs_: dict[int, float] = {}
         self.why_: dict[int, Reason] = {}  # why each rejected job was (explain)
         self.known_: dict[int, ClusterJob] = {}
+        self.replans_: dict[int, int] = {}  # job → times its work left was planned again
         self._setup()
 
     def _setup(self) -> None:
@@ -298,6 +316,8 @@ class PrimalDualScheduler:
             plan = self.plans_.pop(j)  # nothing more to place for it
             if self.release:
                 self._release(plan, t)
+        if self.shortfall == "replan":
+            self._replan_shortfalls(view)
         admit: list[int] = []
         reject: list[int] = []
         for j in view.pending:
@@ -315,6 +335,22 @@ class PrimalDualScheduler:
         return ClusterDecision(
             allocations=alloc, admit=tuple(admit), reject=tuple(reject), until=self._until(t)
         )
+
+    def _replan_shortfalls(self, view: ClusterView) -> None:
+        """Plan again the work left of every unfinished job whose schedule ended before
+        this slot (``shortfall="replan"``)."""
+        t = view.slot
+        for j in [j for j, p in self.plans_.items() if p.completion < t]:
+            left = float(view.remaining.get(j, 0.0))
+            del self.plans_[j]
+            if not left > 0:
+                continue
+            self.replans_[j] = self.replans_.get(j, 0) + 1
+            job = view.jobs[j]
+            new = self.plan(job, t, work=left)
+            if new is not None:
+                self._reserve(job, new)
+                self.plans_[j] = new
 
     def _until(self, t: int) -> int:
         """The first slot after t at which a committed plan's placement changes (or the
@@ -378,8 +414,9 @@ class PrimalDualScheduler:
         return price, free, key
 
     # -- Alg. 2 + 3 ------------------------------------------------------
-    def plan(self, job: ClusterJob, now: int) -> JobPlan | None:
-        """Best schedule for ``job`` from slot ``now`` on (None = reject, λ ≤ 0)."""
+    def plan(self, job: ClusterJob, now: int, work: float | None = None) -> JobPlan | None:
+        """Best schedule for ``job`` from slot ``now`` on (None = reject, λ ≤ 0);
+        ``work``: what is left to train (default: the whole job)."""
         self.known_[job.id] = job
         T = self.horizon_
         slots = list(range(max(now, job.arrival), T))
@@ -387,7 +424,7 @@ class PrimalDualScheduler:
             self._no(job, "no-schedule", f"no slot left before the horizon {T}")
             return None
         quanta = quanta_for(
-            job, self.quanta, T, self.quanta_per_slot, self.capacity_, self.aligned_quanta
+            job, self.quanta, T, self.quanta_per_slot, self.capacity_, self.aligned_quanta, work
         )
         q = quanta.count
         bounds = self.estimator_.bounds()

@@ -20,7 +20,11 @@ in a slot are ⌈v / r^(e)⌉, capped by Eq. (4)/(3.2) (OASiS itself does not
 fix the global batch); PSs ⌈w/γ⌉ (sync).  Async jobs put their
 ⌈w·b^(e)/B⌉ ≥ 1 PSs (≤ w, (3.5)) on a single PS machine, so (3.4) holds with
 one PS machine.  The price constants U^r, L are PD-ORS's Eq. (13)–(14) (the
-same form OASiS uses), estimated the same way (``price_estimate``).
+same form OASiS uses), estimated the same way (``price_estimate``).  A job
+whose committed schedule ends with work left (real training slower than the
+plan's rate) has that work planned again (``shortfall="replan"``, a
+departure shared with PD-ORS; ``"keep"`` leaves it unfinished, as OASiS's
+model, where the plan's rate is exact, never needs to decide).
 """
 
 from __future__ import annotations

@@ -41,6 +41,16 @@ printed is measured in ``docs/pdors-rounding.md``.
 Departures of ``pd-ors`` from the printed text — the gaps it fills, each the
 least the engine or the paper forces (``tests/schedulers/test_pdors*.py``):
 
+* **Shortfall.**  Alg. 1 reserves a schedule once; the papers' model
+  finishes every admitted job within it (the engine credits the rate the
+  plan uses).  Where real training is slower (the testbed) or the engine's
+  speed model is not the plan's, a job can reach the end of its schedule
+  with work left, and as printed it would never run again.  By default
+  (``shortfall="replan"``) the work left is planned again at the slot after
+  the schedule's last, as an arrival there (Alg. 2 on the work left,
+  utility still counted from the job's arrival; no more if λ ≤ 0);
+  ``shortfall="keep"`` is the literal reading.  It never acts where the
+  plan's rate is the engine's, so no figure of the papers' model changes.
 * **PS row.**  Problem (23) has no PS constraint; as printed its LP puts no
   PS anywhere and no rounding could ever run.  The LP gets the job's ratio:
   Σ s ≥ Σ w / γ (sync, Eq. (2)); Σ s ≥ Σ w · b^(e)/B with 1 ≤ Σ s ≤ Σ w
@@ -1165,6 +1175,7 @@ class Pdors(PrimalDualScheduler):
         aligned_quanta: bool = PRINTED["aligned_quanta"],
         cost_floor: float = PRINTED["cost_floor"],
         payoff_floor: float = PRINTED["payoff_floor"],
+        shortfall: str = "replan",
     ) -> None:
         self.lp_tol = lp_tol
         self.external_lp = external_lp
@@ -1178,6 +1189,7 @@ class Pdors(PrimalDualScheduler):
             aligned_quanta=aligned_quanta,
             reroute=reroute,
             release=release,
+            shortfall=shortfall,
         )
         self.vertex = vertex
         self.rounding = rounding
