@@ -260,7 +260,8 @@ def test_a_job_replanned_until_its_payoff_is_gone_says_why() -> None:
     assert given_up  # 20% short every time, and its utility decays
     for j in given_up:
         assert j not in sched.plans_
-        assert sched.why_[j].code in ("price-above-payoff", "no-schedule")
+        assert sched.why_[j].code == "ran-short"
+        assert "short; " in sched.why_[j].text
 
 
 def test_shortfall_is_replan_or_keep() -> None:

@@ -23,6 +23,7 @@ CODES: dict[str, str] = {
     "price-above-payoff": "rejected: the cheapest schedule costs more than its utility (λ ≤ 0)",
     "no-schedule": "rejected: no feasible integer schedule was found",
     "planned": "admitted; its committed schedule does not run it in this slot",
+    "ran-short": "admitted; its schedule ended with work left, and no schedule for the rest pays",
     # the engine's and the service's
     "unexplained": "the scheduler placed it nowhere and gave no reason",
     "rejected": "rejected by a scheduler that gave no reason",

@@ -348,9 +348,12 @@ class PrimalDualScheduler:
             self.replans_[j] = self.replans_.get(j, 0) + 1
             job = view.jobs[j]
             new = self.plan(job, t, work=left)
-            if new is not None:
-                self._reserve(job, new)
-                self.plans_[j] = new
+            if new is None:
+                why = self.why_[j]
+                self.why_[j] = Reason("ran-short", f"schedule ended {left:.6g} short; {why.text}")
+                continue
+            self._reserve(job, new)
+            self.plans_[j] = new
 
     def _until(self, t: int) -> int:
         """The first slot after t at which a committed plan's placement changes (or the
