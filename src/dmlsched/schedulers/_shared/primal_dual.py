@@ -233,9 +233,10 @@ class PrimalDualScheduler:
     out (the engine credits the rate the plan uses), but a testbed measuring
     real training, or a speed model other than the plan's, does not.
     "replan" (default) plans the work left at the slot after the schedule's
-    last, exactly as an arrival there (Alg. 2 on the remaining work, the
-    utility still counted from the job's arrival), and reserves it if λ > 0
-    (else the job runs no more); a new schedule that again ends with work
+    last, exactly as an arrival there, ahead of that slot's arrivals (Alg. 2
+    on the remaining work, the utility still counted from the job's
+    arrival), and reserves it if λ > 0 (else the job runs no more,
+    explained as ``ran-short``); a new schedule that again ends with work
     left is planned again the same way.  "keep" leaves the job with nothing
     more to run, the literal reading of Alg. 1.  A departure: the papers
     leave the case open.
