@@ -63,9 +63,13 @@ def las_queue(attained: float, thresholds: Sequence[float]) -> int:
 
     ``thresholds`` ascending: queue k holds attained ∈ [θ_{k-1}, θ_k).
     """
+    return bisect.bisect_right(_increasing(thresholds), attained)
+
+
+def _increasing(thresholds: Sequence[float]) -> list[float]:
     if any(b <= a for a, b in itertools.pairwise(thresholds)):
         raise ValueError(f"thresholds must increase, got {list(thresholds)}")
-    return bisect.bisect_right(list(thresholds), attained)
+    return list(thresholds)
 
 
 def starving(waited: float, executed: float, knob: float | None) -> bool:
@@ -82,10 +86,12 @@ def las_order(
     thresholds: Sequence[float],
     promoted: frozenset[int] | set[int] = frozenset(),
 ) -> list[int]:
-    """Ids by (queue, arrival, id); ``promoted`` jobs sit in queue 0."""
+    """Ids by (queue, arrival, id); ``promoted`` jobs sit in queue 0 (queues: :func:`las_queue`)."""
+    bounds = _increasing(thresholds)
 
     def key(j: int) -> tuple[int, float, int]:
-        return las_key(0 if j in promoted else las_queue(attained[j], thresholds), arrival[j], j)
+        queue = 0 if j in promoted else bisect.bisect_right(bounds, attained[j])
+        return las_key(queue, arrival[j], j)
 
     return sorted(ids, key=key)
 

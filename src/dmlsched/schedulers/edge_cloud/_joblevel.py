@@ -39,6 +39,7 @@ A_online paper does not spell out; ours:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -50,6 +51,16 @@ from dmlsched.model.views import EdgeCloudView
 from dmlsched.schedulers.edge_cloud._ps import assign_ps, cloud_runs, ps_pools
 
 __all__ = ["JobLevelGang"]
+
+
+@dataclass(frozen=True)
+class _Unfinished:
+    """A dispatched edge job's unfinished chunks, derived from one ``view.remaining`` array."""
+
+    rem: np.ndarray  # the view's read-only array they were derived from
+    workers: np.ndarray  # the worker of each unfinished chunk
+    run: tuple[int, ...]  # the lowest-numbered unfinished chunk on each of those workers
+    most: float  # the most mini-batches left on one of its workers
 
 
 class JobLevelGang:
@@ -67,9 +78,14 @@ class JobLevelGang:
         self.system_ = system
         self.rng_ = rng
         self.pools_ = ps_pools(system)
-        self.by_type_: dict[int, list[int]] = {}
+        by_type: dict[int, list[int]] = {}
         for g, k in enumerate(system.worker_kind):
-            self.by_type_.setdefault(int(k), []).append(g)
+            by_type.setdefault(int(k), []).append(g)
+        self.type_workers_ = {k: np.asarray(v, dtype=np.int64) for k, v in by_type.items()}
+        # every edge server's capacity (inf without a storage limit), for the room test (7b)
+        self.storage_ = np.array([system.storage_of(s) for s in range(system.servers)], dtype=float)
+        self.pending_slots_: dict[int, float] = {}  # job -> remaining_slots before it is dispatched
+        self.unfinished_: dict[int, _Unfinished] = {}
         self.hosted_ = np.zeros(system.edge_workers, dtype=np.int64)  # unfinished chunks held
         self.edge_: dict[int, np.ndarray] = {}  # job -> worker gid per chunk
         self.ready_: dict[int, int] = {}  # job -> slot all its data is on its workers
@@ -97,7 +113,7 @@ class JobLevelGang:
         """Workers the job asks for: D_j, or (edge-only) at most the qualified edge workers."""
         if self.cloud_overflow:
             return job.chunks
-        return min(job.chunks, len(self.by_type_.get(job.worker_type, ())))
+        return min(job.chunks, len(self.type_workers_.get(job.worker_type, ())))
 
     def remaining_slots(self, view: EdgeCloudView, j: int) -> float:
         """Slots of training left for the gang (its workers in parallel)."""
@@ -108,16 +124,17 @@ class JobLevelGang:
             rem = view.remaining[j]
             if j not in self.edge_:
                 return float(rem.max()) / rate
-            per = np.zeros(self.system_.edge_workers)
-            np.add.at(per, self.edge_[j], np.asarray(rem, dtype=float))
-            return float(per.max()) / rate
-        g = max(self.gang(job), 1)
-        return float(math.ceil(job.chunks / g) * chunk_slots(job, 0, sp))
+            return self._unfinished(j, rem).most / rate
+        if j not in self.pending_slots_:
+            g = max(self.gang(job), 1)
+            self.pending_slots_[j] = float(math.ceil(job.chunks / g) * chunk_slots(job, 0, sp))
+        return self.pending_slots_[j]
 
     def _release(self, view: EdgeCloudView) -> None:
         for j in [j for j in self.edge_ if j in view.finished]:
             np.subtract.at(self.hosted_, self.edge_.pop(j), 1)
             self.ready_.pop(j)
+            self.unfinished_.pop(j, None)
         for j in [j for j in self.cloud_ if j in view.finished]:
             del self.cloud_[j]
 
@@ -132,34 +149,28 @@ class JobLevelGang:
             self.arrival_[job.id] = job.arrival
         self.observe(view)
         claimed = np.zeros(system.edge_workers, dtype=bool)
-        used = list(view.storage_used)
+        used = np.array(view.storage_used, dtype=float)
         dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
         run: dict[int, tuple[int, ...]] = {}
         ids = [j for j in view.active if j in self.edge_] + list(view.pending)
         for j in self.order(view, ids):
             job = view.jobs[j]
             if j in self.edge_:
-                rem = view.remaining[j]
-                left = np.flatnonzero(rem > 0)
-                gids = self.edge_[j][left]
-                if self.ready_[j] <= t and not claimed[gids].any():
-                    claimed[gids] = True
-                    # one chunk per worker: the lowest-numbered unfinished one
-                    _, first = np.unique(gids, return_index=True)
-                    run[j] = tuple(sorted(int(d) for d in left[first]))
+                if self.ready_[j] <= t:
+                    u = self._unfinished(j, view.remaining[j])
+                    if not claimed[u.workers].any():
+                        claimed[u.workers] = True
+                        run[j] = u.run
                 continue
             gang = self.gang(job)
-            avail = [
-                g
-                for g in self.by_type_.get(job.worker_type, ())
-                if not claimed[g] and self._room(g, job, used)
-            ]
+            avail = self._available(job, claimed, used)
             chosen = self.choose_workers(job, avail, gang) if gang and len(avail) >= gang else []
             # chunk d on the (d mod gang)-th worker (gang = D_j: one chunk each)
             chosen = [chosen[d % len(chosen)] for d in range(job.chunks)] if chosen else []
             chosen = self._fit_storage(job, chosen, used)
             if not chosen and not self.cloud_overflow:
                 continue  # edge-only: wait for the gang
+            self.pending_slots_.pop(j, None)
             if chosen:
                 arr = np.asarray(chosen, dtype=np.int64)
                 self.edge_[j] = arr
@@ -186,11 +197,31 @@ class JobLevelGang:
         ps = assign_ps(system, self.pools_, run, self.ps_type_, self.zeta_, view.last_ps, self.rng_)
         return EdgeCloudDecision(dispatch=dispatch, run=run, ps=ps)
 
-    def _room(self, g: int, job: EdgeJob, used: list[float]) -> bool:
-        s = int(self.system_.worker_server[g])
-        return self.system_.storage_of(s) - used[s] >= job.chunk_gb - 1e-12
+    def _unfinished(self, j: int, rem: np.ndarray) -> _Unfinished:
+        """Job ``j``'s unfinished chunks, derived again only when its remaining work changed
+        (the engine shows a new read-only array then)."""
+        u = self.unfinished_.get(j)
+        if u is None or u.rem is not rem:
+            left = np.flatnonzero(rem > 0)
+            workers = self.edge_[j][left]
+            # one chunk per worker: the lowest-numbered unfinished one
+            _, first = np.unique(workers, return_index=True)
+            run = tuple(sorted(left[first].tolist()))
+            # each worker's chunks summed in chunk order (rem ≥ 0: unused workers add 0)
+            most = float(np.bincount(self.edge_[j], weights=np.asarray(rem, dtype=float)).max())
+            u = self.unfinished_[j] = _Unfinished(rem, workers, run, most)
+        return u
 
-    def _fit_storage(self, job: EdgeJob, chosen: list[int], used: list[float]) -> list[int]:
+    def _available(self, job: EdgeJob, claimed: np.ndarray, used: np.ndarray) -> list[int]:
+        """Qualified edge workers not claimed this slot whose server has room for a chunk (7b)."""
+        workers = self.type_workers_.get(job.worker_type)
+        if workers is None:
+            return []
+        srv = self.system_.worker_server[workers]
+        room = self.storage_[srv] - used[srv] >= job.chunk_gb - 1e-12
+        return workers[~claimed[workers] & room].tolist()
+
+    def _fit_storage(self, job: EdgeJob, chosen: list[int], used: np.ndarray) -> list[int]:
         """Drop the choice (one worker per chunk) if one server's chunks exceed its room (7b)."""
         if not chosen or job.chunk_gb == 0:
             return chosen
