@@ -52,6 +52,27 @@ def test_jct_rate_cell_divides_by_srtf_on_the_same_instance() -> None:
     assert math.isclose(m["jct_rate"], m["total_jct"] / srtf["total_jct"])
 
 
+def test_a_reference_series_runs_once_for_its_own_cell_and_every_rate(monkeypatch) -> None:
+    from dmlsched.experiments.defs import aonline
+
+    runs: list[str] = []
+    real = aonline._simulate
+
+    def counted(wl, label, seed):
+        runs.append(label)
+        return real(wl, label, seed)
+
+    monkeypatch.setattr(aonline, "_simulate", counted)
+    exp = get("aonline-fig8")
+    cells = {s: exp.run_cell(s, 20, 7, True) for s in ("srtf", "a-online", "srtf-edge")}
+    assert sorted(runs) == ["a-online", "srtf", "srtf-edge"]
+    assert cells["srtf"]["jct_rate"] == cells["srtf-edge"]["jct_rate_edge"] == 1.0
+    # the ablation's SRTF on the same instance is the same run
+    abl = get("ablation-aonline").run_cell("a-online", "fig8:20", 7, True)
+    assert runs.count("srtf") == 1
+    assert abl["jct_rate"] == cells["a-online"]["jct_rate"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exp_id", IDS)
 def test_every_experiment_runs_a_quick_cell(exp_id) -> None:

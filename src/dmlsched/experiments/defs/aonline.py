@@ -145,36 +145,44 @@ def _simulate(wl: EdgeCloudWorkload, label: str, seed: int) -> dict[str, float]:
     return simulate("edge-cloud", wl, make_scheduler("edge-cloud", name, **params), rng).metrics
 
 
-_BUILDERS = {"fixed_servers": build_fixed_servers, "fixed_jobs": build_fixed_jobs}
+#: a figure's instance builder, by the name the ablation's setups use ("fig7:100")
+_BUILDERS = {
+    "fig7": build_fixed_servers,
+    "fig8": build_fixed_jobs,
+    "fig12": build_ratio_jobs,
+    "fig13": build_ratio_servers,
+}
+_REFERENCES = ("srtf", "srtf-edge")
 
 
 @shared(maxsize=64)  # one computation for all of a run's workers
-def _srtf_jct(kind: str, point: Point, seed: int, quick: bool, label: str = "srtf") -> float:
-    return _simulate(_BUILDERS[kind](point, seed, quick), label, seed)["total_jct"]
+def _reference(fig: str, point: Point, seed: int, quick: bool, label: str) -> dict[str, float]:
+    """A reference series' run (SRTF, SRTF-edge) on a figure's instance: its own cell and
+    every other series' rate on that instance read this one run."""
+    return _simulate(_BUILDERS[fig](point, seed, quick), label, seed)
 
 
 @shared(maxsize=64)
-def _opt_bound(kind: str, point: Point, seed: int, quick: bool) -> float:
+def _opt_bound(fig: str, point: Point, seed: int, quick: bool) -> float:
     from dmlsched.offline.edge_cloud import lp_lower_bound
 
-    return lp_lower_bound(_BUILDERS[kind](point, seed, quick)).value
+    return lp_lower_bound(_BUILDERS[fig](point, seed, quick)).value
 
 
-def _rate_cell(kind: str, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
-    m = _simulate(_BUILDERS[kind](point, seed, quick), scheduler, seed)
-    base = m["total_jct"] if scheduler == "srtf" else _srtf_jct(kind, point, seed, quick)
-    edge = (
-        m["total_jct"]
-        if scheduler == "srtf-edge"
-        else _srtf_jct(kind, point, seed, quick, "srtf-edge")
-    )
+def _rate_cell(fig: str, scheduler: str, point: Point, seed: int, quick: bool) -> dict[str, float]:
+    if scheduler in _REFERENCES:
+        m = _reference(fig, point, seed, quick, scheduler)
+    else:
+        m = _simulate(_BUILDERS[fig](point, seed, quick), scheduler, seed)
+    base = _reference(fig, point, seed, quick, "srtf")["total_jct"]
+    edge = _reference(fig, point, seed, quick, "srtf-edge")["total_jct"]
     out = {
         **m,
         "jct_rate": m["total_jct"] / base if base > 0 else float("nan"),
         "jct_rate_edge": m["total_jct"] / edge if edge > 0 else float("nan"),
     }
-    if kind == "fixed_servers":  # Fig. 7: the rate no schedule at all can go below
-        out["opt_bound_rate"] = _opt_bound(kind, point, seed, quick) / base
+    if fig == "fig7":  # the rate no schedule at all can go below
+        out["opt_bound_rate"] = _opt_bound(fig, point, seed, quick) / base
     return out
 
 
@@ -189,8 +197,8 @@ def jct_rate_cell(
     total JCT (:func:`dmlsched.offline.edge_cloud.lp_lower_bound`, speed 1)
     ÷ SRTF's: no scheduler's ``jct_rate`` can be below it on that instance.
     """
-    kind = "fixed_servers" if exp.build is build_fixed_servers else "fixed_jobs"
-    return _rate_cell(kind, scheduler, point, seed, quick)
+    fig = "fig7" if exp.build is build_fixed_servers else "fig8"
+    return _rate_cell(fig, scheduler, point, seed, quick)
 
 
 def ratio_cell(
@@ -566,31 +574,20 @@ register(
 
 # ---------------------------------------------------------------------------- ablation
 
-_SETUPS = {
-    "fig7": build_fixed_servers,
-    "fig8": build_fixed_jobs,
-    "fig12": build_ratio_jobs,
-    "fig13": build_ratio_servers,
-}
-
 
 def build_setup(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
     """``"<fig>:<point>"`` — that figure's instance (speed 1) at that point."""
     fig, rest = str(point).split(":", 1)
-    return _SETUPS[fig](int(rest), seed, quick)
-
-
-@shared(maxsize=64)
-def _srtf_on(point: Point, seed: int, quick: bool) -> float:
-    return _simulate(build_setup(point, seed, quick), "srtf", seed)["total_jct"]
+    return _BUILDERS[fig](int(rest), seed, quick)
 
 
 def ablation_cell(
     exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
 ) -> dict[str, float]:
     """One run of the series plus ``jct_rate`` ÷ SRTF (cloud overflow) on the same instance."""
+    fig, rest = str(point).split(":", 1)
     m = _simulate(build_setup(point, seed, quick), scheduler, seed)
-    base = _srtf_on(point, seed, quick)
+    base = _reference(fig, int(rest), seed, quick, "srtf")["total_jct"]
     return {**m, "jct_rate": m["total_jct"] / base if base > 0 else float("nan")}
 
 
