@@ -286,20 +286,20 @@ class AOnline:
     def _room(self, job: EdgeJob, used: list[float]) -> np.ndarray | None:
         """Free storage per edge server, or ``None`` when ``edge_only`` and the servers
         of the job's worker type cannot hold all D_j chunks (Sec. VI)."""
-        room = self.storage_ - np.array(used)
         if self.edge_only and job.chunk_gb > 0:
             D = job.chunks
             key = (job.worker_type, job.chunk_gb, D)
             chunks = self.room_chunks_.get(key)
             if chunks is None:
+                room = self.storage_ - np.array(used)
                 servers = {s for s, _ in self.by_type_.get(job.worker_type, ())}
                 chunks = self.room_chunks_[key] = sum(
                     D if math.isinf(room[s]) else math.floor(room[s] / job.chunk_gb + 1e-9)
                     for s in servers
                 )
-            if chunks < D:
+            if chunks < D:  # a job that does not fit retries every slot: no array for it
                 return None
-        return room
+        return self.storage_ - np.array(used)
 
     def _greedy(
         self, job: EdgeJob, now: int, rem: _RemainingSlots, used: list[float]
