@@ -254,6 +254,30 @@ def test_reproduce_all_reports_held_out_seeds_side_by_side(tmp_path: Path) -> No
     assert "--seed-base 10 --held-out 100" in text
 
 
+def test_the_recorded_commit_is_the_codes_not_the_working_directorys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dmlsched.cli as cli
+
+    src = Path(cli.__file__).resolve().parent
+    ours = subprocess.run(
+        ["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+    )
+    if ours.returncode:
+        pytest.skip("dmlsched is not running from a git checkout")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    git = ["git", "-C", str(other), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    theirs = subprocess.run(
+        [*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    monkeypatch.chdir(other)
+    got = cli._commit()
+    assert got.startswith(ours.stdout.strip()) and theirs not in got
+
+
 def test_held_out_needs_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reproduce", "cluster-baselines", "--held-out", "100"]) == 2
     assert "held-out" in capsys.readouterr().err

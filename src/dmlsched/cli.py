@@ -663,13 +663,22 @@ def _cells(base: Path, chosen: list[Experiment]) -> int:
 
 
 def _commit() -> str:
-    """The checked-out commit (and "+ local changes" when the tree is dirty), if git knows."""
+    """The commit of the checkout this code runs from (and "+ local changes" when its tree
+    is dirty), if git knows.
+
+    Asked of the folder holding the ``dmlsched`` package, not of the working directory: a
+    reproduction started from inside another repository must not record that one's commit.
+    """
+    src = Path(__file__).resolve().parent
     try:
         head = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+            ["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True,
             text=True,
             check=True,
