@@ -57,6 +57,18 @@ def test_job_level_gangs_overflow_to_the_cloud_when_the_edge_cannot_host_d_j() -
         assert m["cloud_chunk_share"] == 1.0 and m["total_jct"] == 5 + 2 - 1
 
 
+def test_job_level_gangs_skip_workers_whose_server_has_no_room_for_a_chunk_7b() -> None:
+    # server 0 (Δ = 1) holds 0.5 GB, less than the 1-GB chunk; server 1 (Δ = 3) has room:
+    # the gang is the worker with room, not the nearer one (which storage would refuse,
+    # sending the job to the cloud or, edge-only, never placing it): c = 3 + 4 − 1
+    job = ec_job(0, chunks=1, minibatches=4, chunk_gb=1.0, delay=(1, 3, 100))
+    wl = workload((job,), EdgeCloud(((0,), (0,)), ((0,), (0,)), 2, storage=(0.5, 5.0)))
+    for name in ("srtf", "tiresias-l"):
+        for overflow in (True, False):
+            m = _run(name, wl, cloud_overflow=overflow).metrics
+            assert m["cloud_chunk_share"] == 0.0 and m["total_jct"] == 6.0, (name, overflow)
+
+
 def test_tiresias_serves_the_least_attained_queue_first() -> None:
     # thresholds (2,): after 2 worker-slots job 0 drops to queue 1; job 1 (queue 0) preempts it
     big = ec_job(0, minibatches=5)
