@@ -575,19 +575,24 @@ register(
 # ---------------------------------------------------------------------------- ablation
 
 
+def _setup(point: Point) -> tuple[str, int]:
+    """``"<fig>:<point>"`` -> (figure, its point)."""
+    fig, rest = str(point).split(":", 1)
+    return fig, int(rest)
+
+
 def build_setup(point: Point, seed: int, quick: bool) -> EdgeCloudWorkload:
     """``"<fig>:<point>"`` — that figure's instance (speed 1) at that point."""
-    fig, rest = str(point).split(":", 1)
-    return _BUILDERS[fig](int(rest), seed, quick)
+    fig, at = _setup(point)
+    return _BUILDERS[fig](at, seed, quick)
 
 
 def ablation_cell(
     exp: Experiment, scheduler: str, point: Point, seed: int, quick: bool
 ) -> dict[str, float]:
     """One run of the series plus ``jct_rate`` ÷ SRTF (cloud overflow) on the same instance."""
-    fig, rest = str(point).split(":", 1)
     m = _simulate(build_setup(point, seed, quick), scheduler, seed)
-    base = _reference(fig, int(rest), seed, quick, "srtf")["total_jct"]
+    base = _reference(*_setup(point), seed, quick, "srtf")["total_jct"]
     return {**m, "jct_rate": m["total_jct"] / base if base > 0 else float("nan")}
 
 
