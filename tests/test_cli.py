@@ -278,6 +278,19 @@ def test_the_recorded_commit_is_the_codes_not_the_working_directorys(
     assert got.startswith(ours.stdout.strip()) and theirs not in got
 
 
+def test_held_out_seeds_that_overlap_the_main_seeds_are_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "all"
+    args = ["reproduce", "--all", "--only", "cluster-*", "--quick", "--out", str(out)]
+    assert main([*args, "--seeds", "3", "--held-out", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "held-out=2" in err and "seeds 0–2" in err and "≥ 3" in err
+    assert main([*args, "--seeds", "3", "--seed-base", "10", "--held-out", "8"]) == 2
+    assert "≥ 13 or ≤ 7" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_held_out_needs_all(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reproduce", "cluster-baselines", "--held-out", "100"]) == 2
     assert "held-out" in capsys.readouterr().err

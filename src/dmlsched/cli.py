@@ -571,6 +571,15 @@ def reproduce(
             writable_file(report, "report")  # before hours of work, not after
         base = out or Path("results/reproduce-all")
         chosen = _select(only)
+        if held_out is not None:  # held out means never seen: no seed in both sets
+            n = seeds if seeds is not None else max(e.default_seeds for e in chosen)
+            if held_out < seed_base + n and seed_base < held_out + n:
+                raise InvalidInput(
+                    "held-out",
+                    held_out,
+                    f"a first seed whose {n} seeds miss {_seed_label(seed_base, n)} "
+                    f"(≥ {seed_base + n}{f' or ≤ {seed_base - n}' if seed_base >= n else ''})",
+                )
         start, commit = time.monotonic(), _commit()  # the code the cells ran on
         sets = [SeedSet(_seed_label(seed_base, seeds), base)]
         firsts = [seed_base]
