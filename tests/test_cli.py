@@ -49,6 +49,16 @@ def test_compare_twice_gives_byte_identical_results(tmp_path: Path) -> None:
     assert not list((tmp_path / "b").glob("*.png"))
 
 
+def test_a_scheduler_named_twice_is_refused_before_any_cell_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["compare", "--schedulers", "fifo, drf,fifo", "--jobs", "4", "--machines", "2"]
+    assert main([*args, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "schedulers='fifo, drf,fifo'" in err and "once" in err
+    assert not (tmp_path / "x").exists()
+
+
 def test_a_run_whose_output_is_not_a_terminal_prints_plain_progress_lines(tmp_path: Path) -> None:
     r = _cli(["run", "--scheduler", "fifo", "--jobs", "4", "--machines", "2", "--slots", "5"])
     assert r.returncode == 0, r.stderr

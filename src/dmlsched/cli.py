@@ -356,6 +356,8 @@ def _split(csv_list: str, field: str) -> list[str]:
     items = [x.strip() for x in csv_list.split(",") if x.strip()]
     if not items:
         raise InvalidInput(field, csv_list, "a comma-separated list")
+    if len(set(items)) < len(items):  # a name twice would run, and write its cells, twice
+        raise InvalidInput(field, csv_list, "a comma-separated list naming each entry once")
     return items
 
 
