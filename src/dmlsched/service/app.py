@@ -55,6 +55,8 @@ MAX_BODY = 64 * 1024  # bytes; a job request is well under 2 KiB
 PAGE = 100  # jobs per page unless a client asks for more
 SNAPSHOT_EVERY = 10_000  # records between snapshots: what a restart replays at most
 MAX_PAGE = 1000
+# the largest sequence number the logs store (SQLite's INTEGER, PostgreSQL's BIGINT)
+MAX_SEQ = 2**63 - 1
 
 T = TypeVar("T")
 
@@ -599,7 +601,7 @@ def create_app(service: Service, *, allowed_hosts: Sequence[str] | None = None) 
     @app.get("/v1/events")
     def events(
         ident: Admin,
-        since: Annotated[int, Query(ge=0)] = 0,
+        since: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
         limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
     ) -> list[dict[str, Any]]:
         """The log (the audit trail: each record says ``by`` whom) from seq > ``since``."""
