@@ -162,6 +162,46 @@ def test_any_progress_report_query_or_job_id_gets_a_success_or_a_one_line_4xx(
     _answered(client.delete(path))
 
 
+@FUZZ
+@given(
+    bodies=st.lists(_job_bodies(), min_size=1, max_size=3),
+    wrap=st.booleans(),
+    horizon=st.one_of(st.integers(1, 60), _NUMBERS.map(str)),
+)
+def test_any_what_if_body_gets_a_success_or_a_one_line_4xx(
+    client: TestClient, bodies: list[object], wrap: bool, horizon: str
+) -> None:
+    body = {"jobs": bodies} if wrap else bodies[0]
+    r = client.post(
+        "/v1/simulate",
+        params={"horizon": horizon},
+        content=json.dumps(body, allow_nan=True).encode(),
+        headers={"content-type": "application/json"},
+    )
+    if _answered(r):
+        assert len(r.json()["jobs"]) == (len(bodies) if wrap else 1)
+    assert client.get("/v1/jobs").json() == []  # a what-if commits nothing
+
+
+@FUZZ
+@given(
+    params=st.dictionaries(
+        st.sampled_from(["state", "since_id", "limit", "jobs", "n"]),
+        st.one_of(st.text(max_size=8), _NUMBERS.map(str)),
+        max_size=3,
+    ),
+    name=st.text(min_size=1, max_size=10),
+)
+def test_any_query_or_machine_name_gets_a_success_or_a_one_line_4xx(
+    client: TestClient, params: dict[str, str], name: str
+) -> None:
+    for path in ("/v1/jobs", "/v1/state", "/v1/machines", "/v1/allocation"):
+        _answered(client.get(path, params=params))
+    if "n" not in params or params["n"] in {str(i) for i in range(1, 4)}:
+        _answered(client.post("/v1/tick", params=params))
+    _answered(client.post(f"/v1/agents/{quote(name, safe='')}/heartbeat"))
+
+
 @pytest.fixture
 def placed(tmp_path: Path) -> Iterator[tuple[TestClient, int, int]]:
     """A measured-progress service whose agent m0 holds the PS of a running job:
