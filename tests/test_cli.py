@@ -247,7 +247,9 @@ def test_reproduce_all_only_runs_the_matching_experiments(tmp_path: Path) -> Non
     assert "`cluster-baselines`" in text and "--only 'cluster-*'" in text
 
 
-def test_reproduce_all_reports_held_out_seeds_side_by_side(tmp_path: Path) -> None:
+def test_reproduce_all_reports_held_out_seeds_side_by_side(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import pandas as pd
 
     out = tmp_path / "all"
@@ -262,6 +264,10 @@ def test_reproduce_all_reports_held_out_seeds_side_by_side(tmp_path: Path) -> No
     counts = [ln for ln in text.splitlines() if ln.startswith("| as printed (")]
     assert len(counts) == 2 and "| seed 10 |" in counts[0] and "| held-out seed 100 |" in counts[1]
     assert "--seed-base 10 --held-out 100" in text
+    # progress: the experiment's place in the catalogue and its seed set
+    err = capsys.readouterr().err
+    assert "cluster-baselines [1/1, seed 10]: " in err
+    assert "cluster-baselines [1/1, held-out seed 100]: " in err
 
 
 def test_the_recorded_commit_is_the_codes_not_the_working_directorys(

@@ -589,7 +589,7 @@ def reproduce(
             sets.append(SeedSet("held-out " + _seed_label(held_out, seeds), base / "held-out"))
             firsts.append(held_out)
         for s, first in zip(sets, firsts, strict=True):
-            _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt)
+            _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt, s.label)
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")
@@ -638,9 +638,15 @@ def _seed_label(first: int, seeds: int | None) -> str:
 
 
 def _run_all(
-    chosen: list[Experiment], base: Path, config: Any, commit: str, fmt: str | None
+    chosen: list[Experiment],
+    base: Path,
+    config: Any,
+    commit: str,
+    fmt: str | None,
+    seed_set: str,
 ) -> None:
-    """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``."""
+    """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``.  Each
+    experiment's progress says where it stands in the catalogue and which seed set runs."""
     from dmlsched.experiments.reproduction import log_run
     from dmlsched.memo import shared_folder
 
@@ -651,9 +657,10 @@ def _run_all(
     ended = "stopped"
     try:
         with shared_folder():  # a computation two experiments make on one instance: once
-            for e in chosen:
+            for k, e in enumerate(chosen, 1):
                 reuse = ran.get(e.same_runs_as)
-                ran[e.id] = _run(e, base / e.id, config(e), e.id, reuse=reuse, fmt=fmt)
+                label = f"{e.id} [{k}/{len(chosen)}, {seed_set}]"
+                ran[e.id] = _run(e, base / e.id, config(e), label, reuse=reuse, fmt=fmt)
         ended = "complete"
     finally:  # a stopped run is logged too: its cells are kept and count
         log_run(
