@@ -108,9 +108,12 @@ def test_edge_only_job_waits_for_its_whole_gang() -> None:
     assert edge["total_jct"] == 6.0
 
 
-def test_edge_only_reading_is_a_named_parameter_checked_at_reset() -> None:
+def test_edge_only_reading_is_a_named_parameter_checked_when_made_and_at_reset() -> None:
     from dmlsched.errors import InvalidInput
 
-    sched = make_scheduler("edge-cloud", "srtf", cloud_overflow="no")
+    with pytest.raises(InvalidInput, match="srtf parameter cloud_overflow='no'.*bool"):
+        make_scheduler("edge-cloud", "srtf", cloud_overflow="no")
+    sched = make_scheduler("edge-cloud", "srtf")
+    sched.cloud_overflow = "no"  # set after the constructor: reset still refuses it
     with pytest.raises(InvalidInput, match="cloud_overflow"):
         sched.reset(EdgeCloud(((0,),), ((0,),), 1), 10, np.random.default_rng(0))

@@ -113,8 +113,17 @@ def test_serve_refuses_bad_flags_with_one_line(
     assert cli(["serve", "--scheduler", "nope", "--manual-clock"]) == 2
     assert cli(["serve", "--scheduler", "fifo", "--insecure-local"]) == 2  # neither clock
     assert cli(["serve", "--scheduler", "fifo", "--slot-seconds", "-1", "--insecure-local"]) == 2
+    # a slot the clock could never wait for (its thread died with a traceback, the API lived on)
+    capsys.readouterr()
+    assert cli(["serve", "--scheduler", "fifo", "--slot-seconds", "1e308", "--insecure-local"]) == 2
+    assert "a week" in capsys.readouterr().err
     for extra, field in [
         ([], "token-auth-file=None"),  # no identities and no --insecure-local
+        (["--insecure-local", "--agent-timeout", "nan"], "agent-timeout=nan"),
+        (["--insecure-local", "--agent-timeout", "0"], "agent-timeout=0"),
+        # a parameter of the wrong type (every slot then failed inside decide)
+        (["--insecure-local", "--param", "max_workers=abc"], "parameter max_workers='abc'"),
+        (["--insecure-local", "--param", "use_requested=1"], "parameter use_requested=1"),
         (["--token-auth-file", str(tmp_path / "none")], "token-auth-file"),
         (["--insecure-local", "--host", "0.0.0.0"], "host='0.0.0.0'"),
         (["--insecure-local", "--token-auth-file", str(auth)], "insecure-local"),

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from dmlsched.errors import InvalidInput
+from dmlsched.schedulers.params import check_params
 from dmlsched.schedulers.plugins import load_installed
 from dmlsched.schedulers.registration import (
     SETTINGS,
@@ -189,6 +190,7 @@ def make_scheduler(setting: str, name: str, **params: Any) -> Any:
     if _MADE_HOOKS:  # an experiment cell records which schedulers' code computed it
         for hook in _MADE_HOOKS:
             hook(reg[(setting, name)])
+    check_params(name, cls, params)
     try:
         return cls(**params)
     except TypeError as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -19,7 +20,11 @@ if TYPE_CHECKING:
     from dmlsched.service.executors.driver import ExecutorDriver
     from dmlsched.service.slurm_cluster import ClusterInfo
 
-__all__ = ["mount"]
+__all__ = ["MAX_SLOT_SECONDS", "mount"]
+
+# the clock waits a slot at a time, and the platform's timed waits end somewhere: a week
+# is longer than any slot a scheduler is run with, and far inside that limit
+MAX_SLOT_SECONDS = 7 * 24 * 3600
 
 # as dmlsched.cli_options.Plugins (this command sits below the cli package)
 Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
@@ -114,8 +119,10 @@ def serve(
 
     if manual_clock == (slot_seconds is not None):
         raise InvalidInput("slot-seconds", slot_seconds, "a length > 0 or --manual-clock (one)")
-    if slot_seconds is not None and not slot_seconds > 0:
-        raise InvalidInput("slot-seconds", slot_seconds, "> 0")
+    if slot_seconds is not None and not 0 < slot_seconds <= MAX_SLOT_SECONDS:
+        raise InvalidInput("slot-seconds", slot_seconds, f"> 0 and ≤ {MAX_SLOT_SECONDS} (a week)")
+    if not 0 < agent_timeout < math.inf:
+        raise InvalidInput("agent-timeout", agent_timeout, "a number of seconds > 0")
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "0..65535")
     plugins = tuple(p.where for p in load_plugins(plugin))  # recorded in the log's config
