@@ -124,6 +124,9 @@ def test_serve_refuses_bad_flags_with_one_line(
         # a parameter of the wrong type (every slot then failed inside decide)
         (["--insecure-local", "--param", "max_workers=abc"], "parameter max_workers='abc'"),
         (["--insecure-local", "--param", "use_requested=1"], "parameter use_requested=1"),
+        # well typed, out of range: the scheduler's reset refuses it, now before the start
+        (["--insecure-local", "--param", 'placement="bogus"'], "placement='bogus'"),
+        (["--insecure-local", "--seed", "-1"], "seed=-1"),
         (["--token-auth-file", str(tmp_path / "none")], "token-auth-file"),
         (["--insecure-local", "--host", "0.0.0.0"], "host='0.0.0.0'"),
         (["--insecure-local", "--token-auth-file", str(auth)], "insecure-local"),

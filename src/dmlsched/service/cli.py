@@ -110,6 +110,8 @@ def serve(
     """Run the live scheduler service (HTTP/JSON API, dashboard at /, metrics at /metrics)."""
     import uvicorn
 
+    from dmlsched.model.cluster import RESOURCES, Cluster
+    from dmlsched.rng import make_rng
     from dmlsched.schedulers.plugins import load_plugins
     from dmlsched.schedulers.protocols import make_scheduler
     from dmlsched.service.app import Service, create_app
@@ -121,14 +123,21 @@ def serve(
         raise InvalidInput("slot-seconds", slot_seconds, "a length > 0 or --manual-clock (one)")
     if slot_seconds is not None and not 0 < slot_seconds <= MAX_SLOT_SECONDS:
         raise InvalidInput("slot-seconds", slot_seconds, f"> 0 and ≤ {MAX_SLOT_SECONDS} (a week)")
+    if seed < 0:
+        raise InvalidInput("seed", seed, ">= 0")
+    if window < 1:
+        raise InvalidInput("window", window, ">= 1")
     if not 0 < agent_timeout < math.inf:
         raise InvalidInput("agent-timeout", agent_timeout, "a number of seconds > 0")
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "0..65535")
     plugins = tuple(p.where for p in load_plugins(plugin))  # recorded in the log's config
     params = _params(param or [])
-    try:
-        make_scheduler("cluster", scheduler, **params)  # bad names: exit 2 before touching the db
+    try:  # bad names and parameters: exit 2 before touching the db
+        sched = make_scheduler("cluster", scheduler, **params)
+        # a value of the right type but out of its range is the scheduler's own check, at
+        # reset: made here on one machine, not at the first slot of a service already up
+        sched.reset(Cluster.uniform(1, (1.0,) * len(RESOURCES)), window, make_rng(seed))
     except InvalidInput as e:
         _needs_logged_plugins(e, db, plugins)
         raise

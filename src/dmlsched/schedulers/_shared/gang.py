@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView
@@ -177,7 +178,7 @@ class GangPolicy:
 
     def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
         if self.placement not in ("packed", "round-robin"):
-            raise ValueError(f"placement must be packed | round-robin, not {self.placement!r}")
+            raise InvalidInput("placement", self.placement, "packed | round-robin")
         self.cluster_ = cluster
         self.horizon_ = horizon
         self.rng_ = rng

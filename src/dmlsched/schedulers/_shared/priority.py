@@ -21,6 +21,8 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 
+from dmlsched.errors import InvalidInput
+
 __all__ = [
     "haprf_key",
     "las_key",
@@ -37,7 +39,7 @@ def threshold_slots(gpu_hours: Sequence[float], slot_seconds: float) -> tuple[fl
     """LAS queue thresholds from GPU-hours to worker·slots (slots of ``slot_seconds``)."""
     out = tuple(float(h) * 3600.0 / float(slot_seconds) for h in gpu_hours)
     if any(b <= a for a, b in itertools.pairwise(out)) or any(t <= 0 for t in out):
-        raise ValueError(f"thresholds must be positive and increasing: {tuple(gpu_hours)}")
+        raise InvalidInput("thresholds_gpu_hours", tuple(gpu_hours), "> 0 and increasing")
     return out
 
 

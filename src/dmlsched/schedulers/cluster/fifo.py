@@ -43,6 +43,7 @@ from typing import ClassVar, cast
 
 import numpy as np
 
+from dmlsched.errors import InvalidInput
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterJob, Placement
 from dmlsched.model.reasons import Reason
 from dmlsched.model.views import ClusterView
@@ -77,9 +78,7 @@ class Fifo:
 
     def reset(self, cluster: Cluster, horizon: int, rng: np.random.Generator) -> None:
         if self.placement not in ("auto", "packed", "round-robin"):
-            raise ValueError(
-                f"placement must be auto | packed | round-robin, not {self.placement!r}"
-            )
+            raise InvalidInput("placement", self.placement, "auto | packed | round-robin")
         self.cluster_ = cluster
         self.horizon_ = horizon
         self.rng_ = rng
