@@ -188,3 +188,41 @@ def test_a_predecessor_that_never_checkpoints_delays_only_its_own_job(
     agent.step()
     assert set(agent.running) == {0, 2}
     assert os.path.isdir(tmp_path / "job-0" / "inc-5")
+
+
+def test_bad_agent_flags_exit_2_with_one_line_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dmlsched.cli import main
+
+    base = ["agent", "--server", "http://127.0.0.1:1", "--workdir", str(tmp_path / "w")]
+    for extra, field in [
+        (["--machine", "m0", "--poll", "1e308"], "poll=1e+308"),  # a wait no clock can do
+        (["--machine", "../m0"], "machine='../m0'"),  # a path, not a name
+        (["--machine", "m0", "--server", "notaurl"], "server='notaurl'"),
+    ]:
+        args = [*base, *extra]
+        assert main(args) == 2, extra
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and field in err, err
+
+
+def test_a_refusal_ends_the_agent_with_the_services_detail_and_a_5xx_is_asked_again() -> None:
+    from dmlsched.errors import InvalidInput
+    from dmlsched.service.agent import _answered, _Unavailable
+
+    def answer(status: int, body: dict[str, Any]) -> Any:
+        def call() -> None:
+            transport = httpx.MockTransport(lambda req: httpx.Response(status, json=body))
+            with httpx.Client(transport=transport, base_url="http://svc") as c:
+                c.post("/v1/machines").raise_for_status()
+
+        return call
+
+    detail = {"detail": "invalid machine='m0' (not declared by an admin)"}
+    with pytest.raises(InvalidInput, match=r"machine='m0'.*404: invalid machine='m0' \(not decl"):
+        _answered(answer(404, detail), "m0", "http://svc")
+    with pytest.raises(InvalidInput, match=r"token-file=.*401"):
+        _answered(answer(401, {"detail": "unknown token"}), "m0", "http://svc")
+    with pytest.raises(_Unavailable):
+        _answered(answer(503, {"detail": "the log is unavailable"}), "m0", "http://svc")

@@ -49,10 +49,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,8 +62,12 @@ from typing import Any
 import httpx
 
 from dmlsched.errors import InvalidInput
+from dmlsched.service.schemas import MACHINE_NAME
 
-__all__ = ["MachineAgent", "run_agent"]
+__all__ = ["MAX_POLL_S", "MachineAgent", "run_agent"]
+
+# seconds between heartbeats at most (a service times an agent out long before)
+MAX_POLL_S = 3600.0
 
 _STOP_TIMEOUT_S = 20.0  # a stopping incarnation's processes get SIGKILL after this
 _RESUME_WAIT_S = 20.0  # the most a new incarnation waits for its predecessor's checkpoint
@@ -340,6 +346,29 @@ class MachineAgent:
                 time.sleep(0.05)
 
 
+class _Unavailable(Exception):
+    """The service answered 5xx: it is there but cannot serve now (ask again)."""
+
+
+def _answered(call: Callable[[], object], machine: str, server: str) -> None:
+    """``call()``; the service's refusal (4xx: unknown machine, bad token, capacity above
+    the declared) ends the agent with its detail, a 5xx is :class:`_Unavailable`."""
+    try:
+        call()
+    except httpx.HTTPStatusError as e:
+        r = e.response
+        if r.status_code >= 500:
+            raise _Unavailable(r.status_code) from None
+        try:
+            detail = r.json().get("detail", r.text)
+        except ValueError:
+            detail = r.text
+        why = f"one the service at {server} accepts ({r.status_code}: {detail})"
+        if r.status_code == 401:
+            raise InvalidInput("token-file", "(its token)", why) from None
+        raise InvalidInput("machine", machine, why) from None
+
+
 def run_agent(
     *,
     server: str,
@@ -355,8 +384,13 @@ def run_agent(
 
     if emulation != "local":
         raise InvalidInput("emulation", emulation, "local (per-machine agents share one host)")
-    if not poll > 0:
-        raise InvalidInput("poll", poll, "> 0")
+    if not 0 < poll <= MAX_POLL_S:
+        raise InvalidInput("poll", poll, f"> 0 and ≤ {MAX_POLL_S:g} seconds")
+    if not re.fullmatch(MACHINE_NAME, machine):
+        raise InvalidInput("machine", machine, "a name of letters, digits, '.', '_', '-'")
+    url = httpx.URL(server)
+    if url.scheme not in ("http", "https") or not url.host:
+        raise InvalidInput("server", server, "an http(s) URL, e.g. http://127.0.0.1:8080")
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
 
@@ -382,18 +416,22 @@ def run_agent(
         agent = MachineAgent(http, machine, capacity, tb, workdir)
         beater = threading.Thread(target=beat, name="heartbeat", daemon=True)
         try:
+            waiting = False
             while True:
                 try:
-                    agent.register()
+                    _answered(agent.register, machine, server)
                     break
-                except httpx.TransportError:
-                    time.sleep(poll)  # the service is not up yet
+                except (httpx.TransportError, _Unavailable):
+                    if not waiting:  # said once: an agent may start before its service
+                        print(f"dmlsched agent: waiting for {server}", file=sys.stderr)
+                        waiting = True
+                    time.sleep(poll)
             print(f"dmlsched agent: {machine} registered with {server}", file=sys.stderr)
             beater.start()
             while True:
                 # the service may be restarting: keep running what runs, ask again
-                with contextlib.suppress(httpx.TransportError):
-                    agent.step()
+                with contextlib.suppress(httpx.TransportError, _Unavailable):
+                    _answered(agent.step, machine, server)
                 time.sleep(poll)
         except KeyboardInterrupt:
             pass

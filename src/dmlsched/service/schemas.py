@@ -22,6 +22,7 @@ from dmlsched.model.cluster import RESOURCES, ClusterJob
 
 __all__ = [
     "DEADLINE_STEEPNESS",
+    "MACHINE_NAME",
     "MAX_CAPACITY",
     "JobRequest",
     "MachineRequest",
@@ -63,6 +64,9 @@ MAX_CAPACITY = 1e6
 
 Capacity = Annotated[float, Field(ge=0, le=MAX_CAPACITY)]
 
+# a machine's name: a URL path segment and a file name as it is (no "/", never "." or "..")
+MACHINE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
 
 class MachineRequest(_Strict):
     """A machine and its capacity per resource (GPUs, vCPUs, GB memory, GB storage).
@@ -70,7 +74,7 @@ class MachineRequest(_Strict):
     An admin declares it (``capacity`` required); its agent joins it with at most the
     declared capacity (``capacity`` omitted: the declared one)."""
 
-    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(min_length=1, max_length=64, pattern=MACHINE_NAME)
     capacity: tuple[Capacity, ...] | None = Field(
         default=None, min_length=len(RESOURCES), max_length=len(RESOURCES)
     )
