@@ -73,6 +73,31 @@ def test_a_value_outside_its_domain_exits_2_naming_flag_and_value(
     assert not (tmp_path / "o").exists()  # refused before anything was written
 
 
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [  # lengths of time no clock can wait (they ended in a traceback), and counts no host holds
+        (["testbed", "run", "--slot-seconds", "1e308"], ("slot-seconds", "1e+308")),
+        (["testbed", "run", "--machines", "100000"], ("machines", "100000")),
+        (["testbed", "run", "--int-mbit", "-1"], ("int-mbit", "-1.0")),
+        (["testbed", "run", "--seed", "-1"], ("seed", "-1")),
+        (["testbed", "run", "--param", "max_workers=abc"], ("max_workers", "'abc'")),
+        (["testbed", "calibrate", "--probe-seconds", "1e308"], ("probe-seconds",)),
+        (["testbed", "calibrate", "--caps", "5,nan"], ("caps", "'5,nan'")),
+        (["testbed", "calibrate", "--int-mbit", "nan"], ("int-mbit", "nan")),
+    ],
+)
+def test_testbed_flags_outside_their_domain_exit_2_before_any_process_starts(
+    tmp_path: Path, args: list[str], names: tuple[str, ...]
+) -> None:
+    out = ["--out", str(tmp_path / "o"), "--state-dir", str(tmp_path / "state")]
+    extra = ["--scheduler", "fifo"] if args[1] == "run" else []
+    rc, stdout, err = _cli([*args, *extra, *out])
+    assert rc == 2 and stdout == ""
+    line = _one_line(err)
+    assert all(n in line for n in names), line
+    assert not (tmp_path / "o").exists() and not (tmp_path / "state").exists()
+
+
 def test_out_that_is_a_file_or_under_a_file_exits_2_with_the_path(tmp_path: Path) -> None:
     f = tmp_path / "afile"
     f.write_text("x")

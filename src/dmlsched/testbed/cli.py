@@ -8,6 +8,7 @@ line; Ctrl-C or SIGTERM stop the run and remove everything it created
 from __future__ import annotations
 
 import json
+import math
 import signal
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +26,22 @@ testbed_app = typer.Typer(
 )
 
 _STATE_HELP = "Folder of run state files (cleanup reads it)."
+# each emulated machine is an agent process with PyTorch loaded (and, in netns mode, a
+# namespace with its links): more than this is not an emulation this host can hold
+MAX_MACHINES = 64
+# the run waits a slot (a probe) at a time, and the platform's timed waits end somewhere
+MAX_SLOT_SECONDS = 24 * 3600.0
+
+
+def _check_common(slot_seconds: float, int_mbit: float, seed: int = 0) -> None:
+    """The flags ``run`` and ``calibrate`` share, refused before any process starts."""
+    if not 0 < slot_seconds <= MAX_SLOT_SECONDS:
+        raise InvalidInput("slot-seconds", slot_seconds, f"> 0 and ≤ {MAX_SLOT_SECONDS:g}")
+    if not int_mbit >= 0:
+        raise InvalidInput("int-mbit", int_mbit, ">= 0 Mbit/s (0 = no loopback cap)")
+    if seed < 0:
+        raise InvalidInput("seed", seed, ">= 0")
+
 
 # as dmlsched.cli_options.Plugins (this command sits below the cli package)
 Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
@@ -124,8 +141,9 @@ def run_cmd(
     for name, v in (("jobs", jobs), ("machines", machines), ("slots", slots)):
         if v < 1:
             raise InvalidInput(name, v, ">= 1")
-    if not slot_seconds > 0:
-        raise InvalidInput("slot-seconds", slot_seconds, "> 0")
+    if machines > MAX_MACHINES:
+        raise InvalidInput("machines", machines, f"≤ {MAX_MACHINES} (an agent process each)")
+    _check_common(slot_seconds, int_mbit, seed)
     if mode not in ("sync", "async"):
         raise InvalidInput("mode", mode, "sync | async")
     prof = _load_profile(profile)
@@ -206,10 +224,11 @@ def calibrate_cmd(
         cap_list = [float(x) for x in caps.split(",") if x.strip()]
     except ValueError:
         raise InvalidInput("caps", caps, "comma-separated Mbit/s values") from None
-    if not cap_list or min(cap_list) <= 0:
+    if not cap_list or not all(0 < c < math.inf for c in cap_list):  # nan is not a cap
         raise InvalidInput("caps", caps, "positive Mbit/s values")
-    if not probe_seconds > 0:
-        raise InvalidInput("probe-seconds", probe_seconds, "> 0")
+    if not 0 < probe_seconds <= MAX_SLOT_SECONDS:
+        raise InvalidInput("probe-seconds", probe_seconds, f"> 0 and ≤ {MAX_SLOT_SECONDS:g}")
+    _check_common(slot_seconds, int_mbit)
     signal.signal(signal.SIGTERM, _on_sigterm)
     path = calibrate(
         out,
