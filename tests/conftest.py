@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from dmlsched.model.cluster import Cluster, ClusterJob, ClusterWorkload
 from dmlsched.model.utility import Sigmoid
@@ -15,6 +15,19 @@ from dmlsched.model.utility import Sigmoid
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def fuzz(max_examples: int) -> settings:
+    """Fuzzing an input surface: the same examples on every machine (a CI failure
+    reproduces locally), no deadline, fixtures shared by the examples of one test."""
+    return settings(
+        max_examples=max_examples,
+        derandomize=True,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+        database=None,
+    )
+
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 TRACES = SHARED / "traces"

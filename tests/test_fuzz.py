@@ -16,19 +16,13 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dmlsched.cli import main
-from tests.conftest import PEERS
+from tests.conftest import PEERS, fuzz
 
-FUZZ = settings(
-    max_examples=30,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
+FUZZ = fuzz(30)
 _names = itertools.count()
 
 

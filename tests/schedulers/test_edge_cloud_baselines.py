@@ -111,7 +111,7 @@ def test_edge_only_job_waits_for_its_whole_gang() -> None:
 def test_edge_only_reading_is_a_named_parameter_checked_when_made_and_at_reset() -> None:
     from dmlsched.errors import InvalidInput
 
-    with pytest.raises(InvalidInput, match="srtf parameter cloud_overflow='no'.*bool"):
+    with pytest.raises(InvalidInput, match=r"srtf parameter cloud_overflow='no'.*bool"):
         make_scheduler("edge-cloud", "srtf", cloud_overflow="no")
     sched = make_scheduler("edge-cloud", "srtf")
     sched.cloud_overflow = "no"  # set after the constructor: reset still refuses it

@@ -19,12 +19,13 @@ from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from dmlsched.service.app import Service, create_app
 from dmlsched.service.core import Core, ServiceConfig
 from dmlsched.service.store import open_store
+from tests.conftest import fuzz
 from tests.service.helpers import (
     ADMIN,
     AGENT0,
@@ -36,13 +37,7 @@ from tests.service.helpers import (
     tokens,
 )
 
-FUZZ = settings(
-    max_examples=60,
-    derandomize=True,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    database=None,
-)
+FUZZ = fuzz(60)
 
 _NUMBERS = st.one_of(
     st.integers(min_value=-(10**30), max_value=10**30),
