@@ -123,16 +123,20 @@ def serve(
         raise InvalidInput("slot-seconds", slot_seconds, "a length > 0 or --manual-clock (one)")
     if slot_seconds is not None and not 0 < slot_seconds <= MAX_SLOT_SECONDS:
         raise InvalidInput("slot-seconds", slot_seconds, f"> 0 and ≤ {MAX_SLOT_SECONDS} (a week)")
-    if seed < 0:
-        raise InvalidInput("seed", seed, ">= 0")
-    if window < 1:
-        raise InvalidInput("window", window, ">= 1")
     if not 0 < agent_timeout < math.inf:
         raise InvalidInput("agent-timeout", agent_timeout, "a number of seconds > 0")
     if not 0 <= port <= 65535:
         raise InvalidInput("port", port, "0..65535")
     plugins = tuple(p.where for p in load_plugins(plugin))  # recorded in the log's config
     params = _params(param or [])
+    config = ServiceConfig(  # checks seed, window and progress
+        scheduler=scheduler,
+        seed=seed,
+        window=window,
+        progress=progress,
+        params=params,
+        plugins=plugins,
+    )
     try:  # bad names and parameters: exit 2 before touching the db
         sched = make_scheduler("cluster", scheduler, **params)
         # a value of the right type but out of its range is the scheduler's own check, at
@@ -186,14 +190,6 @@ def serve(
                 None,
                 f"each machine's agent token with --executor {executor}",
             )
-    config = ServiceConfig(
-        scheduler=scheduler,
-        seed=seed,
-        window=window,
-        progress=progress,
-        params=params,
-        plugins=plugins,
-    )
     if not db_retry_seconds >= 0:
         raise InvalidInput("db-retry-seconds", db_retry_seconds, ">= 0")
     store = open_store(db, retry_seconds=db_retry_seconds)

@@ -133,6 +133,8 @@ class ServiceConfig:
             raise InvalidInput("progress", self.progress, "model | measured")
         if self.window < 1:
             raise InvalidInput("window", self.window, ">= 1")
+        if self.seed < 0:
+            raise InvalidInput("seed", self.seed, ">= 0")
 
     def to_body(self) -> dict[str, Any]:
         return {
