@@ -31,7 +31,7 @@ from dmlsched.sim.cluster import fast
 from dmlsched.sim.cluster import state as engine
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
-from tests.conftest import make_job
+from tests.conftest import engine_test_scheduler, make_job
 from tests.sim import test_boundary, test_unchanged_placements
 
 ALWAYS, NEVER = 1, 10**9
@@ -56,7 +56,7 @@ def _same_both_ways(run: Callable[[], Any]) -> tuple[str, Any]:
 def test_every_cluster_scheduler_runs_to_the_same_bytes_batched_or_not(name: str) -> None:
     wl = synthetic_cluster(40, 6, 20, make_rng(5))
     outcome = _same_both_ways(
-        lambda: simulate("cluster", wl, make_scheduler("cluster", name), make_rng(6))
+        lambda: simulate("cluster", wl, engine_test_scheduler("cluster", name), make_rng(6))
     )
     assert outcome[0] == "ran"
 

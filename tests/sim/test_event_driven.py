@@ -22,6 +22,7 @@ from dmlsched.rng import make_rng
 from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
 from dmlsched.sim.cluster import simulate_cluster
 from dmlsched.workloads.synthetic import synthetic_cluster
+from tests.conftest import engine_test_scheduler
 
 
 def _workloads() -> list[tuple[str, object]]:
@@ -59,7 +60,10 @@ def test_every_cluster_scheduler_gives_the_same_bytes_with_and_without_event_dri
         for params in _PARAMS.get(name, [{}]):
             runs = [
                 simulate_cluster(
-                    wl, make_scheduler("cluster", name, **params), make_rng(7), event_driven=ed
+                    wl,
+                    engine_test_scheduler("cluster", name, **params),
+                    make_rng(7),
+                    event_driven=ed,
                 )
                 for ed in (True, False)
             ]
@@ -72,7 +76,7 @@ def test_every_cluster_scheduler_gives_the_same_bytes_with_and_without_event_dri
 def test_fifo_and_tiresias_are_asked_far_less_often_than_every_slot() -> None:
     _, wl = _workloads()[0]
     for name in ("fifo", "tiresias", "pd-ors", "oasis", "srtf", "dorm"):
-        sched = make_scheduler("cluster", name)
+        sched = engine_test_scheduler("cluster", name)
         calls = []
         inner = sched.decide
 

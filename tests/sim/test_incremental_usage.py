@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from dmlsched.model.cluster import Cluster
 from dmlsched.rng import make_rng
-from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim import cluster as engine
 from dmlsched.sim.cluster import state
 from dmlsched.workloads.synthetic import synthetic_cluster
+from tests.conftest import engine_test_scheduler
 
 
 def _whole(wl, scale: int, gangs: bool):  # type: ignore[no-untyped-def]
@@ -65,9 +65,13 @@ def test_incremental_usage_gives_the_same_bytes_as_recomputing_it(
     wl = _whole(synthetic_cluster(jobs, machines, 40, make_rng(seed)), scale, gangs)
     assert engine.integral_usage(wl.jobs, wl.cluster)
     with mock.patch.object(state, "SUMMED_MACHINES", 0):  # kept on these few machines too
-        fast = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(seed + 1))
+        fast = engine.simulate_cluster(
+            wl, engine_test_scheduler("cluster", name), make_rng(seed + 1)
+        )
     with mock.patch.object(state, "integral_usage", return_value=False):
-        slow = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(seed + 1))
+        slow = engine.simulate_cluster(
+            wl, engine_test_scheduler("cluster", name), make_rng(seed + 1)
+        )
     _same(fast, slow)
 
 
@@ -94,8 +98,8 @@ def test_machines_within_the_bound_but_totals_beyond_it_give_the_same_bytes() ->
     assert big.capacity.sum(axis=0).min() >= 2.0**50
     for name in ("fifo", "tiresias"):
         with mock.patch.object(state, "SUMMED_MACHINES", 0):
-            fast = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(6))
+            fast = engine.simulate_cluster(wl, engine_test_scheduler("cluster", name), make_rng(6))
         with mock.patch.object(state, "integral_usage", return_value=False):
-            slow = engine.simulate_cluster(wl, make_scheduler("cluster", name), make_rng(6))
+            slow = engine.simulate_cluster(wl, engine_test_scheduler("cluster", name), make_rng(6))
         _same(fast, slow)
         assert fast.series["utilization"].max() > 0

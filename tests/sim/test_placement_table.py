@@ -34,7 +34,7 @@ from dmlsched.sim import cluster as engine
 from dmlsched.sim.cluster import fast
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
-from tests.conftest import make_job
+from tests.conftest import engine_test_scheduler, make_job
 from tests.sim.test_batch_read import ALWAYS, NEVER, _outcome, _Random, _random_workload
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -150,7 +150,7 @@ def test_every_cluster_schedulers_decisions_as_tables_run_to_the_same_bytes(
     name: str, batch_min: int
 ) -> None:
     def run(wrap: Callable[[Any], Any]) -> tuple[str, Any]:
-        sched = wrap(make_scheduler("cluster", name))
+        sched = wrap(engine_test_scheduler("cluster", name))
         return _outcome(lambda: simulate("cluster", _WL, sched, make_rng(6)), batch_min)
 
     plain = run(lambda s: s)

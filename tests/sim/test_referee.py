@@ -27,12 +27,12 @@ from dmlsched.checks.tiny import tiny
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.rng import make_rng
-from dmlsched.schedulers.protocols import make_scheduler, scheduler_names
+from dmlsched.schedulers.protocols import scheduler_names
 from dmlsched.sim.cluster import ClusterState, judge, simulate_cluster
 from dmlsched.sim.cluster import fast as fast_paths
 from dmlsched.sim.cluster.referee import Counts
 from dmlsched.workloads.synthetic import synthetic_cluster
-from tests.conftest import make_job
+from tests.conftest import engine_test_scheduler, make_job
 from tests.sim import test_boundary, test_unchanged_placements
 from tests.sim.test_batch_read import _ODD_PLACEMENTS, _ODD_WL, _Odd, _Random, _random_workload
 from tests.sim.test_placement_table import AsTable
@@ -63,9 +63,9 @@ _WL = synthetic_cluster(40, 6, 20, make_rng(5))
 
 @pytest.mark.parametrize("name", scheduler_names("cluster"))
 def test_every_cluster_scheduler_runs_to_the_referees_bytes(name: str) -> None:
-    assert both_ways(_WL, lambda: make_scheduler("cluster", name), 6)[0] == "ran"
-    as_tables = both_ways(_WL, lambda: AsTable(make_scheduler("cluster", name)), 6)
-    assert as_tables == both_ways(_WL, lambda: make_scheduler("cluster", name), 6)
+    assert both_ways(_WL, lambda: engine_test_scheduler("cluster", name), 6)[0] == "ran"
+    as_tables = both_ways(_WL, lambda: AsTable(engine_test_scheduler("cluster", name)), 6)
+    assert as_tables == both_ways(_WL, lambda: engine_test_scheduler("cluster", name), 6)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,11 +21,10 @@ from dmlsched.checks.replay import result_bytes
 from dmlsched.errors import InvalidDecision
 from dmlsched.model.cluster import Cluster, ClusterDecision, ClusterWorkload, Placement
 from dmlsched.rng import make_rng
-from dmlsched.schedulers.protocols import make_scheduler
 from dmlsched.sim.cluster import state as engine
 from dmlsched.sim.engine import simulate
 from dmlsched.workloads.synthetic import synthetic_cluster
-from tests.conftest import make_job
+from tests.conftest import engine_test_scheduler, make_job
 
 # Two long jobs on two machines (F = 10 workers each; 4 GPUs and 8 CPUs a machine).
 WL = ClusterWorkload(
@@ -148,6 +147,8 @@ def test_skipping_unchanged_placements_gives_the_bytes_of_reading_every_one(
     name: str, seed: int
 ) -> None:
     wl = synthetic_cluster(30, 5, 25, make_rng(seed))
-    kept = simulate("cluster", wl, make_scheduler("cluster", name), make_rng(seed + 1))
-    fresh = simulate("cluster", wl, _Fresh(make_scheduler("cluster", name)), make_rng(seed + 1))
+    kept = simulate("cluster", wl, engine_test_scheduler("cluster", name), make_rng(seed + 1))
+    fresh = simulate(
+        "cluster", wl, _Fresh(engine_test_scheduler("cluster", name)), make_rng(seed + 1)
+    )
     assert result_bytes(kept) == result_bytes(fresh)
