@@ -68,8 +68,10 @@ EXECUTOR ?= local
 quickstart: install-core install-service install-testbed $(if $(filter slurm,$(EXECUTOR)),slurm-deps)
 	$(BIN)/python -m dmlsched.service.$(if $(filter slurm,$(EXECUTOR)),quickstart_slurm,quickstart) --jobs 4
 
+# worksteal: an idle worker takes tests queued for the other, so the real-process tests
+# (seconds each, grouped by module) do not leave one worker finishing alone
 test: install test-deps
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist worksteal
 
 # Debian packages that the service's tests drive: headless Chromium for the dashboard,
 # a PostgreSQL server for the shared-log option.  Installed as root where missing (about
@@ -108,7 +110,7 @@ slurm-cluster-stop: install-core install-service
 	$(BIN)/dmlsched slurm stop
 
 test-slow: install test-deps
-	$(BIN)/python -m pytest -n 2 -m slow
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m slow
 
 bench: install-core
 	$(BIN)/dmlsched bench --json
