@@ -100,6 +100,7 @@ class Queued:
     rate: float  # n_jsw
     inv_d: float  # 1/D_j (the average weight μ_jd)
     work: float  # E_j B_j
+    row: int = -1  # its row in ``AOnline.queued_`` while queued
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,11 @@ class AOnline:
         self.busy_ = np.zeros(system.edge_workers, dtype=bool)  # gid in queues_
         self.heads_: list[tuple[int, Queued]] = []  # (gid, its first chunk) after the last slot
         self.head_ = _Heads.none(system.edge_workers)
+        self.backlog_: _Backlog | None = None  # every queued chunk after the last slot
+        self.queued_ = _QueuedRows()  # the same, kept as rows while chunks join and leave
+        self.gid_server_ = np.repeat(
+            np.arange(system.servers, dtype=np.int64), np.diff(system.worker_offset)
+        )
         self.queues_: dict[int, list[Queued]] = {}  # edge worker gid -> HAPRF queue
         self.keys_: dict[int, list[tuple[float, int]]] = {}
         self.cloud_: dict[int, tuple[np.ndarray, int]] = {}  # job -> (chunks, ready slot)
@@ -419,6 +425,14 @@ class AOnline:
           Eq. (5): L/D_j if it ranks above the new chunk (A_1: wait ≥ L), else
           p/D_j' (A_2); the sum is shrunk by a relative 1e-9, far beyond the
           rounding of either side, so the bound stays ≤ the Q computed in floats.
+        * Or, when larger, the same over the worker's whole queue (``_Backlog``):
+          between now and t0 the worker trains at most Δ slots in all, so the
+          chunks ranking above the new one that are ready by t0 and have A whole
+          slots left now still have at least A − Δ at t0 (wait ≥ max(0, A − Δ));
+          every chunk ranking below it that is ready by t0 and has more than Δ
+          slots left is still pending at t0 and adds its 1/D_j' to A_2's weight.
+          Chunks queued earlier in this slot are left out: a lower bound on fewer
+          chunks is lower still.
 
         An exact entry taken off the top is below every bound still waiting, so
         it is below every Q not yet computed: the same choices as computing all.
@@ -448,6 +462,18 @@ class AOnline:
         share = np.where(left > 0, np.where(above, inv_d * left, p * h.inv_d[g]), 0.0)
         lo = base[len(heads) :]
         base[len(heads) :] = np.maximum(lo, (lo + share) * (1.0 - _BOUND_SLACK))
+        bl = self.backlog_
+        if bl is not None and len(g):
+            d_e = delay[bl.server]  # Δ of each queued chunk's server for this job
+            ready = bl.ready <= now + d_e
+            up = bl.key0 <= key[0]
+            a_i, b_i = ready & up, ready & ~up & (bl.left > d_e)
+            workers = self.system_.edge_workers
+            a = np.bincount(bl.g[a_i], weights=bl.left[a_i], minlength=workers)[g]
+            b = np.bincount(bl.g[b_i], weights=bl.inv_d[b_i], minlength=workers)[g]
+            whole = inv_d * dlb + inv_d * np.maximum(a - dlb, 0.0) + inv_d * p + p * b
+            bound = base[len(heads) :]
+            base[len(heads) :] = np.maximum(bound, whole * (1.0 - _BOUND_SLACK))
         ver = np.zeros(len(at), dtype=np.int64)
         ver[len(heads) :] = -1
         s, w = tw.s[at], tw.w[at]
@@ -467,11 +493,13 @@ class AOnline:
 
         Such a chunk is still in its worker's queue if it has work left, with
         ⌈b/n_j − 1e-9⌉ whole slots left (b its mini-batches left now), at least
-        b/n_j − ``_LEFT_SLACK``.  Read from every active job's array at once, not
-        chunk by chunk.
+        b/n_j − ``_LEFT_SLACK`` (0 once its job finished).  Read from every active
+        job's array at once, not chunk by chunk, for every queued chunk
+        (``backlog_``) and the first of each queue (``head_``).
         """
         heads = self.heads_
         self.head_ = head = _Heads.none(self.system_.edge_workers)
+        self.backlog_ = None
         remaining = view.remaining
         if not heads or not remaining:
             return
@@ -482,16 +510,24 @@ class AOnline:
         flat = np.concatenate(arrays)
         rate = np.array([self.rates_[j] for j in remaining])
         by_id = np.argsort(jobs)
-        g = np.array([g for g, _ in heads], dtype=np.int64)
-        hj = np.array([e.job for _, e in heads], dtype=np.int64)
-        k = np.minimum(np.searchsorted(jobs[by_id], hj), len(jobs) - 1)
-        on = jobs[by_id[k]] == hj  # the head's job is active (else it has finished)
+        q = self.queued_
+        rows = np.flatnonzero(q.alive[: q.n])
+        qj = q.job[rows]
+        k = np.minimum(np.searchsorted(jobs[by_id], qj), len(jobs) - 1)
+        on = jobs[by_id[k]] == qj  # the chunk's job is active (else it has finished)
         at = by_id[k[on]]
-        chunk = np.array([e.chunk for _, e in heads], dtype=np.int64)[on]
-        head.left[g[on]] = flat[start[at] + chunk] / rate[at] - _LEFT_SLACK
-        head.inv_d[g] = [e.inv_d for _, e in heads]
-        head.key0[g] = [e.key[0] for _, e in heads]
-        head.ready[g] = [e.ready for _, e in heads]
+        left = np.zeros(len(rows))  # a finished job's chunks: nothing left
+        left[on] = np.maximum(flat[start[at] + q.chunk[rows[on]]] / rate[at] - _LEFT_SLACK, 0.0)
+        qg = q.g[rows]
+        self.backlog_ = _Backlog(
+            qg, self.gid_server_[qg], q.key0[rows], q.ready[rows], left, q.inv_d[rows]
+        )
+        heads_at = np.fromiter((e.row for _, e in heads), dtype=np.int64, count=len(heads))
+        g = q.g[heads_at]
+        head.left[g] = left[np.searchsorted(rows, heads_at)]
+        head.inv_d[g] = q.inv_d[heads_at]
+        head.key0[g] = q.key0[heads_at]
+        head.ready[g] = q.ready[heads_at]
 
     def _assign(
         self,
@@ -631,6 +667,7 @@ class AOnline:
                 self._touch(g)
                 i = self.queues_[g].index(entry)
                 del self.queues_[g][i]
+                self.queued_.drop(entry.row)
                 del self.keys_[g][i]
                 if not self.queues_[g]:
                     del self.queues_[g]
@@ -755,6 +792,7 @@ class AOnline:
         i = bisect.bisect_right(keys, entry.key)
         keys.insert(i, entry.key)
         queue.insert(i, entry)
+        entry.row = self.queued_.add(g, entry)
         if self.undo_ is not None:
             self.undo_.append(("insert", g, entry))
         for e in res.postponed:
@@ -787,6 +825,7 @@ class AOnline:
                 if done:
                     del queue[i]
                     del keys[i]
+                    self.queued_.drop(e.row)
                     continue
                 if e.ready <= t:
                     run.setdefault(e.job, []).append(e.chunk)
@@ -917,6 +956,51 @@ class _TypeWorkers(NamedTuple):
         s = np.array([s for s, _ in workers], dtype=np.int64)
         w = np.array([w for _, w in workers], dtype=np.int64)
         return cls(s, w, system.worker_offset[s].astype(np.int64) + w)
+
+
+class _QueuedRows:
+    """The chunks in the edge workers' HAPRF queues as array rows (``_Backlog`` reads them
+    once a slot): a row is written when a chunk joins a queue and marked dead when it
+    leaves; the arrays double when full."""
+
+    _FIELDS = ("g", "job", "chunk", "ready", "key0", "inv_d", "alive")
+
+    def __init__(self, size: int = 64) -> None:
+        self.n = 0
+        self.g = np.zeros(size, dtype=np.int64)
+        self.job = np.zeros(size, dtype=np.int64)
+        self.chunk = np.zeros(size, dtype=np.int64)
+        self.ready = np.zeros(size, dtype=np.int64)
+        self.key0 = np.zeros(size)
+        self.inv_d = np.zeros(size)
+        self.alive = np.zeros(size, dtype=bool)
+
+    def add(self, g: int, e: Queued) -> int:
+        i = self.n
+        if i == len(self.g):
+            for name in self._FIELDS:
+                a = getattr(self, name)
+                setattr(self, name, np.concatenate((a, np.zeros_like(a))))
+        self.g[i], self.job[i], self.chunk[i], self.ready[i] = g, e.job, e.chunk, e.ready
+        self.key0[i], self.inv_d[i], self.alive[i] = e.key[0], e.inv_d, True
+        self.n = i + 1
+        return i
+
+    def drop(self, row: int) -> None:
+        self.alive[row] = False
+
+
+class _Backlog(NamedTuple):
+    """Every chunk queued on an edge worker after the last slot (``AOnline._head_bounds``):
+    its worker (gid) and server, the first part of its HAPRF key (−γ), its ready slot,
+    its whole slots left now, at least (0: its job finished), and its 1/D_j'."""
+
+    g: np.ndarray
+    server: np.ndarray
+    key0: np.ndarray
+    ready: np.ndarray
+    left: np.ndarray
+    inv_d: np.ndarray
 
 
 class _Heads(NamedTuple):
