@@ -43,11 +43,12 @@ def test_every_bound_is_at_most_its_workers_eq_5(
 ) -> None:
     """Each lower bound A_greedy orders busy workers by is ≤ that worker's Q of Eq. (5)
     (exact for idle ones), also when the workers train faster than n_j (measured work
-    up to ``speed`` × n_j, as a testbed may report), and the bounds are not all (Δ + p)/D_j."""
+    up to ``speed`` × n_j, as a testbed may report), the bounds are not all (Δ + p)/D_j,
+    and the whole queue (``_Backlog``) tightens some beyond the first chunk's."""
     from dmlsched.sim.edge_cloud import EdgeCloudState
 
     seen: dict[str, object] = {}
-    counts = {"busy": 0, "tighter": 0, "idle": 0}
+    counts = {"busy": 0, "tighter": 0, "idle": 0, "queue": 0}
     greedy, bounds = aonline.AOnline._greedy, aonline.AOnline._bounds
 
     def spy_greedy(self, job, now, rem, used):  # type: ignore[no-untyped-def]  # a spy
@@ -56,6 +57,10 @@ def test_every_bound_is_at_most_its_workers_eq_5(
 
     def spy_bounds(self, job, now, room, key, terms):  # type: ignore[no-untyped-def]  # a spy
         stream = bounds(self, job, now, room, key, terms)
+        backlog, self.backlog_ = self.backlog_, None
+        first = bounds(self, job, now, room, key, terms)  # the first chunks alone
+        self.backlog_ = backlog
+        head = dict(zip(zip(first.s, first.w, strict=True), first.q, strict=True))
         for q, s, w, ver in zip(stream.q, stream.s, stream.w, stream.ver, strict=True):
             g = self.system_.worker_gid(s, w)
             args = (seen["rem"], now, job.delay[s], key, terms.p_edge, terms.inv_d)
@@ -65,6 +70,7 @@ def test_every_bound_is_at_most_its_workers_eq_5(
                 assert q <= exact
                 counts["busy"] += 1
                 counts["tighter"] += q > base
+                counts["queue"] += q > head[(s, w)]
             else:
                 assert q == exact
                 counts["idle"] += 1
@@ -81,3 +87,4 @@ def test_every_bound_is_at_most_its_workers_eq_5(
         state.credit({j: speed * state._active[j].rate for j in plan.run})
     assert counts["busy"] > 100 and counts["idle"] > 0
     assert counts["tighter"] > counts["busy"] // 10
+    assert counts["queue"] > counts["busy"] // 10, counts

@@ -227,9 +227,6 @@ class AOnline:
         self.head_ = _Heads.none(system.edge_workers)
         self.backlog_: _Backlog | None = None  # every queued chunk after the last slot
         self.queued_ = _QueuedRows()  # the same, kept as rows while chunks join and leave
-        self.gid_server_ = np.repeat(
-            np.arange(system.servers, dtype=np.int64), np.diff(system.worker_offset)
-        )
         self.queues_: dict[int, list[Queued]] = {}  # edge worker gid -> HAPRF queue
         self.keys_: dict[int, list[tuple[float, int]]] = {}
         self.cloud_: dict[int, tuple[np.ndarray, int]] = {}  # job -> (chunks, ready slot)
@@ -472,8 +469,7 @@ class AOnline:
             a = np.bincount(bl.g[a_i], weights=bl.left[a_i], minlength=workers)[g]
             b = np.bincount(bl.g[b_i], weights=bl.inv_d[b_i], minlength=workers)[g]
             whole = inv_d * dlb + inv_d * np.maximum(a - dlb, 0.0) + inv_d * p + p * b
-            bound = base[len(heads) :]
-            base[len(heads) :] = np.maximum(bound, whole * (1.0 - _BOUND_SLACK))
+            np.maximum(lo, whole * (1.0 - _BOUND_SLACK), out=lo)  # lo: a view of base
         ver = np.zeros(len(at), dtype=np.int64)
         ver[len(heads) :] = -1
         s, w = tw.s[at], tw.w[at]
@@ -520,7 +516,7 @@ class AOnline:
         left[on] = np.maximum(flat[start[at] + q.chunk[rows[on]]] / rate[at] - _LEFT_SLACK, 0.0)
         qg = q.g[rows]
         self.backlog_ = _Backlog(
-            qg, self.gid_server_[qg], q.key0[rows], q.ready[rows], left, q.inv_d[rows]
+            qg, self.system_.worker_server[qg], q.key0[rows], q.ready[rows], left, q.inv_d[rows]
         )
         heads_at = np.fromiter((e.row for _, e in heads), dtype=np.int64, count=len(heads))
         g = q.g[heads_at]
