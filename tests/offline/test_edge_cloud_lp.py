@@ -136,3 +136,63 @@ def test_speed_augmentation_lowers_the_online_jct() -> None:
         for s in (1.0, 1.5)
     ]
     assert jct[1] < jct[0]
+
+
+def _full_lp(wl: EdgeCloudWorkload) -> tuple[float, int]:
+    """LP (4) with ζ = 1 written out again from the module docstring, every server's column
+    at every slot of the window (none omitted), solved by scipy: (optimum, columns)."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    from dmlsched.model.speed.aonline import chunk_slots, processing_capacity
+
+    system = wl.system
+    S = system.servers
+    count = {(s, k): list(row).count(k) for s, row in enumerate(system.worker_types) for k in row}
+    cols = []  # (job index, server, slot)
+    for i, j in enumerate(wl.jobs):
+        end = j.arrival + j.delay[S] + chunk_slots(j, 1, 1.0)
+        for s in range(S + 1):
+            if s == S or count.get((s, j.worker_type), 0):
+                cols += [(i, s, t) for t in range(j.arrival + j.delay[s], end)]
+    cost = [
+        processing_capacity(wl.jobs[i], 1, 1.0)
+        / (wl.jobs[i].work_per_chunk * wl.jobs[i].chunks)
+        * (t - wl.jobs[i].arrival)
+        for i, _, t in cols
+    ]
+    rows: dict[tuple, int] = {}
+    r, c, v, b = [], [], [], []
+
+    def add(key: tuple, col: int, val: float, rhs: float) -> None:
+        if key not in rows:
+            rows[key] = len(rows)
+            b.append(rhs)
+        r.append(rows[key])
+        c.append(col)
+        v.append(val)
+
+    for n, (i, s, t) in enumerate(cols):
+        j = wl.jobs[i]
+        # (4a) as -Σ x n_j ≤ -E_j B_j D_j; (4e) Σ_s x ≤ D_j; (4b) Σ x ≤ K_sk on the edge
+        add(("a", i), n, -processing_capacity(j, 1, 1.0), -j.work_per_chunk * j.chunks)
+        add(("e", i, t), n, 1.0, j.chunks)
+        if s < S:
+            add(("b", s, j.worker_type, t), n, 1.0, count[(s, j.worker_type)])
+    a = coo_matrix((v, (r, c)), shape=(len(rows), len(cols)))
+    res = linprog(cost, A_ub=a.tocsr(), b_ub=b, bounds=(0, None), method="highs")
+    assert res.status == 0
+    return float(res.fun), len(cols)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_omitting_the_edge_columns_the_cloud_dominates_keeps_the_optimum(seed) -> None:
+    # from r_j + Δ_{j s_c} on, the cloud column of j at t has the same cost and rate as
+    # every edge column of j at t and no capacity row: the optimum is that of the LP with
+    # every column, which has twice as many of them here or more
+    wl_rng, _ = spawn(make_rng(seed), 2)
+    wl = edge_cloud_workload(8, 3, 12, wl_rng)
+    full, columns = _full_lp(wl)
+    lb = lp_lower_bound(wl)
+    assert lb.lp == pytest.approx(full, rel=1e-9, abs=1e-9)
+    assert lb.variables < columns

@@ -27,6 +27,13 @@ in this LP, so an optimal solution never trains j after r_j + Δ_{j s_c} +
 p_j − 1 (moving such work into an unsaturated earlier cloud slot lowers the
 objective).  Variables outside that window are omitted.
 
+Edge variables from r_j + Δ_{j s_c} on are omitted too: from then on the
+cloud column x_{j s_c t} has the same cost and rate as any edge column of j
+at t, no capacity row, and a bound D_j that (4e) imposes on their sum anyway,
+so moving an edge x_jst onto it keeps every constraint and the cost.  The
+optimum is the same; the LP of ``aonline-fig7``'s 300-job instance shrinks
+from 916,727 to 140,700 variables.
+
 By Lemma 1 the optimum is ≤ the total JCT Σ_j (c_j − r_j) of any feasible
 schedule of MINLP (2).  Speed augmentation (Definition 2): the online
 algorithm runs at (1 + ε) speed (``EdgeCloud.speedup``), the bound at speed 1.
@@ -108,15 +115,17 @@ def lp_lower_bound(
     for idx, job in enumerate(workload.jobs):
         n = processing_capacity(job, 1, speed)
         p = chunk_slots(job, 1, speed)
-        end = job.arrival + job.delay[S] + p  # exclusive
+        cloud = job.arrival + job.delay[S]
+        end = cloud + p  # exclusive
         per = n / (job.work_per_chunk * job.chunks)
         for s in range(S + 1):
             if s < S and counts[s, job.worker_type] == 0:
                 continue
             start = job.arrival + job.delay[s]
-            if start >= end:
+            stop = end if s == S else min(end, cloud)  # from `cloud` on the cloud dominates
+            if start >= stop:
                 continue
-            ts = np.arange(start, end)
+            ts = np.arange(start, stop)
             cols_j.append(np.full(len(ts), idx))
             cols_s.append(np.full(len(ts), s))
             cols_t.append(ts)
