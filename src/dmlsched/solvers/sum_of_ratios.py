@@ -179,17 +179,12 @@ def solve_sum_of_ratios(
     seeds = [_recover(charnes_cooper(r, a_mat, cap, lb, name="cc-seed").solve().x) for r in terms]
     mat, lo, hi = _cc_matrix(z_term, a_mat, cap, lb)
     base_rows = mat.shape[0]
-    # grid rows (a_j − ν_j c_j)·y + (q_j − ν_j d_j) t ≤ 0, first at ν_j = φ_j; the
-    # coefficients are overwritten per grid point
-    extra = [
-        np.concatenate(
-            [
-                np.asarray(terms[k].a) - ups[k] * np.asarray(terms[k].c),
-                [terms[k].q - ups[k] * terms[k].d],
-            ]
-        )
-        for k in others
-    ]
+    # grid rows (a_j − ν_j c_j)·y + (q_j − ν_j d_j) t ≤ 0, first at ν_j = φ_j; a row is
+    # rewritten only when its ν_j changes (along the grid's last coordinate: the last row)
+    num = [np.append(np.asarray(terms[k].a, dtype=float), terms[k].q) for k in others]
+    den = [np.append(np.asarray(terms[k].c, dtype=float), terms[k].d) for k in others]
+    held = [ups[k] for k in others]  # the ν_j each grid row's coefficients hold
+    extra = [num[i] - v * den[i] for i, v in enumerate(held)]
     model = LinearModel(
         np.concatenate([np.asarray(z_term.a, dtype=float), [z_term.q]]),
         np.vstack([mat, *extra]) if extra else mat,
@@ -219,17 +214,11 @@ def solve_sum_of_ratios(
     def solve_at(nu: tuple[float, ...]) -> tuple[float, bool] | None:
         """Ψ(ν) and whether the last grid row binds; None if (15) is infeasible."""
         nonlocal lps, best_x, best_psi
-        rows: list[int] = []
-        cs: list[int] = []
-        vals: list[float] = []
-        for i, (k, v) in enumerate(zip(others, nu, strict=True)):
-            t = terms[k]
-            coef = np.concatenate([np.asarray(t.a) - v * np.asarray(t.c), [t.q - v * t.d]])
-            rows.extend([base_rows + i] * (n + 1))
-            cs.extend(cols)
-            vals.extend(coef)
-        if rows:
-            set_coefficients(model, np.asarray(rows), np.asarray(cs), np.asarray(vals))
+        for i, v in enumerate(nu):
+            if v != held[i]:  # along a row of the grid only ν_last changes
+                row = np.full(n + 1, base_rows + i)
+                set_coefficients(model, row, cols, num[i] - v * den[i])
+                held[i] = v
         lps += 1
         try:
             sol = model.solve()
