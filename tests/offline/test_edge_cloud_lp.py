@@ -189,7 +189,7 @@ def _full_lp(wl: EdgeCloudWorkload) -> tuple[float, int]:
 def test_omitting_the_edge_columns_the_cloud_dominates_keeps_the_optimum(seed) -> None:
     # from r_j + Δ_{j s_c} on, the cloud column of j at t has the same cost and rate as
     # every edge column of j at t and no capacity row: the optimum is that of the LP with
-    # every column, which has twice as many of them here or more
+    # every column, which has 1.8–2.6 times as many of them here
     wl_rng, _ = spawn(make_rng(seed), 2)
     wl = edge_cloud_workload(8, 3, 12, wl_rng)
     full, columns = _full_lp(wl)
