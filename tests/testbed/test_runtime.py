@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,7 +20,7 @@ import pytest
 from dmlsched.model.cluster import Placement
 from dmlsched.testbed.emulation import netns_available
 from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
-from dmlsched.testbed.state import PREFIX, cleanup, live_resources
+from dmlsched.testbed.state import PREFIX, RunState, cleanup, live_resources
 
 NETNS = netns_available()
 needs_netns = pytest.mark.skipif(NETNS is not None, reason=NETNS or "")
@@ -205,6 +206,32 @@ def test_cleanup_from_another_state_folder_spares_a_live_runs_namespaces(tmp_pat
         assert [ns for ns in _netns() if ns.startswith(f"{PREFIX}{tb.run_id}")] == mine
         run_id = tb.run_id
     assert live_resources(run_id) == []
+
+
+def test_cleanup_removes_the_shm_files_of_a_dead_run_whose_state_file_is_gone(tmp_path):
+    # a run killed with its state folder (a test's tmp_path) leaves its owner marker and
+    # token-bucket file in /dev/shm; the sweep removes them and spares a live run's
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm on this machine")
+    live = RunState.new(tmp_path / "live", "local")  # this process owns it
+    gone = f"{PREFIX}{live.run_id[::-1]}x"  # another id, its owner a pid no process has
+    files = [shm / f"{gone}-owner", shm / f"{gone}-tb", shm / f"{live.prefix}-tb"]
+    files[0].write_text("999999999 0")
+    files[1].write_bytes(b"\0" * 64)
+    files[2].write_bytes(b"\0" * 64)
+    try:
+        removed = cleanup(tmp_path / "elsewhere")
+        assert [f.exists() for f in files] == [False, False, True]
+        assert (shm / f"{live.prefix}-owner").exists()
+        assert sorted(r for r in removed if gone in r) == [
+            f"orphan file {files[0]}",
+            f"orphan file {files[1]}",
+        ]
+    finally:
+        cleanup(tmp_path / "live", run_id=live.run_id, force=True)
+        for f in files:
+            f.unlink(missing_ok=True)
 
 
 def _netns() -> list[str]:

@@ -12,7 +12,8 @@ processes they fork.
 (or for one run id, or all with ``force``): processes whose command line
 names the run, processes inside its namespaces, the namespaces, cgroups and
 files, then the state file.  It also removes namespaces named ``dmlt-*``
-that no live run owns (a state file lost with its disk, say).  The ``dmlt``
+and files ``/dev/shm/dmlt-*`` that no live run owns (a state file lost with
+its disk or its temporary folder, say).  The ``dmlt``
 is ``$DMLSCHED_TESTBED_PREFIX`` when set, so that several users of one
 machine (or several checkouts) sweep only their own namespaces.  Ownership is
 decided by a marker every run writes to ``/dev/shm/dmlt-<id>-owner`` (owner
@@ -236,7 +237,7 @@ def cleanup(
 
     ``run_id``: only that run (even if its owner lives, with ``force``);
     otherwise every run whose owner is gone, plus orphan ``dmlt-*``
-    namespaces no live run owns.
+    namespaces and ``/dev/shm`` files no live run owns.
     """
     removed: list[str] = []
     owned: set[str] = set()
@@ -262,6 +263,11 @@ def cleanup(
                 _kill_all(pids)
                 _run(["ip", "netns", "delete", ns])
                 removed.append(f"orphan namespace {ns}")
+        # files of a run whose state file went with its folder (a test's tmp_path, say)
+        for f in sorted(_OWNERS.glob(f"{PREFIX}*")):
+            if not _marked_owner_alive(f.name[len(PREFIX) :].split("-", 1)[0]):
+                f.unlink(missing_ok=True)
+                removed.append(f"orphan file {f}")
     return removed
 
 
