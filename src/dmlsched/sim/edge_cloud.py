@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -93,6 +93,17 @@ __all__ = [
 ]
 
 _DONE_TOL = 1e-9
+_add = np.add.reduce  # ``ndarray.sum`` without its Python wrapper: the same reduction
+
+
+class _RunRead(NamedTuple):
+    """A decision's ``run`` as :meth:`EdgeCloudState._check_run` read it, by job that
+    trains: its chunks, their index array and the edge workers (gids) they train on."""
+
+    run: dict[int, tuple[int, ...]]
+    busy: int  # edge workers that train
+    idx: dict[int, np.ndarray]
+    edges: dict[int, np.ndarray]
 
 
 def read_decision(sched: str, slot: int, decision: object, limit: int) -> DecisionRead:
@@ -156,13 +167,15 @@ class EdgeCloudState:
         self._storage = np.zeros(self._S)
         # jobs with a cloud chunk that started and is unfinished: the cloud never preempts it
         self._cloud_running: dict[int, None] = {}
-        # chunks that trained in the last slot and are unfinished (preemptions), by job
-        self._last_mask: dict[int, np.ndarray] = {}
+        # by job that trained in the last slot and is unfinished (preemptions, ``_check_run``):
+        # the chunks it trained (their index array) and which of them are unfinished
+        self._last_mask: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._last_count: dict[int, int] = {}
         self._last_run: dict[int, tuple[int, ...]] = {}
         self._last_ps: dict[int, Slot] = {}
         self._plan: Plan | None = None
-        self._idx: dict[int, np.ndarray] = {}
+        self._idx: dict[int, np.ndarray] = {}  # the accepted decision's, by job that trains
+        self._edges: dict[int, np.ndarray] = {}  # … the edge workers of those chunks
         self._events: list[Event] = []
         self._util: list[float] = []
         self._preemptions = 0
@@ -249,10 +262,9 @@ class EdgeCloudState:
         if fast is None:  # the referee names the violation
             check_run(now, new, d.run)
             raise AssertionError(f"slot {t}: the fast run check refused what the referee accepts")
-        run, busy, idx = fast
-        check_ps(now, new, run, d.ps)
-        plan = Plan(t, d.dispatch, run, d.ps, new, storage, busy)
-        self._commit(plan, idx)
+        check_ps(now, new, fast.run, d.ps)
+        plan = Plan(t, d.dispatch, fast.run, d.ps, new, storage, fast.busy)
+        self._commit(plan, fast)
         self._phase = "credit"
         return plan
 
@@ -279,14 +291,9 @@ class EdgeCloudState:
         t = self._t
         one_slot("an edge-cloud decision", t, until)
         rate = None if work is None else self.check_work(work, elapsed=elapsed, source=source)
-        completed: list[int] = []
-        per_slot: dict[int, float] = {}
-        for j, idx in self._idx.items():
-            st = self._active[j]
-            n = per_slot[j] = st.rate if rate is None else rate.get(j, 0.0)
-            if self._advance(st, idx, n):
-                self._complete(j, st)
-                completed.append(j)
+        active = self._active
+        per_slot = {j: active[j].rate if rate is None else rate.get(j, 0.0) for j in self._idx}
+        completed = self._advance(per_slot)
         plan = self._plan
         assert plan is not None
         self._last_run = {j: c for j, c in plan.run.items() if j in self._last_mask}
@@ -355,19 +362,25 @@ class EdgeCloudState:
 
     def _check_run(
         self, new: Mapping[int, Dispatched], run: Mapping[int, tuple[int, ...]]
-    ) -> tuple[dict[int, tuple[int, ...]], int, dict[int, np.ndarray]] | None:
+    ) -> _RunRead | None:
         """:func:`~dmlsched.sim.edge_cloud_referee.check_run` per job on arrays, or None
         where the referee refuses (it then names the violation)."""
         t = self._t
         active = self._active
         trains: dict[int, tuple[int, ...]] = {}
         idxs: dict[int, np.ndarray] = {}
-        edge: list[np.ndarray] = []
+        edges: dict[int, np.ndarray] = {}
+        last_run, last_count, last_idx = self._last_run, self._last_count, self._idx
         for j, chunks in run.items():
             st = active.get(j) or new.get(j)
             if st is None:
                 return None
             if not chunks:
+                continue
+            if last_run.get(j) == chunks and last_count[j] == len(chunks):
+                # the chunks it trained last slot, none finished: in range, distinct, with
+                # work left, their data there, on the same workers — checked then
+                trains[j], idxs[j], edges[j] = chunks, last_idx[j], self._edges[j]
                 continue
             if min(chunks) < 0 or max(chunks) >= st.job.chunks:  # before numpy: ints may be huge
                 return None
@@ -379,12 +392,12 @@ class EdgeCloudState:
             if st.all_ready > t and (st.ready[idx] > t).any():
                 return None
             g = st.gid[idx]
-            edge.append(g[g >= 0] if st.n_cloud else g)
+            edges[j] = g[g >= 0] if st.n_cloud else g
             trains[j] = chunks
             idxs[j] = idx
         busy = 0
-        if edge:
-            gids = np.concatenate(edge)
+        if edges:
+            gids = np.concatenate(list(edges.values()))
             busy = len(gids)
             if busy and np.bincount(gids).max() > 1:  # (2d)
                 return None
@@ -397,10 +410,11 @@ class EdgeCloudState:
             must[held] = False
             if must.any():
                 return None
-        return trains, busy, idxs
+        return _RunRead(trains, busy, idxs, edges)
 
-    def _commit(self, plan: Plan, idx: dict[int, np.ndarray]) -> None:
+    def _commit(self, plan: Plan, read: _RunRead) -> None:
         t = self._t
+        idx = read.idx
         view = self._for_view
         for j, st in plan.new.items():
             del self._pending[j]
@@ -417,9 +431,16 @@ class EdgeCloudState:
                     Event(t, "dispatch", j, f"edge={edge} cloud={cloud} zeta={st.zeta}")
                 )
         self._storage = plan.storage
-        for j, last in self._last_mask.items():  # chunks that trained last slot and stop now
+        for j, (was, kept) in self._last_mask.items():  # chunks trained last slot, now not
             cur = idx.get(j)
-            stopped = self._last_count[j] - (0 if cur is None else np.count_nonzero(last[cur]))
+            if cur is None:
+                stopped = self._last_count[j]
+            elif cur is was:  # the same chunks (``_check_run``), every one unfinished
+                stopped = 0
+            else:
+                last = np.zeros(self._active[j].job.chunks, dtype=bool)
+                last[was] = kept
+                stopped = self._last_count[j] - int(np.count_nonzero(last[cur]))
             if stopped:
                 self._preemptions += 1
                 if self.record_events:
@@ -428,38 +449,70 @@ class EdgeCloudState:
         self._last_count = {}
         self._plan = plan
         self._idx = idx
+        self._edges = read.edges
 
-    def _advance(self, st: Dispatched, idx: np.ndarray, n: float) -> bool:
-        """Chunks ``idx`` of ``st`` train ``n`` mini-batches each; True if the job is done."""
-        job = st.job
-        rem = st.rem
-        r = rem[idx]
-        self._frac_flow += (
-            float(np.minimum(r, n).sum())
-            * (self._t - job.arrival)
-            / (job.work_per_chunk * job.chunks)
-        )
+    def _advance(self, per_slot: dict[int, float]) -> list[int]:
+        """Every trained chunk advances by its job's ``per_slot`` mini-batches; returns the
+        jobs that completed, in the order trained.
+
+        The arithmetic is one array over every trained chunk; each job's Eq. (3) sum is
+        taken over its own slice (as NumPy sums a job's chunks alone, so the floats are
+        the same), and the frozen arrays the next view shows are slices of one frozen
+        copy, not a copy per job.
+        """
+        t = self._t
+        idxs = self._idx
+        if not idxs:
+            return []
+        sts = [self._active[j] for j in idxs]
+        lens = np.fromiter(map(len, idxs.values()), dtype=np.int64, count=len(idxs))
+        ends = np.cumsum(lens)
+        r = np.concatenate([st.rem[idx] for st, idx in zip(sts, idxs.values(), strict=True)])
+        n = np.repeat(np.fromiter(per_slot.values(), dtype=float, count=len(sts)), lens)
+        mins = np.minimum(r, n)
         r -= n
-        done = r <= _DONE_TOL * job.work_per_chunk
+        wpc = np.array([st.job.work_per_chunk for st in sts])
+        done = r <= np.repeat(_DONE_TOL * wpc, lens)
         r[done] = 0.0
-        rem[idx] = r
-        ended = int(np.count_nonzero(done))
-        st.left -= ended
-        if st.left == 0:
-            return True
-        j = job.id
-        self._shown_rem[j] = frozen_array(rem)
-        last = np.zeros(job.chunks, dtype=bool)
-        last[idx] = ~done
-        self._last_mask[j] = last
-        self._last_count[j] = len(idx) - ended
-        if st.n_cloud:
-            st.started[idx] = True
-            if (st.cloud & st.started & (rem > 0)).any():
-                self._cloud_running[j] = None
-            else:
-                self._cloud_running.pop(j, None)
-        return False
+        done_at = np.cumsum(done)[ends - 1]
+        ended = np.diff(done_at, prepend=0).tolist()
+        bounds = np.concatenate(([0], ends)).tolist()
+        completed: list[int] = []
+        alive: list[Dispatched] = []
+        for k, (j, idx) in enumerate(idxs.items()):
+            st, a, b = sts[k], bounds[k], bounds[k + 1]
+            job = st.job
+            self._frac_flow += (
+                float(_add(mins[a:b])) * (t - job.arrival) / (job.work_per_chunk * job.chunks)
+            )
+            st.rem[idx] = r[a:b]
+            st.left -= ended[k]
+            if st.left == 0:
+                self._complete(j, st)
+                completed.append(j)
+                continue
+            alive.append(st)
+            self._last_mask[j] = (idx, ~done[a:b])
+            self._last_count[j] = b - a - ended[k]
+            if st.n_cloud:
+                st.started[idx] = True
+                if (st.cloud & st.started & (st.rem > 0)).any():
+                    self._cloud_running[j] = None
+                else:
+                    self._cloud_running.pop(j, None)
+        self._show_remaining(alive)
+        return completed
+
+    def _show_remaining(self, sts: list[Dispatched]) -> None:
+        """The views' arrays of work left for ``sts``: slices of one frozen copy."""
+        if not sts:
+            return
+        shown = frozen_array(np.concatenate([st.rem for st in sts]))
+        at = 0
+        for st in sts:
+            D = st.job.chunks
+            self._shown_rem[st.job.id] = shown[at : at + D]
+            at += D
 
     def _complete(self, j: int, st: Dispatched) -> None:
         t = self._t
