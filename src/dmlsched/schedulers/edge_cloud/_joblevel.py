@@ -203,10 +203,14 @@ class JobLevelGang:
         u = self.unfinished_.get(j)
         if u is None or u.rem is not rem:
             left = np.flatnonzero(rem > 0)
-            workers = self.edge_[j][left]
-            # one chunk per worker: the lowest-numbered unfinished one
-            _, first = np.unique(workers, return_index=True)
-            run = tuple(sorted(left[first].tolist()))
+            if u is not None and len(left) == len(u.workers):
+                # chunks only ever finish: as many unfinished ones are the same ones
+                workers, run = u.workers, u.run
+            else:
+                workers = self.edge_[j][left]
+                # one chunk per worker: the lowest-numbered unfinished one
+                _, first = np.unique(workers, return_index=True)
+                run = tuple(sorted(left[first].tolist()))
             # each worker's chunks summed in chunk order (rem ≥ 0: unused workers add 0)
             most = float(np.bincount(self.edge_[j], weights=np.asarray(rem, dtype=float)).max())
             u = self.unfinished_[j] = _Unfinished(rem, workers, run, most)

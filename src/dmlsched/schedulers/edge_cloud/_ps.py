@@ -31,8 +31,10 @@ def cloud_runs(cloud: Mapping[int, int], view: EdgeCloudView) -> dict[int, tuple
     for j, ready in cloud.items():
         if ready <= view.slot:
             rem_j = view.remaining.get(j)
-            todo = range(view.jobs[j].chunks) if rem_j is None else np.flatnonzero(rem_j > 0)
-            run[j] = tuple(int(d) for d in todo)
+            if rem_j is None:
+                run[j] = tuple(range(view.jobs[j].chunks))
+            else:
+                run[j] = tuple(np.flatnonzero(rem_j > 0).tolist())
     return run
 
 
