@@ -405,6 +405,8 @@ class EdgeCloudState:
             held = idxs.get(j)
             if held is None:
                 return None
+            if held is last_idx.get(j):  # the chunks of last slot, which held every such one
+                continue
             st = active[j]
             must = st.cloud & st.started & (st.rem > 0)
             must[held] = False
@@ -496,7 +498,10 @@ class EdgeCloudState:
             self._last_count[j] = b - a - ended[k]
             if st.n_cloud:
                 st.started[idx] = True
-                if (st.cloud & st.started & (st.rem > 0)).any():
+                # the cloud chunks that started before and are unfinished all trained now
+                # (``_check_run``): what is left of them is what trained and is unfinished
+                left = self._last_count[j] if st.zeta == 1 else (st.cloud[idx] & ~done[a:b]).any()
+                if left:
                     self._cloud_running[j] = None
                 else:
                     self._cloud_running.pop(j, None)
