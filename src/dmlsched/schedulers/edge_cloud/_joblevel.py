@@ -59,6 +59,7 @@ class _Unfinished:
 
     rem: np.ndarray  # the view's read-only array they were derived from
     workers: np.ndarray  # the worker of each unfinished chunk
+    worker_set: frozenset[int]  # … as a set
     run: tuple[int, ...]  # the lowest-numbered unfinished chunk on each of those workers
     most: float  # the most mini-batches left on one of its workers
 
@@ -149,7 +150,10 @@ class JobLevelGang:
             self.arrival_[job.id] = job.arrival
         self.observe(view)
         claimed = np.zeros(system.edge_workers, dtype=bool)
+        taken: set[int] = set()  # the same workers, for set tests
         used = np.array(view.storage_used, dtype=float)
+        # ``_available``'s answer by (worker type, chunk size) while claimed and used stand
+        avail_of: dict[tuple[int, float], list[int]] = {}
         dispatch: dict[int, tuple[tuple[int, int], ...]] = {}
         run: dict[int, tuple[int, ...]] = {}
         ids = [j for j in view.active if j in self.edge_] + list(view.pending)
@@ -158,12 +162,17 @@ class JobLevelGang:
             if j in self.edge_:
                 if self.ready_[j] <= t:
                     u = self._unfinished(j, view.remaining[j])
-                    if not claimed[u.workers].any():
+                    if taken.isdisjoint(u.worker_set):
                         claimed[u.workers] = True
+                        taken.update(u.worker_set)
+                        avail_of.clear()
                         run[j] = u.run
                 continue
             gang = self.gang(job)
-            avail = self._available(job, claimed, used)
+            key = (job.worker_type, job.chunk_gb)
+            avail = avail_of.get(key)
+            if avail is None:
+                avail = avail_of[key] = self._available(job, claimed, used)
             chosen = self.choose_workers(job, avail, gang) if gang and len(avail) >= gang else []
             # chunk d on the (d mod gang)-th worker (gang = D_j: one chunk each)
             chosen = [chosen[d % len(chosen)] for d in range(job.chunks)] if chosen else []
@@ -172,6 +181,7 @@ class JobLevelGang:
                 continue  # edge-only: wait for the gang
             self.pending_slots_.pop(j, None)
             if chosen:
+                avail_of.clear()
                 arr = np.asarray(chosen, dtype=np.int64)
                 self.edge_[j] = arr
                 np.add.at(self.hosted_, arr, 1)
@@ -186,6 +196,7 @@ class JobLevelGang:
                 self.zeta_[j] = 0
                 if self.ready_[j] <= t:
                     claimed[arr] = True
+                    taken.update(chosen)
                     _, first = np.unique(arr, return_index=True)
                     run[j] = tuple(sorted(int(d) for d in first))
             else:
@@ -205,15 +216,16 @@ class JobLevelGang:
             left = np.flatnonzero(rem > 0)
             if u is not None and len(left) == len(u.workers):
                 # chunks only ever finish: as many unfinished ones are the same ones
-                workers, run = u.workers, u.run
+                workers, ws, run = u.workers, u.worker_set, u.run
             else:
                 workers = self.edge_[j][left]
+                ws = frozenset(workers.tolist())
                 # one chunk per worker: the lowest-numbered unfinished one
                 _, first = np.unique(workers, return_index=True)
                 run = tuple(sorted(left[first].tolist()))
             # each worker's chunks summed in chunk order (rem ≥ 0: unused workers add 0)
             most = float(np.bincount(self.edge_[j], weights=np.asarray(rem, dtype=float)).max())
-            u = self.unfinished_[j] = _Unfinished(rem, workers, run, most)
+            u = self.unfinished_[j] = _Unfinished(rem, workers, ws, run, most)
         return u
 
     def _available(self, job: EdgeJob, claimed: np.ndarray, used: np.ndarray) -> list[int]:
