@@ -117,3 +117,39 @@ def test_edge_only_reading_is_a_named_parameter_checked_when_made_and_at_reset()
     sched.cloud_overflow = "no"  # set after the constructor: reset still refuses it
     with pytest.raises(InvalidInput, match="cloud_overflow"):
         sched.reset(EdgeCloud(((0,),), ((0,),), 1), 10, np.random.default_rng(0))
+
+
+def _two_servers(storage: tuple[float, float] | None) -> EdgeCloud:
+    return EdgeCloud(((0,), (0,)), ((0,), (0,)), 2, storage=storage)
+
+
+def test_a_dispatch_in_the_slot_changes_the_next_pending_jobs_available_workers() -> None:
+    # Tiresias-L ranks server 0's worker first for both jobs of one (type, chunk size).
+    # Storage-bound (1 GB each, data lands at slot 1): A's chunk fills server 0, so B must
+    # see server 1's worker only (a stale list would pick server 0, fail 7b and send B to a
+    # cloud 100 slots away): both train 1–4 on the edge
+    a = ec_job(0, chunk_gb=1.0, delay=(1, 1, 100))
+    b = ec_job(1, chunk_gb=1.0, delay=(1, 1, 100))
+    m = _run("tiresias-l", workload((a, b), _two_servers((1.0, 1.0)))).metrics
+    assert m["cloud_chunk_share"] == 0.0 and m["total_jct"] == 4.0 + 4.0
+    # worker-bound (data at once): A claims worker 0 this slot, so B trains on worker 1
+    # (a stale list would put both on worker 0 in one slot, which the engine refuses, 2d)
+    a = ec_job(0, delay=(0, 0, 100))
+    b = ec_job(1, delay=(0, 0, 100))
+    m = _run("tiresias-l", workload((a, b), _two_servers(None))).metrics
+    assert m["cloud_chunk_share"] == 0.0 and m["total_jct"] == 3.0 + 3.0
+
+
+def test_a_running_jobs_claim_changes_a_later_pending_jobs_available_workers() -> None:
+    # edge-only, one queue (FIFO): X (4 chunks, a gang of 2) cannot fit 2 GB on server 1,
+    # so it waits, having looked up the workers of its (type, chunk size) before A. A runs
+    # on worker 0 and claims it each slot; C (same type and size, arrives at 1) must then
+    # see worker 1 only, and trains 1–4 beside A (a stale list would put it on worker 0
+    # with A, 2d). X never fits: its JCT counts as the horizon, 60
+    x = ec_job(0, chunks=4, minibatches=1, chunk_gb=1.0, delay=(0, 0, 100))
+    a = ec_job(1, minibatches=20, chunk_gb=1.0, delay=(0, 0, 100))
+    c = ec_job(2, arrival=1, chunk_gb=1.0, delay=(0, 0, 100))
+    wl = workload((x, a, c), _two_servers((2.5, 1.5)))
+    kw = dict(cloud_overflow=False, thresholds=(100.0,), promote_knob=None)
+    m = _run("tiresias-l", wl, **kw).metrics
+    assert m["completed_jobs"] == 2.0 and m["total_jct"] == 60 + 19 + 3
