@@ -143,7 +143,7 @@ def test_the_committed_report_covers_the_catalogue() -> None:
             "regenerate it with `make reproduce-all` (then this test checks it)"
         )
     # every experiment `reproduce --all` runs: the opt-in ones (the testbed's, which need
-    # root and PyTorch) are run by `make testbed`; the report says how many it ran (48 of 53)
+    # root and PyTorch) are run by `make testbed`; the report says how many it ran
     for exp in (e for e in all_experiments() if not e.opt_in):
         for c in exp.claims:
             claim_text = c.check(pd.DataFrame(columns=COLUMNS)).text.replace("|", "\\|")
