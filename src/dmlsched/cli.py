@@ -589,7 +589,9 @@ def reproduce(
             sets.append(SeedSet("held-out " + _seed_label(held_out, seeds), base / "held-out"))
             firsts.append(held_out)
         for s, first in zip(sets, firsts, strict=True):
-            _run_all(chosen, s.base, partial(_with_first, config, first), commit, fmt, s.label)
+            _run_all(
+                chosen, s.base, partial(_with_first, config, first), commit, fmt, s.label, wait
+            )
         meta = {
             "command": "dmlsched reproduce --all"
             + (f" --only '{only}'" if only else "")
@@ -644,40 +646,39 @@ def _run_all(
     commit: str,
     fmt: str | None,
     seed_set: str,
+    wait: bool,
 ) -> None:
-    """Run ``chosen`` into ``base/<ID>``; log the invocation in ``base/runs.csv``.  Each
+    """Run ``chosen`` into ``base/<ID>``, holding ``base``'s lock; log the invocation in
+    ``base/runs.csv`` from its start (:class:`~dmlsched.experiments.runlog.RunLog`).  Each
     experiment's progress says where it stands in the catalogue and which seed set runs."""
-    from dmlsched.experiments.reproduction import log_run
+    from dmlsched.experiments.lock import ensure_folder, hold
+    from dmlsched.experiments.runlog import RunLog
     from dmlsched.memo import shared_folder
 
-    start = time.monotonic()
+    ensure_folder(base)
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
-    cells_before = _cells(base, chosen)
     ran: dict[str, Path] = {}  # results of this command, for same_runs_as
-    ended = "stopped"
-    try:
-        with shared_folder():  # a computation two experiments make on one instance: once
-            for k, e in enumerate(chosen, 1):
-                reuse = ran.get(e.same_runs_as)
-                label = f"{e.id} [{k}/{len(chosen)}, {seed_set}]"
+    with (
+        hold(base, wait=wait, on_wait=lambda who: _warn(f"waiting for {who}")),
+        RunLog(base, started, commit, _cells(base)) as log,
+        shared_folder(),  # a computation two experiments make on one instance: once
+    ):
+        for k, e in enumerate(chosen, 1):
+            reuse = ran.get(e.same_runs_as)
+            label = f"{e.id} [{k}/{len(chosen)}, {seed_set}]"
+            try:
                 ran[e.id] = _run(e, base / e.id, config(e), label, reuse=reuse, fmt=fmt)
-        ended = "complete"
-    finally:  # a stopped run is logged too: its cells are kept and count
-        log_run(
-            base,
-            {
-                "started_utc": started,
-                "commit": commit,
-                "wall_s": f"{time.monotonic() - start:.0f}",
-                "cells_added": str(_cells(base, chosen) - cells_before),
-                "ended": ended,
-            },
-        )
+            finally:  # a stopped experiment's cells are kept and count
+                log.cells(_cells(base))
+        log.end("complete")
 
 
-def _cells(base: Path, chosen: list[Experiment]) -> int:
-    """Whole cells in ``base/<ID>/results.csv`` over the chosen experiments."""
-    return sum(len(done_cells(base / e.id / "results.csv")) for e in chosen)
+def _cells(base: Path) -> int:
+    """Whole cells in ``base/<ID>/results.csv`` over the catalogue (every invocation's rows
+    in ``runs.csv`` count their own, whichever experiments they chose)."""
+    from dmlsched.experiments.catalogue import all_experiments
+
+    return sum(len(done_cells(base / e.id / "results.csv")) for e in all_experiments())
 
 
 def _commit() -> str:

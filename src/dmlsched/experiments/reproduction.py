@@ -12,12 +12,14 @@ those results alone:
   NOT RUN) for the as-printed schedulers and their ``+`` variants, for each
   seed set;
 * the runs that computed the cells, per seed set: a resumable ``--all`` run
-  may take several invocations, and each one (also one stopped by Ctrl-C)
-  appends a row to ``runs.csv`` (:func:`log_run`: start, commit, wall seconds,
-  cells added, how it ended); the report lists them and their total wall
-  time.  Cells kept from an earlier invocation carry the same fingerprint as
-  the current code's (``provenance.csv``; a resume recomputes the others), so
-  every number is what the report's commit computes;
+  may take several invocations, and each one has a row in ``runs.csv``
+  (:mod:`~dmlsched.experiments.runlog`: start, commit, wall seconds, cells
+  added, how it ended — written from its start, so a killed one is there
+  too); the report lists them and their total wall time, and says how many
+  cells were computed by invocations nobody logged.  Cells kept from an
+  earlier invocation carry the same fingerprint as the current code's
+  (``provenance.csv``; a resume recomputes the others), so every number is
+  what the report's commit computes;
 * per paper, one row per claim: the paper's statement and number
   (``claim.paper``, else the experiment's ``reproduces``), the as-printed
   verdict per seed set with the deciding comparison, the ``+`` variant's
@@ -35,7 +37,6 @@ claims, as NOT RUN, so the report always covers the whole catalogue.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,15 +47,13 @@ if TYPE_CHECKING:  # imported where a frame is made: pandas is slow to import
 
 from dmlsched.experiments.catalogue import Experiment
 from dmlsched.experiments.claims import LABELS, VERDICT_RULES, Claim, ClaimResult, check_both
+from dmlsched.experiments.runlog import NOT_LOGGED, RUNS, read_runs
 from dmlsched.results import read_results
 
 __all__ = [
-    "RUNS",
     "ClaimRow",
     "SeedSet",
     "collect",
-    "log_run",
-    "read_runs",
     "render",
     "render_sets",
     "write_reproduction",
@@ -71,31 +70,6 @@ PAPERS: tuple[tuple[str, str], ...] = (
 )
 _OTHER = "Other experiments"
 
-#: the run log beside the results, one row per ``--all`` invocation
-RUNS = "runs.csv"
-_RUN_FIELDS = ("started_utc", "commit", "wall_s", "cells_added", "ended", "note")
-
-
-def log_run(base: Path, row: Mapping[str, str]) -> None:
-    """Append one invocation's row (fields :data:`_RUN_FIELDS`) to ``base/runs.csv``."""
-    path = base / RUNS
-    base.mkdir(parents=True, exist_ok=True)
-    new = not path.exists() or path.stat().st_size == 0
-    with path.open("a", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=_RUN_FIELDS, extrasaction="raise")
-        if new:
-            w.writeheader()
-        w.writerow({k: row.get(k, "") for k in _RUN_FIELDS})
-
-
-def read_runs(base: Path) -> list[dict[str, str]]:
-    """The rows of ``base/runs.csv`` (none if there is no log)."""
-    path = base / RUNS
-    if not path.exists():
-        return []
-    with path.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
-
 
 def _runs_table(runs: list[Mapping[str, str]]) -> list[str]:
     lines = [
@@ -105,19 +79,28 @@ def _runs_table(runs: list[Mapping[str, str]]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     total = 0.0
+    unknown = 0  # cells of invocations whose wall time nobody logged
     for r in runs:
         wall = float(r.get("wall_s") or 0.0)
         total += wall
+        if r.get("ended") == NOT_LOGGED:
+            unknown += int(r.get("cells_added") or 0)
+        shown = "—" if not r.get("wall_s") else f"{wall:.0f} s"
+        if r.get("ended") in ("killed", "running"):  # its last update, up to a minute old
+            shown = f"≥ {shown}"
         cells = [
             r.get("started_utc") or "—",
             f"`{r.get('commit')}`" if r.get("commit") else "—",
-            f"{wall:.0f} s",
+            shown,
             r.get("cells_added") or "—",
             r.get("ended") or "—",
             r.get("note") or "",
         ]
         lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
-    lines += ["", f"Total wall time of these runs: {total:.0f} s ({total / 3600:.1f} h).", ""]
+    spent = f"Total wall time of these runs: {total:.0f} s ({total / 3600:.1f} h)"
+    if unknown:
+        spent += f", not counting the invocations that computed {unknown} cells unlogged"
+    lines += ["", spent + ".", ""]
     return lines
 
 
