@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -25,6 +26,9 @@ __all__ = ["MAX_SLOT_SECONDS", "mount"]
 # the clock waits a slot at a time, and the platform's timed waits end somewhere: a week
 # is longer than any slot a scheduler is run with, and far inside that limit
 MAX_SLOT_SECONDS = 7 * 24 * 3600
+
+#: the signals that stop ``serve`` gracefully (uvicorn's own set on POSIX)
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 # as dmlsched.cli_options.Plugins (this command sits below the cli package)
 Plugins = Annotated[list[str] | None, typer.Option("--plugin", help=PLUGIN_HELP)]
@@ -225,6 +229,18 @@ def serve(
         def handle_exit(self, sig: int, frame: object) -> None:
             self.interrupted = self.interrupted or sig == signal.SIGINT
             super().handle_exit(sig, frame)  # type: ignore[arg-type]  # uvicorn types frame as FrameType | None; passed through
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own raises a caught SIGTERM again once the server has shut down,
+            # which would end this process before the executor stops (checkpoints) its runs
+            # and the store closes (below); SIGTERM then ends it with status 0, SIGINT 130
+            old = {sig: signal.signal(sig, self.handle_exit) for sig in _STOP_SIGNALS}
+            try:
+                yield
+            finally:
+                for sig, handler in old.items():
+                    signal.signal(sig, handler)
 
     server = _Server(
         uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
