@@ -3,6 +3,8 @@ scheduler plugins of the command loaded in Ray's workers too."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,12 +20,23 @@ ray = pytest.importorskip("ray", reason="ray is not installed (pip install dmlsc
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    """One local Ray cluster for the module (starting one takes seconds)."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    """One local Ray cluster for the module (starting one takes seconds), its session files
+    in a folder of its own that goes with it (Ray keeps every session under /tmp/ray;
+    the folder's path is short: Ray's sockets live in it, and a socket path has ≤ 107
+    bytes)."""
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+        _temp_dir=temp,
+    )
     try:
         yield
     finally:
         ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def test_ray_local_sweep_matches_process_pool(tmp_path: Path, local_ray: None) -> None:
