@@ -651,6 +651,7 @@ def _run_all(
     """Run ``chosen`` into ``base/<ID>``, holding ``base``'s lock; log the invocation in
     ``base/runs.csv`` from its start (:class:`~dmlsched.experiments.runlog.RunLog`).  Each
     experiment's progress says where it stands in the catalogue and which seed set runs."""
+    from dmlsched.experiments.catalogue import all_experiments
     from dmlsched.experiments.lock import ensure_folder, hold
     from dmlsched.experiments.runlog import RunLog
     from dmlsched.memo import shared_folder
@@ -658,27 +659,29 @@ def _run_all(
     ensure_folder(base)
     started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
     ran: dict[str, Path] = {}  # results of this command, for same_runs_as
-    with (
-        hold(base, wait=wait, on_wait=lambda who: _warn(f"waiting for {who}")),
-        RunLog(base, started, commit, _cells(base)) as log,
-        shared_folder(),  # a computation two experiments make on one instance: once
-    ):
-        for k, e in enumerate(chosen, 1):
-            reuse = ran.get(e.same_runs_as)
-            label = f"{e.id} [{k}/{len(chosen)}, {seed_set}]"
-            try:
-                ran[e.id] = _run(e, base / e.id, config(e), label, reuse=reuse, fmt=fmt)
-            finally:  # a stopped experiment's cells are kept and count
-                log.cells(_cells(base))
-        log.end("complete")
+    with hold(base, wait=wait, on_wait=lambda who: _warn(f"waiting for {who}")):
+        # every experiment's cells, not only the chosen ones': runs.csv's rows count theirs
+        # (an experiment's are counted again only once it has run: a scan of the whole
+        # catalogue's results takes seconds)
+        cells = {e.id: _cells(base / e.id) for e in all_experiments()}
+        with (
+            RunLog(base, started, commit, sum(cells.values())) as log,
+            shared_folder(),  # a computation two experiments make on one instance: once
+        ):
+            for k, e in enumerate(chosen, 1):
+                reuse = ran.get(e.same_runs_as)
+                label = f"{e.id} [{k}/{len(chosen)}, {seed_set}]"
+                try:
+                    ran[e.id] = _run(e, base / e.id, config(e), label, reuse=reuse, fmt=fmt)
+                finally:  # a stopped experiment's cells are kept and count
+                    cells[e.id] = _cells(base / e.id)
+                    log.cells(sum(cells.values()))
+            log.end("complete")
 
 
-def _cells(base: Path) -> int:
-    """Whole cells in ``base/<ID>/results.csv`` over the catalogue (every invocation's rows
-    in ``runs.csv`` count their own, whichever experiments they chose)."""
-    from dmlsched.experiments.catalogue import all_experiments
-
-    return sum(len(done_cells(base / e.id / "results.csv")) for e in all_experiments())
+def _cells(out: Path) -> int:
+    """Whole cells in ``out/results.csv``."""
+    return len(done_cells(out / "results.csv"))
 
 
 def _commit() -> str:

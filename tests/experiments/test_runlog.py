@@ -29,7 +29,8 @@ def test_the_row_is_written_when_the_invocation_starts_and_ended_when_it_ends(
         assert row["ended"] == "running" and row["commit"] == "abc"
         log.cells(7)
         assert read_runs(tmp_path)[0]["cells_added"] == "7"
-        log.end("complete", cells_now=9)
+        log.cells(9)
+        log.end("complete")
     (row,) = read_runs(tmp_path)
     assert row["ended"] == "complete" and row["cells_added"] == "9"
     assert not list(tmp_path.glob(".*.tmp"))  # rewritten through a temporary file
@@ -54,7 +55,8 @@ def test_a_row_left_running_is_killed_and_takes_the_cells_nobody_accounts_for(
         ],
     )
     with RunLog(tmp_path, "c", "abc", cells_now=11) as log:
-        log.end("complete", cells_now=11)
+        log.cells(11)
+        log.end("complete")
     rows = read_runs(tmp_path)
     assert [(r["started_utc"], r["ended"], r["cells_added"]) for r in rows] == [
         ("a", "complete", "4"),
@@ -68,7 +70,8 @@ def test_cells_of_invocations_never_logged_get_a_row_of_their_own(tmp_path: Path
     # a log written only at the end: two invocations killed outright left no row
     _log(tmp_path, [{"started_utc": "a", "wall_s": "10", "cells_added": "4", "ended": "complete"}])
     with RunLog(tmp_path, "c", "abc", cells_now=10) as log:
-        log.end("complete", cells_now=12)
+        log.cells(12)
+        log.end("complete")
     rows = read_runs(tmp_path)
     assert [(r["ended"], r["cells_added"], r["wall_s"]) for r in rows] == [
         ("complete", "4", "10"),

@@ -129,10 +129,8 @@ class RunLog:
         """The invocation's net cells so far, ``cells_now`` being the results' whole cells."""
         self._update(cells_added=str(cells_now - self._cells_before))
 
-    def end(self, ended: str, cells_now: int | None = None) -> None:
-        """How the invocation ended (``complete`` / ``stopped``), with its final cells."""
-        if cells_now is not None:
-            self.cells(cells_now)
+    def end(self, ended: str) -> None:
+        """How the invocation ended (``complete`` / ``stopped``)."""
         self._update(ended=ended)
 
     def _beats(self) -> None:
