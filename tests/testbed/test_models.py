@@ -260,3 +260,67 @@ def test_the_engine_bounds_measured_work_by_the_profile_not_by_what_schedulers_a
     # without a profile the engine's model is Eq. (1) on the nominal constants
     nominal = testbed_workload(1, 2, 5, np.random.default_rng(0), slot_seconds=20.0)
     assert nominal.workload.speed is None
+
+
+def test_a_shaped_channel_measures_its_pacing_lag(tmp_path):
+    import socket
+    import threading
+
+    from dmlsched.testbed.transport import Channel
+
+    tb = TokenBuckets.create(tmp_path / "tb", [8e6, 0.0], burst_bytes=4096)  # 1 MB/s
+    srv = socket.create_server(("127.0.0.1", 0))
+    a = socket.create_connection(srv.getsockname())
+    b, _ = srv.accept()
+    srv.close()
+    got = []
+    reader = threading.Thread(target=lambda: got.extend(Channel(b).recv() for _ in "xy"))
+    reader.start()
+    ch = Channel(a, tb, (0, 4))
+    payload = np.zeros(50_000, dtype=np.float32)  # 200,000 B: four 64 KB chunks
+    ch.send(2, payload=payload)
+    # the header's chunk starts a message; each of the four payload chunks continues it
+    assert ch.lag_n == 4
+    ch.send(2, payload=payload)
+    reader.join(timeout=10)
+    assert ch.lag_n == 8 and len(got) == 2
+    assert 0.0 <= ch.lag_s / ch.lag_n < 0.05  # late by the sleep's overshoot, not by a rate
+    a.close()
+    b.close()
+
+
+def test_calibration_records_the_buckets_and_the_probes_mean_lag(tmp_path):
+    from dmlsched.testbed.calibrate import _pacing
+    from dmlsched.testbed.emulation import BUCKET_BYTES
+
+    for job, (lag, n) in enumerate(((0.003, 10), (0.001, 30))):
+        inc = tmp_path / f"job-{job}" / "inc-0"
+        inc.mkdir(parents=True)
+        (inc / "ps-0.json").write_text(json.dumps({"pace_lag_s": lag, "pace_lag_n": n}))
+    (tmp_path / "job-2" / "inc-0").mkdir(parents=True)
+    (tmp_path / "job-2" / "inc-0" / "ps-0.json").write_text("{not json")  # a torn write
+    assert _pacing([tmp_path]) == {
+        "bucket_bytes": float(BUCKET_BYTES),
+        "lag_s": pytest.approx(0.004 / 40),
+        "chunks": 40,
+    }
+    assert _pacing([tmp_path / "none"])["lag_s"] == 0.0
+
+
+def test_the_profile_s_pacing_reaches_the_flow_model(tmp_path):
+    from dmlsched.workloads.speed_profile import profile_speed
+
+    prof = {
+        "format": PROFILE_FORMAT,
+        "default": "links",
+        "slot_seconds": 20.0,
+        "ext_mbit": [10.0],
+        "grad_bytes": 76_840.0,
+        "forms": {"links": {"batch_tau_s": 0.0, "overhead_s": 0.0024}},
+    }
+    plain = profile_speed(prof)
+    assert (plain.bucket_bytes, plain.pacing_lag_s, plain.network(3).burst_bytes) == (0, 0, 0)
+    paced = profile_speed({**prof, "pacing": {"bucket_bytes": 4096, "lag_s": 2.3e-4}})
+    assert paced.network(3).burst_bytes == 4096.0 and paced.pacing_lag_s == 2.3e-4
+    with pytest.raises(InvalidInput, match="pacing_lag_s"):
+        profile_speed({**prof, "pacing": {"lag_s": -1.0}})

@@ -44,6 +44,13 @@ steps done in between at each placement's measured step time: ``start_s``
 and ``restart_s``, the medians, are what the engine charges a job's first
 incarnation and every later one (:class:`~dmlsched.model.speed.calibrated.CalibratedSpeed`).
 
+Pacing (``pacing`` in the profile, ``local`` only): the token buckets'
+depth (:data:`~dmlsched.testbed.emulation.BUCKET_BYTES`) and the mean
+pacing lag of the probes' PSs (:mod:`.transport`: how late a message's next
+chunk reserves after its reservation allowed it to go) — not fitted, but
+measured on the fit's own probes; the flow model's ``fifo`` simulation of
+jobs sharing links needs both (:mod:`dmlsched.model.speed.flows`).
+
 ``scheduler_eq1`` in the profile: Eq. (1) constants that bound every probe
 from above (τ from the fit, each class's g/b the largest the probes need) —
 what :func:`dmlsched.testbed.workload.testbed_workload` tells schedulers.  A
@@ -68,6 +75,7 @@ from scipy.optimize import least_squares, nnls
 
 from dmlsched.model.cluster import Placement
 from dmlsched.model.speed.calibrated import link_times, links_step
+from dmlsched.testbed.emulation import BUCKET_BYTES
 from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
 from dmlsched.testbed.state import DEFAULT_STATE_DIR
 from dmlsched.testbed.training import n_params
@@ -80,7 +88,8 @@ __all__ = ["CALIBRATION_VERSION", "Probe", "calibrate", "fit"]
 # 3: held-out probes (a cap not fitted, jobs sharing links) measured and predicted
 # 4: the cost of a new incarnation (start, restart) measured and charged
 # 5: netns links share their cap per TCP connection (htb), not in one FIFO queue (tbf)
-CALIBRATION_VERSION = 5
+# 6: local: the token buckets' depth and the senders' measured pacing lag (flow model)
+CALIBRATION_VERSION = 6
 
 COLOCATED = ((1, 1), (2, 1), (2, 2), (3, 1))
 # (workers, PSs) per machine before and after a restart: a move, a resize, a shift
@@ -125,6 +134,21 @@ def _plan(caps: list[float]) -> list[Probe]:
         out += [Probe((w, 0, 0), (0, s, 0), cap) for w, s in SPLIT]
         out += [Probe(w, s, cap) for w, s in MIXED]
     return out
+
+
+def _pacing(roots: list[Path]) -> dict[str, float]:
+    """The ``local`` emulation's bucket depth and the mean pacing lag of the PSs' chunks
+    (:mod:`.transport`) over every probe run in ``roots``: what the flow model's ``fifo``
+    transport needs besides the fitted constants."""
+    lag, chunks = 0.0, 0
+    for root in roots:
+        for path in sorted(root.glob("job-*/inc-*/ps-*.json")):
+            with contextlib.suppress(OSError, ValueError):
+                r = json.loads(path.read_text())
+                lag += float(r.get("pace_lag_s", 0.0))
+                chunks += int(r.get("pace_lag_n", 0))
+    mean = lag / chunks if chunks else 0.0
+    return {"bucket_bytes": float(BUCKET_BYTES), "lag_s": mean, "chunks": chunks}
 
 
 def _measure(tb: Testbed, probe: Probe, seconds: float, n: int) -> float:
@@ -266,6 +290,7 @@ def calibrate(
     out.mkdir(parents=True, exist_ok=True)
     g = 4.0 * n_params(HIDDEN)
     probes: list[Probe] = []
+    roots: list[Path] = []  # the fit probes' job folders (their PSs' pacing lag)
     n = 0
     for cap in caps:
         todo = [p for p in _plan(caps) if p.cap_mbit == cap]
@@ -277,6 +302,7 @@ def calibrate(
             int_mbit=int_mbit,
             state_dir=state_dir,
         ) as tb:
+            roots.append(tb.job_root)
             for p in todo:
                 step = _measure(tb, p, probe_seconds, n)
                 n += 1
@@ -382,6 +408,10 @@ def calibrate(
         "fit": {"errors": errs, "loo_median": all_loo, "speedups": speedups},
         "restart": restart,
     }
+    if emulation == "local":
+        pacing = _pacing(roots)
+        profile["pacing"] = pacing
+        log(f"pacing lag {1e3 * pacing['lag_s']:.3f} ms (mean over {pacing['chunks']} chunks)")
     path = out / "profile.json"
     path.write_text(json.dumps(profile, indent=1) + "\n")  # the fit, whatever happens next
     if held_out:
@@ -466,6 +496,16 @@ def _write_md(
         f"η_i⁻¹ = {lk['inv_eta_int']:.3f}, overhead c = {1e3 * lk['overhead_s']:.2f} ms per step, "
         f"κ = {lk['overlap']:.3f} (NIC and loopback: 0 overlap, 1 add up), "
         f"ω = {lk['pipeline']:.3f} (push/pull overlap across workers)",
+        *(
+            [
+                f"- token buckets {prof['pacing']['bucket_bytes']:.0f} B deep; pacing lag "
+                f"{1e3 * prof['pacing']['lag_s']:.3f} ms a chunk (mean over "
+                f"{prof['pacing']['chunks']} chunks of the probes' PSs): the flow model's "
+                "*fifo* simulation uses both"
+            ]
+            if "pacing" in prof
+            else []
+        ),
         "",
         f"Default form of the profile: **{prof['default']}** (smaller median leave-one-out error).",
         "",

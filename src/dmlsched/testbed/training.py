@@ -266,6 +266,8 @@ def ps_main(cfg: TaskConfig, data: Dataset) -> None:
         if final or now - last_status >= _STATUS_EVERY_S:
             st["bytes_in"] = sum(c.bytes_in for c in chans)
             st["bytes_out"] = sum(c.bytes_out for c in chans)
+            st["pace_lag_s"] = sum(c.lag_s for c in chans)
+            st["pace_lag_n"] = sum(c.lag_n for c in chans)
             st["time"] = now
             st["final"] = final
             _write_json(status_path, st)

@@ -16,7 +16,12 @@ A :class:`Channel` counts bytes in and out (header included), optionally
 reserves them in the run's token buckets before sending (``local`` mode's
 bandwidth cap, in chunks so concurrent flows interleave) and optionally
 sleeps a fixed delay per message (the application-level latency of a slow
-path: this machine has no ``netem``).
+path: this machine has no ``netem``).  A shaped channel also measures its
+*pacing lag*: how long after a chunk's reservation said it could go the
+next chunk of the same message reserves (the sleep's overshoot and the
+send) — the flow model's ``fifo`` transport needs it (a lag-free
+simulation of the buckets finds schedules real senders never keep), and
+``testbed calibrate`` records it.
 """
 
 from __future__ import annotations
@@ -76,6 +81,9 @@ class Channel:
         self.bytes_out = 0
         self.bytes_in = 0
         self.comm_s = 0.0  # wall time spent in send/recv (incl. shaping waits)
+        self.lag_s = 0.0  # pacing lag summed over lag_n chunks (module docstring)
+        self.lag_n = 0
+        self._due: float | None = None  # when the message's last chunk was allowed to go
 
     def send(
         self,
@@ -98,6 +106,7 @@ class Channel:
             if len(body):
                 self.sock.sendall(body)
         else:
+            self._due = None  # the gap before a message's header is the caller's work
             self._shaped(memoryview(head))
             for i in range(0, len(body), _CHUNK):
                 self._shaped(body[i : i + _CHUNK])
@@ -106,7 +115,12 @@ class Channel:
 
     def _shaped(self, data: memoryview) -> None:
         assert self.buckets is not None
+        now = time.monotonic()
+        if self._due is not None:  # this chunk continues a message
+            self.lag_s += max(0.0, now - self._due)
+            self.lag_n += 1
         wait = self.buckets.reserve(self.bucket_ids, len(data))
+        self._due = now + wait
         if wait > 0:
             time.sleep(wait)
         self.sock.sendall(data)

@@ -3,8 +3,10 @@
 A profile is JSON: ``{"format": "dmlsched-speed-profile/1", "default": FORM,
 "slot_seconds": S, "ext_mbit": [...], "grad_bytes": g, "batch": F,
 "forms": {"eq1": {...}, "links": {...}}, "fit": {...}, "restart": {"start_s": ...,
-"restart_s": ...}}`` — the fitted constants of :mod:`dmlsched.model.speed.calibrated`
-plus the fit's errors and the measured cost of starting an incarnation (absent: none).
+"restart_s": ...}, "pacing": {"bucket_bytes": ..., "lag_s": ...}}`` — the fitted
+constants of :mod:`dmlsched.model.speed.calibrated` plus the fit's errors, the measured
+cost of starting an incarnation (absent: none) and, for the ``local`` emulation, its
+token buckets' depth and the senders' measured pacing lag (absent: neither).
 :func:`load_speed_profile` turns it into the engine's speed model
 (``ClusterWorkload.speed``); ``--speed PATH`` options call it.
 """
@@ -48,6 +50,8 @@ def profile_speed(
         int_mbit=tuple(int_mbit or profile.get("int_mbit", (0.0,))),
         start_s=float(profile.get("restart", {}).get("start_s", 0.0)),
         restart_s=float(profile.get("restart", {}).get("restart_s", 0.0)),
+        bucket_bytes=float(profile.get("pacing", {}).get("bucket_bytes", 0.0)),
+        pacing_lag_s=float(profile.get("pacing", {}).get("lag_s", 0.0)),
         **consts,
     )
 

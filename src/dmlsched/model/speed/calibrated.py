@@ -35,7 +35,11 @@ Jobs running together (:meth:`CalibratedSpeed.joint_steps`, the engine's
 ``slot_rates``): a job's step alone is the fitted form; the links it shares
 stretch its communication by the ratio a flow-level simulation of every
 connection gives (:mod:`dmlsched.model.speed.flows`), a link serving its
-flows max-min fairly for the share 1 − ω and in arrival order for ω.
+flows max-min fairly for the share 1 − ω and in arrival order for ω.  The
+arrival-order (``fifo``) simulation is the ``local`` emulation's token
+buckets: with the profile's ``pacing`` entry it uses their depth and the
+senders' measured pacing lag (absent: a depth of 0 and no lag, as profiles
+before calibration version 6 were predicted).
 
 Async jobs (thesis (3.1)): a worker's mini-batch time is the same
 expression with W = 1 seen from that worker (its own PSs), summed as rates.
@@ -61,6 +65,7 @@ __all__ = ["FORMS", "CalibratedSpeed", "eq1_step", "link_times", "links_step", "
 
 FORMS = ("eq1", "links")
 PHASES = 8  # start offsets the flow-level model averages over (joint_steps)
+LAGGED_STEPS = (60, 40)  # steps, warm-up of a lagged fifo simulation: it settles first
 _MIN_STEP_S = 1e-6  # a fit with τ = c = 0 must not promise infinite speed
 
 
@@ -166,12 +171,17 @@ class CalibratedSpeed:
     ref_mbit: float = 0.0  # eq1: the cap g_over_b_ext was fitted at (0 = this run's)
     start_s: float = 0.0  # seconds a job's first incarnation runs no step (0: papers' credit)
     restart_s: float = 0.0  # the same for a later one (resumed, moved, resized)
+    bucket_bytes: float = 0.0  # links, fifo: the token buckets' depth (local emulation)
+    pacing_lag_s: float = 0.0  # links, fifo: a chunk's mean lag after its reservation
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
             raise InvalidInput("form", self.form, " | ".join(FORMS))
         if not self.slot_seconds > 0:
             raise InvalidInput("slot_seconds", self.slot_seconds, "> 0")
+        for name in ("bucket_bytes", "pacing_lag_s"):
+            if not getattr(self, name) >= 0:
+                raise InvalidInput(name, getattr(self, name), ">= 0")
         for name in ("start_s", "restart_s"):
             v = getattr(self, name)
             if not 0 <= v < self.slot_seconds:
@@ -251,7 +261,7 @@ class CalibratedSpeed:
         """Machines 0..machines-1's links at the fitted efficiencies (bytes/s; ∞: uncapped)."""
         ext = tuple(self._cap(self.ext_mbit, h) / self.inv_eta_ext for h in range(machines))
         loop = tuple(self._cap(self.int_mbit, h) / self.inv_eta_int for h in range(machines))
-        return Network(ext, ext, loop)
+        return Network(ext, ext, loop, burst_bytes=self.bucket_bytes)
 
     def flow_job(self, batch: int, p: Placement) -> FlowJob:
         """The placement's processes and per-step constants for :mod:`.flows`."""
@@ -295,9 +305,10 @@ class CalibratedSpeed:
         for transport, weight in (("fair", 1.0 - self.pipeline), ("fifo", self.pipeline)):
             if weight <= 0:
                 continue
-            shared = _flow_steps(fj, net, transport, PHASES)
+            lag = self.pacing_lag_s if transport == "fifo" else 0.0
+            shared = _flow_steps(fj, net, transport, PHASES, lag)
             for n, (f, sh) in enumerate(zip(fj, shared, strict=True)):
-                alone = _flow_steps((f,), net, transport, 1)[0]
+                alone = _flow_steps((f,), net, transport, 1, lag)[0]
                 comm = alone - f.compute_s
                 stretch[n] += weight * ((sh - f.compute_s) / comm if comm > 1e-9 * alone else 1.0)
         for k, f, x in zip(live, fj, stretch, strict=True):
@@ -322,6 +333,13 @@ class CalibratedSpeed:
 
 @functools.lru_cache(maxsize=4096)
 def _flow_steps(
-    jobs: tuple[FlowJob, ...], net: Network, transport: str, phases: int
+    jobs: tuple[FlowJob, ...], net: Network, transport: str, phases: int, lag_s: float
 ) -> tuple[float, ...]:
+    if lag_s > 0:
+        steps, warmup = LAGGED_STEPS
+        return tuple(
+            step_seconds(
+                jobs, net, transport, steps=steps, warmup=warmup, phases=phases, lag_s=lag_s
+            )
+        )
     return tuple(step_seconds(jobs, net, transport, phases=phases))
