@@ -27,10 +27,9 @@ machine crosses its loopback.  Each link has a capacity in bytes per second
   every start offset, while runs on the local emulation land in either of
   two regimes, ≈ 2.05× or ≈ 2.48× (``docs/testbed.md``); with the lag part
   of the offsets end at ≈ 2.49×, and the mean over offsets lies between
-  the two, as the mean over repeated runs does.  The
-  lags are drawn from a generator of fixed seed, so the result is still a
-  function of the inputs alone; lagged simulations need a longer warm-up
-  to settle.
+  the two, as the mean over repeated runs does.  The lags are drawn from a
+  generator of fixed seed, so the result is still a function of the
+  inputs alone; lagged simulations need a longer warm-up to settle.
 
 :func:`step_seconds` simulates the jobs for at least ``steps`` steps of
 every job after ``warmup`` (a deterministic cap on events bounds the work)
