@@ -251,12 +251,23 @@ def _run(
     if cfg.ray is not None:
         require("ray", "--ray")
     notes = workload_notes(exp, cfg.quick, cfg.traces)  # bad input fails before OUT is made
+    looks = cfg.looks or (cfg.seeds,)
     # one lock around the sweep and its report (the runner re-enters it)
     with hold(out, wait=cfg.wait, on_wait=lambda who: _warn(f"waiting for {who}")):
-        with Reporter(label) as rep, watching(rep):
-            path = run_experiment(
-                exp, out, cfg, on_progress=rep.cells, on_warning=_warn, notes=notes, reuse=reuse
-            )
+        for k, look in enumerate(looks, 1):
+            with Reporter(label if k == 1 else f"{label}, look {k}") as rep, watching(rep):
+                path = run_experiment(
+                    exp,
+                    out,
+                    cfg,
+                    on_progress=rep.cells,
+                    on_warning=_warn,
+                    notes=notes,
+                    reuse=reuse,
+                    upto=look,
+                )
+            if k < len(looks) and _decided_at_look(exp, out, cfg, look):
+                break
         try:
             render_report(out, on_warning=_warn, plots=plots, formats=(fmt,) if fmt else ())
         except KeyboardInterrupt:
@@ -265,6 +276,25 @@ def _run(
                 f"`dmlsched report {out}` writes the summary"
             ) from None
     return path
+
+
+def _decided_at_look(exp: Experiment, out: Path, cfg: RunConfig, look: int) -> bool:
+    """Whether every claim of ``exp`` is decided on the results of a look (saying so, or
+    which are not, on stderr)."""
+    from dmlsched.experiments.claims import pct
+    from dmlsched.experiments.looks import look_confidence, undecided
+    from dmlsched.experiments.report import claim_frames
+
+    conf = look_confidence(len(cfg.looks))
+    df, frames = claim_frames(out, exp)
+    left = undecided(exp, df, frames, conf)
+    at = f"{exp.id}: at {look} of {cfg.seeds} seeds ({pct(conf)} per look)"
+    if not left:
+        _warn(f"{at} every claim is decided: stopping there")
+        return True
+    more = f" (and {len(left) - 1} more)" if len(left) > 1 else ""
+    _warn(f"{at} {len(left)} claim(s) undecided, e.g. {left[0]!r}{more}: computing the rest")
+    return False
 
 
 # the columns a reader looks at first, then the rest in results.csv's order
@@ -526,14 +556,25 @@ def reproduce(
         ),
     ] = None,
     plugin: Plugins = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            help="Look at half the seeds first and stop there when every claim is decided; "
+            "both looks read 97.5% intervals, so together they keep the 95% error rate "
+            "(dmlsched.experiments.looks)."
+        ),
+    ] = False,
 ) -> None:
     """Reproduce a paper figure or table from the catalogue (plugins may add schedulers
     and experiments: dmlsched.experiments.catalogue.register)."""
     from dmlsched.experiments.catalogue import all_experiments, get
+    from dmlsched.experiments.looks import check_seeds, plan
     from dmlsched.experiments.reproduction import SeedSet, write_reproduction
     from dmlsched.experiments.runner import RunConfig
 
     plugins = load_plugins(plugin)
+    if until_decided:
+        check_seeds(seeds)
     if list_:
         for e in all_experiments():  # plain lines: easy to grep and to read in a log
             print(
@@ -558,6 +599,7 @@ def reproduce(
         extra = {"compute": compute} if computed else None
         return RunConfig(
             n,
+            looks=plan(n) if until_decided else (),
             quick=quick,
             workers=workers,
             ray=ray,
@@ -598,7 +640,8 @@ def reproduce(
             + (f" --seeds {seeds}" if seeds else "")
             + (f" --seed-base {seed_base}" if seed_base else "")
             + (f" --held-out {held_out}" if held_out is not None else "")
-            + (" --quick" if quick else ""),
+            + (" --quick" if quick else "")
+            + (" --until-decided" if until_decided else ""),
             "commit": commit,
             "seed sets": "; ".join(s.label for s in sets),
             "provenance": "every cell's fingerprint (code and inputs, provenance.csv) is this "

@@ -95,6 +95,7 @@ __all__ = [
     "judge",
     "mean_ci",
     "mean_interval",
+    "pct",
     "plus_of",
 ]
 
@@ -357,6 +358,11 @@ def _summarize(
     return ClaimResult(text, label, evidence + note, value, k, n, seeds, test)
 
 
+def pct(confidence: float) -> str:
+    """95% as "95%", 97.5% as "97.5%"."""
+    return f"{100 * confidence:.4g}%"
+
+
 def _band_text(band: float) -> str:
     return f"TIE band ±{band:.0%}" if band >= 0.01 else f"TIE band ±{band:g} (relative)"
 
@@ -414,7 +420,10 @@ class Beats(_ClaimBase):
         return {self.winner, *self.losers}
 
     def check(
-        self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
+        self,
+        df: pd.DataFrame,
+        frames: Mapping[str, pd.DataFrame] | None = None,
+        confidence: float = CONFIDENCE,
     ) -> ClaimResult:
         better = (
             ("at least as high" if self.higher else "at most as low")
@@ -426,7 +435,7 @@ class Beats(_ClaimBase):
             f"{self.winner} has {better} {self.metric} than {times}"
             f"{', '.join(self.losers)} at every point"
         )
-        test = f"paired t {CONFIDENCE:.0%} per point and baseline, {_band_text(self.band)}"
+        test = f"paired t {pct(confidence)} per point and baseline, {_band_text(self.band)}"
         present = _present(df, self.metric)
         if self.winner not in present or not all(lo in present for lo in self.losers):
             return ClaimResult(text, NOT_RUN, "missing schedulers in results", test=test)
@@ -444,7 +453,7 @@ class Beats(_ClaimBase):
                 d = _paired(wv, lv) * sign
                 if d.size == 0:
                     continue  # every seed excluded at this point
-                iv = mean_interval(d)
+                iv = mean_interval(d, confidence)
                 band = self.band * _scale(_nanmean(wv), _nanmean(lv))
                 label = decide(iv, band, strict=not self.ties)
                 rel = iv.low / band if band > 0 and math.isfinite(iv.low) else iv.low
@@ -474,7 +483,10 @@ class Bound(_ClaimBase):
         return True
 
     def check(
-        self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
+        self,
+        df: pd.DataFrame,
+        frames: Mapping[str, pd.DataFrame] | None = None,
+        confidence: float = CONFIDENCE,
     ) -> ClaimResult:
         if self.op not in ("<=", ">=", "<", ">"):
             raise ValueError(f"Bound.op must be <=, >=, < or >, got {self.op!r}")
@@ -483,7 +495,7 @@ class Bound(_ClaimBase):
         )
         strict = self.op in ("<", ">")
         band = self.band * abs(self.value) if strict else 0.0
-        test = f"t interval of the mean ({CONFIDENCE:.0%}) per point" + (
+        test = f"t interval of the mean ({pct(confidence)}) per point" + (
             f", {_band_text(self.band)} around {self.value:g}" if strict else ""
         )
         per = _per_point(df, self.metric, self.scheduler)
@@ -498,7 +510,7 @@ class Bound(_ClaimBase):
             v = v[~np.isnan(v)]
             if v.size == 0:
                 continue
-            iv = mean_interval(v)
+            iv = mean_interval(v, confidence)
             # oriented: positive = on the bound's side
             lo, hi = (iv.low - self.value, iv.high - self.value)
             if sign < 0:
@@ -554,14 +566,17 @@ class Trend(_ClaimBase):
         return {self.scheduler, *([self.versus] if self.versus else [])}
 
     def check(
-        self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
+        self,
+        df: pd.DataFrame,
+        frames: Mapping[str, pd.DataFrame] | None = None,
+        confidence: float = CONFIDENCE,
     ) -> ClaimResult:
         way = {True: "grows", False: "falls", None: "stays flat"}[self.rising]
         what = f"{self.scheduler}'s {self.metric}" + (
             f" gain over {self.versus}" if self.versus else ""
         )
         text = self.text or f"{what} {way} from the first point of the sweep to the last"
-        test = f"paired t {CONFIDENCE:.0%} on last − first point per seed, " + (
+        test = f"paired t {pct(confidence)} on last − first point per seed, " + (
             _band_text(self.band) if self.rising is not None else f"flat band ±{self.band:.0%}"
         )
         per = _per_point(df, self.metric, self.scheduler)
@@ -591,7 +606,7 @@ class Trend(_ClaimBase):
         k, n, note = _exclusions(per)
         if d.size == 0:
             return ClaimResult(text, UNDECIDED, "no seed at both ends" + note, "", k, n, 0, test)
-        iv = mean_interval(d)
+        iv = mean_interval(d, confidence)
         band = self.band * _scale(_nanmean(per.get(first, {})), _nanmean(per.get(last, {})))
         if self.rising is None:  # flat: inside the band; against: wholly outside it
             inside = -band <= iv.low and iv.high <= band
@@ -628,7 +643,10 @@ class Across(_ClaimBase):
         return (self.other,) if self.other else ()
 
     def check(
-        self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
+        self,
+        df: pd.DataFrame,
+        frames: Mapping[str, pd.DataFrame] | None = None,
+        confidence: float = CONFIDENCE,
     ) -> ClaimResult:
         their_metric = self.other_metric or self.metric
         there = f"in {self.other}" if self.other else f"its {their_metric}"
@@ -636,7 +654,7 @@ class Across(_ClaimBase):
             f"{self.scheduler}'s {self.metric} is {'higher' if self.higher else 'lower'} "
             f"than {there} at every point"
         )
-        test = f"paired t {CONFIDENCE:.0%} per point (same seeds), {_band_text(self.band)}"
+        test = f"paired t {pct(confidence)} per point (same seeds), {_band_text(self.band)}"
         theirs_df = (frames or {}).get(self.other) if self.other else df
         if theirs_df is None:
             return ClaimResult(text, NOT_RUN, f"needs the results of {self.other}", test=test)
@@ -651,7 +669,7 @@ class Across(_ClaimBase):
             d = _paired(mv, tv) * sign
             if d.size == 0:
                 continue
-            iv = mean_interval(d)
+            iv = mean_interval(d, confidence)
             band = self.band * _scale(_nanmean(mv), _nanmean(tv))
             label = decide(iv, band, strict=True)
             rel = iv.low / band if band > 0 and math.isfinite(iv.low) else iv.low
@@ -670,7 +688,10 @@ class Report(_ClaimBase):
     shown_by: str = ""
 
     def check(
-        self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
+        self,
+        df: pd.DataFrame,
+        frames: Mapping[str, pd.DataFrame] | None = None,
+        confidence: float = CONFIDENCE,
     ) -> ClaimResult:
         per = _per_point(df, self.metric, self.scheduler)
         if not per:
@@ -702,7 +723,10 @@ class Versus(_ClaimBase):
     shown_by: str = ""
 
     def check(
-        self, df: pd.DataFrame, frames: Mapping[str, pd.DataFrame] | None = None
+        self,
+        df: pd.DataFrame,
+        frames: Mapping[str, pd.DataFrame] | None = None,
+        confidence: float = CONFIDENCE,
     ) -> ClaimResult:
         per = _per_point(df, self.metric, self.scheduler)
         if not per:
@@ -780,11 +804,14 @@ def judge(
     schedulers: Sequence[str],
     frames: Mapping[str, pd.DataFrame] | None = None,
     series: Series | None = None,
+    confidence: float = CONFIDENCE,
 ) -> ClaimResult:
     """``claim.check`` plus the reference check: HELD becomes VACUOUS when every
     simple reference passes the claim too (module docstring); ``series``: the
-    experiment's labels that are readings of a registered scheduler."""
-    res = claim.check(df, frames)
+    experiment's labels that are readings of a registered scheduler; ``confidence``:
+    of every interval (a sequential run's looks each read theirs at a higher one:
+    :mod:`dmlsched.experiments.looks`)."""
+    res = claim.check(df, frames, confidence)
     if not res.decided:
         return res
     refs = _references(claim, df, schedulers, series or {})
@@ -794,7 +821,7 @@ def judge(
         if declared:
             note = "simple reference " + ", ".join(declared) + ": not run"
         return dataclasses.replace(res, reference=note)
-    checked = [(r, _as_reference(claim, r).check(df, frames)) for r in refs]
+    checked = [(r, _as_reference(claim, r).check(df, frames, confidence)) for r in refs]
     parts = ", ".join(f"{r} {rr.label}" for r, rr in checked)
     if res.label == HELD and all(rr.label == HELD for _, rr in checked):
         return dataclasses.replace(
@@ -809,11 +836,13 @@ def check_both(
     schedulers: tuple[str, ...] | list[str],
     frames: Mapping[str, pd.DataFrame] | None = None,
     series: Series | None = None,
+    confidence: float = CONFIDENCE,
 ) -> tuple[ClaimResult, str | None, ClaimResult | None]:
-    """(as-printed result, the ``+`` scheduler or None, its result or None), each judged."""
-    printed = judge(claim, df, schedulers, frames, series)
+    """(as-printed result, the ``+`` scheduler or None, its result or None), each judged
+    (:func:`judge`)."""
+    printed = judge(claim, df, schedulers, frames, series, confidence)
     plus = plus_of(claim.subject, schedulers)
     if plus is None:
         return printed, None, None
     twin = claim.for_scheduler(claim.subject, plus)
-    return printed, plus, judge(twin, df, schedulers, frames, series)
+    return printed, plus, judge(twin, df, schedulers, frames, series, confidence)

@@ -16,17 +16,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dmlsched.experiments.catalogue import Experiment, get
-from dmlsched.experiments.claims import VERDICT_RULES, ClaimResult, check_both
+from dmlsched.experiments.claims import CONFIDENCE, VERDICT_RULES, ClaimResult, check_both, pct
 from dmlsched.experiments.curves import read_curves
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.headline import headline
+from dmlsched.experiments.looks import Looks, looks_of, undecided
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
 from dmlsched.results import Columns, Row, columns, frame, groups, scan_results
 
 if TYPE_CHECKING:  # pandas only for claims and plots (slow to import; see results.columns)
     import pandas as pd
 
-__all__ = ["render_report", "summary_table"]
+__all__ = ["claim_frames", "render_report", "summary_table"]
 
 
 def summary_table(results: Iterable[Row] | pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -82,6 +83,14 @@ def _details(r: ClaimResult) -> str:
     return " ".join(p.rstrip(".") + "." for p in parts if p)
 
 
+def _looks_md(looks: Looks) -> str:
+    return (
+        f"Every interval behind the verdicts below is read at {pct(looks.confidence)}, one "
+        f"of {len(looks.looks)} looks, so the looks together keep the {pct(CONFIDENCE)} "
+        "error rate (`dmlsched.experiments.looks`)."
+    )
+
+
 def _sibling_frames(out: Path, exp: Experiment) -> dict[str, pd.DataFrame]:
     """Results of the experiments ``exp``'s claims also read, from beside ``out``
     (``reproduce --all`` writes each experiment into ``OUT/<ID>``)."""
@@ -96,6 +105,11 @@ def _sibling_frames(out: Path, exp: Experiment) -> dict[str, pd.DataFrame]:
     return frames
 
 
+def claim_frames(out: Path, exp: Experiment) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(``out``'s results, the other experiments' its claims read) as the claims take them."""
+    return frame(scan_results(out / "results.csv").rows), _sibling_frames(out, exp)
+
+
 def _experiment_for(config: dict) -> Experiment | None:
     try:
         return get(config["experiment"])
@@ -103,11 +117,14 @@ def _experiment_for(config: dict) -> Experiment | None:
         return None
 
 
-def _completeness(config: dict, cells: int, cut: object) -> list[str]:
-    """Sentences saying what is missing from the results (none if complete)."""
+def _completeness(config: dict, cells: int, cut: object, seeds: int | None = None) -> list[str]:
+    """Sentences saying what is missing from the results (none if complete); ``seeds``:
+    the seeds a complete run holds (default ``config``'s: a sequential run may stop
+    sooner)."""
     out = []
     try:
-        total = len(config["points"]) * len(config["schedulers"]) * int(config["seeds"])
+        n = int(config["seeds"]) if seeds is None else seeds
+        total = len(config["points"]) * len(config["schedulers"]) * n
     except (KeyError, TypeError, ValueError):
         total = None
     if total is not None and cells < total:
@@ -144,18 +161,25 @@ def render_report(
     scan = scan_results(out / "results.csv")
     cols = columns(scan.rows)
     config = read_config(out / "config.json") if (out / "config.json").exists() else {}
-    missing = _completeness(config, len({(r[2], r[4], r[5]) for r in scan.rows}), scan.cut)
-    for m in missing:
-        if on_warning:
-            on_warning(f"{out / 'results.csv'}: {m}")
+    present = {(r[2], r[4], r[5]) for r in scan.rows}
     exp = _experiment_for(config)
     title = (
         exp.title
         if exp
         else config.get("extra", {}).get("title", config.get("experiment", "results"))
     )
+    looks = looks_of(config, present)
     # a DataFrame only for what needs one (claims, plots): pandas is slow to import
-    df = frame(scan.rows) if plots or (exp and exp.claims) else None
+    df = frame(scan.rows) if plots or (exp and exp.claims) or looks else None
+    frames = _sibling_frames(out, exp) if exp and exp.claims else {}
+    stopped = False  # a sequential run: every claim decided where its results stand
+    if looks and exp and df is not None:
+        stopped = not undecided(exp, df, frames, looks.confidence)
+    complete = looks.seeds if looks and looks.complete(stopped) else None
+    missing = _completeness(config, len(present), scan.cut, complete)
+    for m in missing:
+        if on_warning:
+            on_warning(f"{out / 'results.csv'}: {m}")
     n = len(scan.rows)
     param = str(cols["param"][0]) if n else "point"
     metrics = list(exp.metrics) if exp else list(dict.fromkeys(cols["metric"]))
@@ -178,6 +202,8 @@ def render_report(
         ),
         "",
     ]
+    if looks:
+        lines += [f"**Sequential run** (`--until-decided`): {looks.note(stopped)}.", ""]
     if missing:
         lines += [f"**{m[0].upper() + m[1:]}.**" for m in missing] + [""]
     plain = headline(scan.rows)
@@ -189,9 +215,11 @@ def render_report(
         lines += ["## Workload", "", *(f"- {n}" for n in notes), ""]
     if exp and exp.claims:
         lines += ["## Claims", "", VERDICT_RULES, ""]
-        frames = _sibling_frames(out, exp)
+        if looks:
+            lines += [_looks_md(looks), ""]
+        conf = looks.confidence if looks else CONFIDENCE
         for c in exp.claims:
-            r, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series)
+            r, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series, conf)
             lines.append(f"- {_verdict_md(r)} — {r.text}. {_details(r)}")
             if plus and rp is not None:
                 lines.append(f"  - `{plus}`: {_verdict_md(rp)} — {_details(rp)}")

@@ -37,6 +37,7 @@ claims, as NOT RUN, so the report always covers the whole catalogue.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +47,17 @@ if TYPE_CHECKING:  # imported where a frame is made: pandas is slow to import
     import pandas as pd
 
 from dmlsched.experiments.catalogue import Experiment
-from dmlsched.experiments.claims import LABELS, VERDICT_RULES, Claim, ClaimResult, check_both
+from dmlsched.experiments.claims import (
+    CONFIDENCE,
+    LABELS,
+    UNDECIDED,
+    VERDICT_RULES,
+    Claim,
+    ClaimResult,
+    check_both,
+    pct,
+)
+from dmlsched.experiments.looks import Looks, look_confidence, looks_of
 from dmlsched.experiments.runlog import NOT_LOGGED, RUNS, read_runs
 from dmlsched.results import read_results
 
@@ -111,6 +122,7 @@ class ClaimRow:
     printed: ClaimResult
     plus: str | None  # the + scheduler, if the experiment runs one
     plus_result: ClaimResult | None
+    look: str = ""  # a sequential run: where it stopped (Looks.note)
 
 
 @dataclass(frozen=True)
@@ -128,10 +140,13 @@ def _section(exp_id: str) -> str:
 
 def collect(
     results: Iterable[tuple[Experiment, pd.DataFrame | None]],
+    looks: Mapping[str, Looks] | None = None,
 ) -> list[ClaimRow]:
     """One row per claim, each judged (:func:`~dmlsched.experiments.claims.judge`);
     ``None`` results make NOT RUN rows.  Claims reading another experiment's
-    results (:class:`~dmlsched.experiments.claims.Across`) find them among ``results``."""
+    results (:class:`~dmlsched.experiments.claims.Across`) find them among ``results``.
+    ``looks``: per experiment id, a sequential run's looks, whose confidence its
+    intervals are read at (:mod:`~dmlsched.experiments.looks`)."""
     import pandas as pd
 
     results = list(results)
@@ -139,11 +154,23 @@ def collect(
     rows = []
     empty = pd.DataFrame(columns=["metric", "scheduler", "value", "seed", "metric_value"])
     for exp, df in results:
+        lk = (looks or {}).get(exp.id)
+        conf = lk.confidence if lk else CONFIDENCE
+        mine = []
         for c in exp.claims:
             printed, plus, rp = check_both(
-                c, df if df is not None else empty, exp.schedulers, frames, exp.series
+                c, df if df is not None else empty, exp.schedulers, frames, exp.series, conf
             )
-            rows.append(ClaimRow(exp, c, printed, plus, rp))
+            mine.append(ClaimRow(exp, c, printed, plus, rp))
+        if lk is not None:
+            open_ = any(
+                r.printed.label == UNDECIDED
+                or (r.plus_result is not None and r.plus_result.label == UNDECIDED)
+                for r in mine
+            )
+            note = lk.note(stopped=not open_)
+            mine = [dataclasses.replace(r, look=note) for r in mine]
+        rows += mine
     return rows
 
 
@@ -151,10 +178,12 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _verdict(r: ClaimResult | None) -> str:
+def _verdict(r: ClaimResult | None, look: str = "") -> str:
     if r is None:
         return "— (no + entry)"
     body = f"**{r.verdict}**"
+    if look:
+        body += f" [{look}]"
     if r.seeds_note:
         body += f" ({r.seeds_note})"
     if r.value:
@@ -219,6 +248,15 @@ def render_sets(
         VERDICT_RULES,
         "",
     ]
+    if any(r.look for _, rows in sets for r in rows):
+        lines += [
+            "Verdicts marked with their seeds [in brackets] come from sequential runs "
+            "(`--until-decided`): a look at half the seeds, stopped there when every claim "
+            f"of the experiment was decided; each look reads its intervals at "
+            f"{pct(look_confidence())}, so the looks together keep the {pct(CONFIDENCE)} "
+            "error rate (`dmlsched.experiments.looks`).",
+            "",
+        ]
     if meta:
         lines += [f"- {k}: {v}" for k, v in meta.items()] + [""]
     for label, rs in runs:
@@ -248,7 +286,7 @@ def render_sets(
             paper = c.paper or exp.reproduces or "—"
             claim = f"{r.printed.text} (paper: {paper})"
             row = [f"`{exp.id}`", claim]
-            row += [_verdict(rows[i].printed) for _, rows in sets]
+            row += [_verdict(rows[i].printed, rows[i].look) for _, rows in sets]
             for _, rows in sets:
                 pr = rows[i]
                 v = _verdict(pr.plus_result)
@@ -286,6 +324,25 @@ def _results(base: Path, experiments: Iterable[Experiment]) -> list[tuple[Experi
     return out
 
 
+def _looks(base: Path, experiments: Iterable[Experiment]) -> dict[str, Looks]:
+    """The sequential runs among ``experiments`` in ``base`` (their ``config.json``)."""
+    from dmlsched.experiments.runner import read_config
+    from dmlsched.results import scan_results
+
+    out = {}
+    for exp in experiments:
+        folder = base / exp.id
+        if not (folder / "config.json").is_file() or not (folder / "results.csv").is_file():
+            continue
+        config = read_config(folder / "config.json")
+        if config.get("looks"):
+            cells = {(r[2], r[4], r[5]) for r in scan_results(folder / "results.csv").rows}
+            lk = looks_of(config, cells)
+            if lk is not None:
+                out[exp.id] = lk
+    return out
+
+
 def write_reproduction(
     base: Path | Sequence[SeedSet],
     experiments: Iterable[Experiment],
@@ -296,7 +353,9 @@ def write_reproduction(
     ``base`` is one folder or several :class:`SeedSet` s (columns side by side)."""
     experiments = list(experiments)
     sets = [SeedSet("", base)] if isinstance(base, Path) else list(base)
-    rows = [(s.label, collect(_results(s.base, experiments))) for s in sets]
+    rows = [
+        (s.label, collect(_results(s.base, experiments), _looks(s.base, experiments))) for s in sets
+    ]
     runs = [(s.label, read_runs(s.base)) for s in sets]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render_sets(rows, meta, runs))

@@ -93,6 +93,7 @@ class RunConfig:
     traces: Path | None = None  # trace root replacing ../shared/traces for every cell
     seed_base: int = 0  # the first seed: seeds seed_base .. seed_base + seeds − 1
     plugins: tuple[Plugin, ...] = ()  # loaded in every worker before its cells
+    looks: tuple[int, ...] = ()  # seeds judged before going on (experiments.looks); () = all
 
     @property
     def seed_list(self) -> range:
@@ -170,6 +171,8 @@ def _config_blob(exp: Experiment, cfg: RunConfig, notes: list[str]) -> dict[str,
         blob["seed_base"] = cfg.seed_base
     if cfg.plugins:
         blob["plugins"] = [p.where for p in cfg.plugins]
+    if cfg.looks:  # absent for a fixed-seeds run, as in folders written before looks
+        blob["looks"] = list(cfg.looks)
     return blob
 
 
@@ -230,11 +233,13 @@ def _check_config(out: Path, blob: dict[str, Any]) -> None:
         os.replace(tmp, path)  # atomic: a kill never leaves half a config
 
 
-def _pending(exp: Experiment, cfg: RunConfig, done: set[CellKey]) -> list[tuple[CellKey, Point]]:
+def _pending(
+    exp: Experiment, cfg: RunConfig, done: set[CellKey], seeds: int
+) -> list[tuple[CellKey, Point]]:
     cells = []
     for point in exp.sweep(cfg.quick):
         for sched in exp.schedulers:
-            for seed in cfg.seed_list:
+            for seed in cfg.seed_list[:seeds]:
                 key = CellKey(sched, str(point), seed)
                 if key not in done:
                     cells.append((key, point))
@@ -358,8 +363,12 @@ def run_experiment(
     on_warning: Callable[[str], None] | None = None,
     notes: list[str] | None = None,
     reuse: Path | None = None,
+    upto: int | None = None,
 ) -> Path:
     """Run the missing cells of ``exp`` into ``out/results.csv``; returns its path.
+
+    ``upto``: only the first ``upto`` seeds of ``cfg``'s (a look of a sequential run,
+    :mod:`dmlsched.experiments.looks`; the configuration recorded is ``cfg``'s all the same).
 
     ``reuse``: the results.csv of ``exp.same_runs_as`` from this command, whose
     cells are copied rather than computed (module docstring).
@@ -377,6 +386,9 @@ def run_experiment(
         raise InvalidInput("seed-base", cfg.seed_base, "an integer >= 0")
     if cfg.workers is not None and cfg.workers < 1:
         raise InvalidInput("workers", cfg.workers, ">= 1")
+    seeds = cfg.seeds if upto is None else upto
+    if not 1 <= seeds <= cfg.seeds:
+        raise InvalidInput("upto", upto, f"an integer in [1, {cfg.seeds}]")
     if notes is None:
         notes = workload_notes(exp, cfg.quick, cfg.traces)
     if on_warning:
@@ -398,8 +410,8 @@ def run_experiment(
         write_provenance(out / PROVENANCE, fresh)
         done_now = done_cells(results)
         prune_curves(curves, {(k.scheduler, k.value, k.seed) for k in done_now})
-        cells = _pending(exp, cfg, done_now)
-        total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * cfg.seeds
+        cells = _pending(exp, cfg, done_now, seeds)
+        total = len(exp.sweep(cfg.quick)) * len(exp.schedulers) * seeds
         done = total - len(cells)
         if on_progress:
             on_progress(done, total)

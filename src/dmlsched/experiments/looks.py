@@ -1,0 +1,144 @@
+"""Sequential looks: stop adding seeds once every claim of an experiment is decided.
+
+``reproduce --until-decided`` plans two looks at an experiment's N seeds
+(:func:`plan`): at ⌈N/2⌉ seeds and at N (an experiment run with fewer than
+four seeds is run whole, as without the option).  At the first look every claim is
+judged, as printed and ``+``; when none is UNDECIDED the run stops there,
+else it computes the other seeds and the verdicts are those of the second
+look.  REPORTED claims (no verdict) and NOT RUN ones (another experiment's
+results missing) never hold a run back.
+
+**Each look reads its intervals at 97.5%** (:func:`look_confidence`:
+1 − (1 − 0.95)/2, Bonferroni over the looks).  Whichever look a verdict
+comes from, the chance that some look's interval misses the true mean is at
+most 5%, the error a fixed run of N seeds at 95% allows; looking twice at
+95% each would not keep it.  The price: the second look's intervals are
+wider than a fixed run's at N seeds, so a claim a fixed run decides may stay
+UNDECIDED here.  Whether a HELD claim is VACUOUS is read at the look that
+stopped (a reference still UNDECIDED there is said so, and the claim stays
+HELD).
+
+The plan is recorded in the run's ``config.json`` (``looks``), so the
+reports (:mod:`~dmlsched.experiments.report`, ``reproduction.md``) read every
+interval at the looks' confidence and say where the run stopped, from the
+results alone; a folder stopped at its first look is complete, not an
+interrupted run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dmlsched.errors import InvalidInput
+from dmlsched.experiments.claims import CONFIDENCE, UNDECIDED, check_both, pct
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from dmlsched.experiments.catalogue import Experiment
+
+__all__ = [
+    "LOOKS",
+    "MIN_LOOK",
+    "Looks",
+    "check_seeds",
+    "look_confidence",
+    "looks_of",
+    "plan",
+    "undecided",
+]
+
+MIN_LOOK = 2  # seeds: the fewest that give an interval
+LOOKS = 2  # looks of a planned run (plan)
+
+
+def plan(seeds: int) -> tuple[int, ...]:
+    """The looks of a sequential run of ``seeds`` seeds: ⌈seeds/2⌉, then ``seeds``; none
+    (a fixed run, at 95%) for fewer than two looks of :data:`MIN_LOOK` seeds."""
+    if seeds < LOOKS * MIN_LOOK:
+        return ()
+    return ((seeds + 1) // 2, seeds)
+
+
+def check_seeds(seeds: int | None) -> None:
+    """Refuse ``--seeds`` too few for :func:`plan`'s looks (None: each experiment's own)."""
+    if seeds is not None and seeds < LOOKS * MIN_LOOK:
+        raise InvalidInput(
+            "seeds", seeds, f">= {LOOKS * MIN_LOOK} with --until-decided (two looks of two)"
+        )
+
+
+def look_confidence(looks: int = LOOKS) -> float:
+    """Two-sided confidence of each of ``looks`` looks' intervals (module docstring)."""
+    return 1.0 - (1.0 - CONFIDENCE) / max(looks, 1)
+
+
+def undecided(
+    exp: Experiment,
+    df: pd.DataFrame,
+    frames: Mapping[str, pd.DataFrame],
+    confidence: float,
+) -> list[str]:
+    """The claims of ``exp`` (as printed or ``+``) still UNDECIDED on ``df``."""
+    out = []
+    for c in exp.claims:
+        printed, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series, confidence)
+        if printed.label == UNDECIDED:
+            out.append(printed.text)
+        elif rp is not None and rp.label == UNDECIDED:
+            out.append(f"{rp.text} (`{plus}`)")
+    return out
+
+
+@dataclass(frozen=True)
+class Looks:
+    """Where a run recorded with looks stands: its plan, the seeds its results hold."""
+
+    looks: tuple[int, ...]
+    seeds: int  # whole seeds in the results (every cell of each)
+    partial: bool = False  # the results also hold some cells of other seeds
+
+    @property
+    def confidence(self) -> float:
+        return look_confidence(len(self.looks))
+
+    @property
+    def at_look(self) -> int | None:
+        """The look (1-based) the results stand at, None between looks."""
+        if self.partial or self.seeds not in self.looks:
+            return None
+        return self.looks.index(self.seeds) + 1
+
+    def note(self, stopped: bool) -> str:
+        """One sentence for a report; ``stopped``: every claim was decided at this look."""
+        at, n, k = self.at_look, self.looks[-1], len(self.looks)
+        each = (
+            f"looks at {' and '.join(map(str, self.looks))} seeds, each at {pct(self.confidence)}"
+        )
+        if at == k:
+            return f"all {n} seeds: the last of the {each}"
+        if at is not None and stopped:
+            return f"stopped at {self.seeds} of {n} seeds, every claim decided ({each})"
+        return f"{self.seeds} of {n} seeds: incomplete ({each})"
+
+    def complete(self, stopped: bool) -> bool:
+        """Whether the run is done: at its last look, or stopped at an earlier one."""
+        at = self.at_look
+        return at is not None and (at == len(self.looks) or stopped)
+
+
+def looks_of(
+    config: Mapping[str, Any], cells: Iterable[tuple[object, object, object]]
+) -> Looks | None:
+    """The :class:`Looks` of a run from its ``config.json`` and the (scheduler, point,
+    seed) cells of its results (None: a fixed-seeds run)."""
+    raw = config.get("looks")
+    if not raw:
+        return None
+    per = len(config.get("points") or ()) * len(config.get("schedulers") or ())
+    counts = Counter(seed for _, _, seed in cells)
+    whole = sum(n >= per for n in counts.values())
+    return Looks(tuple(int(x) for x in raw), whole, partial=whole < len(counts))

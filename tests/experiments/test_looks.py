@@ -1,0 +1,173 @@
+"""Sequential looks (``reproduce --until-decided``): the plan, the error rate the two
+looks keep, where a run stops, and what the reports say about it."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dmlsched.cli import _run, main
+from dmlsched.errors import InvalidInput
+from dmlsched.experiments import catalogue
+from dmlsched.experiments.catalogue import Experiment
+from dmlsched.experiments.claims import HELD, UNDECIDED, Bound, Trend, mean_interval
+from dmlsched.experiments.looks import (
+    Looks,
+    check_seeds,
+    look_confidence,
+    looks_of,
+    plan,
+)
+from dmlsched.experiments.reproduction import write_reproduction
+from dmlsched.experiments.runner import RunConfig, read_config
+from dmlsched.results import read_results
+from dmlsched.rng import make_rng, spawn
+from dmlsched.workloads.synthetic import synthetic_cluster
+
+
+def _build(point: object, seed: int, quick: bool):
+    wl_rng, _ = spawn(make_rng(seed), 2)
+    return synthetic_cluster(int(point), 4, 6, wl_rng)  # type: ignore[call-overload]
+
+
+def _experiment(exp_id: str, claim: object) -> Experiment:
+    return Experiment(
+        id=exp_id,
+        setting="cluster",
+        title="t",
+        param="jobs",
+        points=(3,),
+        quick_points=(3,),
+        schedulers=("fifo", "drf"),
+        metrics=("admitted_jobs",),
+        build=partial(_build),
+        claims=(claim,),  # type: ignore[arg-type]
+    )
+
+
+# decided on any two seeds: drf admits a non-negative number of jobs
+DECIDED = _experiment("test-looks-decided", Bound("admitted_jobs", "drf", ">=", 0.0))
+# never decided: a trend over a sweep of one point
+OPEN = _experiment("test-looks-open", Trend("admitted_jobs", "drf", rising=True))
+
+
+def test_two_looks_at_half_the_seeds_and_all_of_them() -> None:
+    assert plan(10) == (5, 10)
+    assert plan(5) == (3, 5)
+    assert plan(4) == (2, 4)
+    assert plan(3) == ()  # too few for two looks of two: run whole
+    assert look_confidence() == pytest.approx(0.975)
+    check_seeds(None)
+    check_seeds(4)
+    with pytest.raises(InvalidInput, match="seeds"):
+        check_seeds(3)
+
+
+def test_two_looks_at_97_5_keep_the_error_rate_two_looks_at_95_do_not() -> None:
+    # no difference at all: a look whose interval excludes zero decides wrongly
+    rng = np.random.default_rng(7)
+    trials = 4000
+    wrong = {0.95: 0, look_confidence(): 0}
+    for _ in range(trials):
+        d = rng.normal(size=10)
+        for conf in wrong:
+            ivs = (mean_interval(d[:5], conf), mean_interval(d, conf))
+            wrong[conf] += any(iv.low > 0 or iv.high < 0 for iv in ivs)
+    assert wrong[look_confidence()] / trials <= 0.05
+    assert wrong[0.95] / trials > 0.06  # looking twice at 95% errs more often than 5%
+
+
+def test_a_claim_decided_at_95_can_stay_undecided_at_97_5() -> None:
+    import pandas as pd
+
+    # six seeds whose mean is above 1 by about 2.2 standard errors
+    vals = [1.2, 1.9, 0.9, 1.6, 1.4, 1.5]
+    df = pd.DataFrame(
+        {
+            "metric": "m",
+            "scheduler": "s",
+            "value": 1,
+            "seed": range(6),
+            "metric_value": vals,
+        }
+    )
+    claim = Bound("m", "s", ">=", 1.0)
+    assert claim.check(df).label == HELD
+    at = claim.check(df, None, look_confidence())
+    assert at.label == UNDECIDED
+    assert "97.5%" in at.test and "95%" in claim.check(df).test
+
+
+def test_where_a_run_stands() -> None:
+    cfg = {"looks": [2, 4], "points": ["3"], "schedulers": ["fifo", "drf"]}
+    cells = {(s, "3", seed) for s in ("fifo", "drf") for seed in (0, 1)}
+    first = looks_of(cfg, cells)
+    assert first == Looks((2, 4), 2)
+    assert first.at_look == 1 and first.complete(stopped=True)
+    assert not first.complete(stopped=False)
+    assert "stopped at 2 of 4 seeds" in first.note(stopped=True)
+    assert "incomplete" in first.note(stopped=False)
+    # a second look under way: seed 2 has one of its two cells
+    going = looks_of(cfg, cells | {("fifo", "3", 2)})
+    assert going is not None and going.partial and going.at_look is None
+    assert not going.complete(stopped=True)
+    last = looks_of(cfg, {(s, "3", seed) for s in ("fifo", "drf") for seed in range(4)})
+    assert last is not None and last.at_look == 2 and last.complete(stopped=False)
+    assert looks_of({"points": ["3"]}, cells) is None  # a fixed-seeds run
+
+
+@pytest.mark.parametrize(
+    ("exp", "seeds", "said"),
+    [(DECIDED, {0, 1}, "stopped at 2 of 4 seeds"), (OPEN, {0, 1, 2, 3}, "all 4 seeds")],
+)
+def test_a_run_stops_at_the_first_look_only_when_every_claim_is_decided(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    exp: Experiment,
+    seeds: set[int],
+    said: str,
+) -> None:
+    _catalogued(monkeypatch, exp)
+    base = tmp_path / "all"
+    out = base / exp.id
+    cfg = RunConfig(seeds=4, workers=1, looks=plan(4))
+    _run(exp, out, cfg, exp.id, plots=False)
+    assert set(read_results(out / "results.csv")["seed"]) == seeds
+    assert read_config(out / "config.json")["looks"] == [2, 4]
+    err = capsys.readouterr().err
+    assert f"{exp.id}: at 2 of 4 seeds (97.5% per look)" in err
+    summary = (out / "summary.md").read_text()
+    assert said in summary and "read at 97.5%, one of 2 looks" in summary
+    assert "ncomplete" not in summary  # a run stopped at a look is whole
+    text = write_reproduction(base, [exp], tmp_path / "r.md").read_text()
+    assert f"[{said}" in text and "sequential runs" in text
+    # run again: nothing to compute, the same stop
+    _run(exp, out, cfg, exp.id, plots=False)
+    assert set(read_results(out / "results.csv")["seed"]) == seeds
+
+
+def _catalogued(monkeypatch: pytest.MonkeyPatch, exp: Experiment) -> None:
+    """``exp`` in the catalogue for this test (the reports look experiments up there)."""
+    catalogue.all_experiments()  # the catalogue's own first
+    monkeypatch.setitem(catalogue._CATALOGUE, exp.id, exp)
+
+
+def test_a_fixed_run_into_a_sequential_runs_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / DECIDED.id
+    _run(DECIDED, out, RunConfig(seeds=4, workers=1, looks=plan(4)), "x", plots=False)
+    with pytest.raises(InvalidInput, match="looks"):
+        _run(DECIDED, out, RunConfig(seeds=4, workers=1), "x", plots=False)
+
+
+def test_too_few_seeds_for_two_looks_exit_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["reproduce", "cluster-baselines", "--until-decided", "--seeds", "3"]
+    assert main([*args, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "seeds" in err[0] and "--until-decided" in err[0]
+    assert not (tmp_path / "x").exists()
