@@ -266,7 +266,7 @@ def _run(
                     reuse=reuse,
                     upto=look,
                 )
-            if k < len(looks) and _decided_at_look(exp, out, cfg, look):
+            if k < len(looks) and _decided_at_look(exp, out, cfg, k):
                 break
         try:
             render_report(out, on_warning=_warn, plots=plots, formats=(fmt,) if fmt else ())
@@ -278,17 +278,17 @@ def _run(
     return path
 
 
-def _decided_at_look(exp: Experiment, out: Path, cfg: RunConfig, look: int) -> bool:
-    """Whether every claim of ``exp`` is decided on the results of a look (saying so, or
-    which are not, on stderr)."""
+def _decided_at_look(exp: Experiment, out: Path, cfg: RunConfig, k: int) -> bool:
+    """Whether every claim of ``exp`` is decided on the results of look ``k`` (saying so,
+    or which are not, on stderr)."""
     from dmlsched.experiments.claims import pct
     from dmlsched.experiments.looks import look_confidence, undecided
     from dmlsched.experiments.report import claim_frames
 
-    conf = look_confidence(len(cfg.looks))
+    conf = look_confidence(k)
     df, frames = claim_frames(out, exp)
     left = undecided(exp, df, frames, conf)
-    at = f"{exp.id}: at {look} of {cfg.seeds} seeds ({pct(conf)} per look)"
+    at = f"{exp.id}: look {k} at {cfg.looks[k - 1]} of {cfg.seeds} seeds ({pct(conf)})"
     if not left:
         _warn(f"{at} every claim is decided: stopping there")
         return True
@@ -560,8 +560,8 @@ def reproduce(
         bool,
         typer.Option(
             help="Look at half the seeds first and stop there when every claim is decided; "
-            "both looks read 97.5% intervals, so together they keep the 95% error rate "
-            "(dmlsched.experiments.looks)."
+            "the looks read 98.5% and 96.5% intervals, so together they keep the 95% "
+            "error rate (dmlsched.experiments.looks)."
         ),
     ] = False,
 ) -> None:

@@ -59,46 +59,44 @@ def test_two_looks_at_half_the_seeds_and_all_of_them() -> None:
     assert plan(5) == (3, 5)
     assert plan(4) == (2, 4)
     assert plan(3) == ()  # too few for two looks of two: run whole
-    assert look_confidence() == pytest.approx(0.975)
+    assert look_confidence(1) == pytest.approx(0.985)
+    assert look_confidence(2) == pytest.approx(0.965)
     check_seeds(None)
     check_seeds(4)
     with pytest.raises(InvalidInput, match="seeds"):
         check_seeds(3)
 
 
-def test_two_looks_at_97_5_keep_the_error_rate_two_looks_at_95_do_not() -> None:
+def test_the_two_looks_keep_the_error_rate_two_looks_at_95_do_not() -> None:
     # no difference at all: a look whose interval excludes zero decides wrongly
     rng = np.random.default_rng(7)
     trials = 4000
-    wrong = {0.95: 0, look_confidence(): 0}
+    wrong = {"planned": 0, "twice at 95%": 0}
+    levels = {"planned": (look_confidence(1), look_confidence(2)), "twice at 95%": (0.95, 0.95)}
     for _ in range(trials):
         d = rng.normal(size=10)
-        for conf in wrong:
-            ivs = (mean_interval(d[:5], conf), mean_interval(d, conf))
-            wrong[conf] += any(iv.low > 0 or iv.high < 0 for iv in ivs)
-    assert wrong[look_confidence()] / trials <= 0.05
-    assert wrong[0.95] / trials > 0.06  # looking twice at 95% errs more often than 5%
+        for name, (first, second) in levels.items():
+            ivs = (mean_interval(d[:5], first), mean_interval(d, second))
+            wrong[name] += any(iv.low > 0 or iv.high < 0 for iv in ivs)
+    assert wrong["planned"] / trials <= 0.05
+    assert wrong["twice at 95%"] / trials > 0.06  # looking twice at 95% errs more than 5%
 
 
-def test_a_claim_decided_at_95_can_stay_undecided_at_97_5() -> None:
+def test_a_claim_decided_at_95_can_stay_undecided_at_the_first_look() -> None:
     import pandas as pd
 
-    # six seeds whose mean is above 1 by about 2.2 standard errors
+    # six seeds whose mean is above 1 by 2.98 standard errors; Student's t with 5 degrees
+    # of freedom: 2.57 at 95%, 2.87 at 96.5%, 3.63 at 98.5%
     vals = [1.2, 1.9, 0.9, 1.6, 1.4, 1.5]
     df = pd.DataFrame(
-        {
-            "metric": "m",
-            "scheduler": "s",
-            "value": 1,
-            "seed": range(6),
-            "metric_value": vals,
-        }
+        {"metric": "m", "scheduler": "s", "value": 1, "seed": range(6), "metric_value": vals}
     )
     claim = Bound("m", "s", ">=", 1.0)
     assert claim.check(df).label == HELD
-    at = claim.check(df, None, look_confidence())
-    assert at.label == UNDECIDED
-    assert "97.5%" in at.test and "95%" in claim.check(df).test
+    assert claim.check(df, None, look_confidence(2)).label == HELD
+    first = claim.check(df, None, look_confidence(1))
+    assert first.label == UNDECIDED
+    assert "98.5%" in first.test and "95%" in claim.check(df).test
 
 
 def test_where_a_run_stands() -> None:
@@ -139,9 +137,10 @@ def test_a_run_stops_at_the_first_look_only_when_every_claim_is_decided(
     assert set(read_results(out / "results.csv")["seed"]) == seeds
     assert read_config(out / "config.json")["looks"] == [2, 4]
     err = capsys.readouterr().err
-    assert f"{exp.id}: at 2 of 4 seeds (97.5% per look)" in err
+    assert f"{exp.id}: look 1 at 2 of 4 seeds (98.5%)" in err
     summary = (out / "summary.md").read_text()
-    assert said in summary and "read at 97.5%, one of 2 looks" in summary
+    conf = "98.5%" if seeds == {0, 1} else "96.5%"
+    assert said in summary and f"read at {conf}, the confidence of this look" in summary
     assert "ncomplete" not in summary  # a run stopped at a look is whole
     text = write_reproduction(base, [exp], tmp_path / "r.md").read_text()
     assert f"[{said}" in text and "sequential runs" in text

@@ -85,9 +85,9 @@ def _details(r: ClaimResult) -> str:
 
 def _looks_md(looks: Looks) -> str:
     return (
-        f"Every interval behind the verdicts below is read at {pct(looks.confidence)}, one "
-        f"of {len(looks.looks)} looks, so the looks together keep the {pct(CONFIDENCE)} "
-        "error rate (`dmlsched.experiments.looks`)."
+        f"Every interval behind the verdicts below is read at {pct(looks.confidence)}, the "
+        f"confidence of this look, so the looks together keep the {pct(CONFIDENCE)} error "
+        "rate (`dmlsched.experiments.looks`)."
     )
 
 

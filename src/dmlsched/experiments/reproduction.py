@@ -252,9 +252,10 @@ def render_sets(
         lines += [
             "Verdicts marked with their seeds [in brackets] come from sequential runs "
             "(`--until-decided`): a look at half the seeds, stopped there when every claim "
-            f"of the experiment was decided; each look reads its intervals at "
-            f"{pct(look_confidence())}, so the looks together keep the {pct(CONFIDENCE)} "
-            "error rate (`dmlsched.experiments.looks`).",
+            f"of the experiment was decided; the first look reads its intervals at "
+            f"{pct(look_confidence(1))}, the second at {pct(look_confidence(2))}, so the "
+            f"looks together keep the {pct(CONFIDENCE)} error rate "
+            "(`dmlsched.experiments.looks`).",
             "",
         ]
     if meta:
