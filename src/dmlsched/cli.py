@@ -290,10 +290,10 @@ def _decided_at_look(exp: Experiment, out: Path, cfg: RunConfig, k: int) -> bool
     left = undecided(exp, df, frames, conf)
     at = f"{exp.id}: look {k} at {cfg.looks[k - 1]} of {cfg.seeds} seeds ({pct(conf)})"
     if not left:
-        _warn(f"{at} every claim is decided: stopping there")
+        _warn(f"{at}: every claim is decided, stopping there")
         return True
     more = f" (and {len(left) - 1} more)" if len(left) > 1 else ""
-    _warn(f"{at} {len(left)} claim(s) undecided, e.g. {left[0]!r}{more}: computing the rest")
+    _warn(f"{at}: {len(left)} claim(s) undecided, e.g. {left[0]!r}{more}; computing the rest")
     return False
 
 
