@@ -3,7 +3,6 @@ looks keep, where a run stops, and what the reports say about it."""
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -24,28 +23,11 @@ from dmlsched.experiments.looks import (
 from dmlsched.experiments.reproduction import write_reproduction
 from dmlsched.experiments.runner import RunConfig, read_config
 from dmlsched.results import read_results
-from dmlsched.rng import make_rng, spawn
-from dmlsched.workloads.synthetic import synthetic_cluster
-
-
-def _build(point: object, seed: int, quick: bool):
-    wl_rng, _ = spawn(make_rng(seed), 2)
-    return synthetic_cluster(int(point), 4, 6, wl_rng)  # type: ignore[call-overload]
+from tests.experiments.tiny import tiny
 
 
 def _experiment(exp_id: str, claim: object) -> Experiment:
-    return Experiment(
-        id=exp_id,
-        setting="cluster",
-        title="t",
-        param="jobs",
-        points=(3,),
-        quick_points=(3,),
-        schedulers=("fifo", "drf"),
-        metrics=("admitted_jobs",),
-        build=partial(_build),
-        claims=(claim,),  # type: ignore[arg-type]
-    )
+    return tiny(exp_id, metrics=("admitted_jobs",), claims=(claim,))
 
 
 # decided on any two seeds: drf admits a non-negative number of jobs

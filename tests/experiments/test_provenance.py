@@ -2,35 +2,17 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import pytest
 
 from dmlsched.experiments import provenance
-from dmlsched.experiments.catalogue import Experiment, get
+from dmlsched.experiments.catalogue import get
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.results import PROVENANCE, read_provenance, read_results
-from dmlsched.rng import make_rng, spawn
-from dmlsched.workloads.synthetic import synthetic_cluster
+from tests.experiments.tiny import tiny
 
-
-def _build(point: object, seed: int, quick: bool, machines: int = 4):
-    wl_rng, _ = spawn(make_rng(seed), 2)
-    return synthetic_cluster(int(point), machines, 6, wl_rng)  # type: ignore[call-overload]
-
-
-EXP = Experiment(
-    id="test-provenance",
-    setting="cluster",
-    title="t",
-    param="jobs",
-    points=(3,),
-    quick_points=(3,),
-    schedulers=("fifo", "drf"),
-    metrics=("total_utility",),
-    build=partial(_build, machines=4),
-)
+EXP = tiny("test-provenance")
 FIFO = "dmlsched.schedulers.cluster.fifo"
 
 

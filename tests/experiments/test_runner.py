@@ -2,38 +2,19 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import pytest
 
 from dmlsched.errors import InvalidInput
-from dmlsched.experiments.catalogue import Experiment, get
+from dmlsched.experiments.catalogue import get
 from dmlsched.experiments.claims import Beats, Bound, mean_ci
 from dmlsched.experiments.report import render_report
 from dmlsched.experiments.runner import RunConfig, run_experiment
 from dmlsched.results import COLUMNS, read_results
-from dmlsched.rng import make_rng, spawn
-from dmlsched.workloads.synthetic import synthetic_cluster
+from tests.experiments.tiny import tiny
 
-
-def _build(point: object, seed: int, quick: bool, machines: int = 4):
-    wl_rng, _ = spawn(make_rng(seed), 2)
-    return synthetic_cluster(int(point), machines, 6, wl_rng)  # type: ignore[call-overload]
-
-
-EXP = Experiment(
-    id="test-sweep",
-    setting="cluster",
-    title="t",
-    param="jobs",
-    points=(3, 5),
-    quick_points=(3,),
-    schedulers=("fifo", "drf"),
-    metrics=("total_utility",),
-    build=partial(_build, machines=4),
-    claims=(Bound("admitted_jobs", "drf", ">=", 0.0),),
-)
+EXP = tiny("test-sweep", points=(3, 5), claims=(Bound("admitted_jobs", "drf", ">=", 0.0),))
 
 
 class Stop(Exception):
