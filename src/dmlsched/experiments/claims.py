@@ -3,7 +3,8 @@
 The same seed is the same workload for every scheduler of an experiment, so a
 claim comparing schedulers is decided on the **paired per-seed differences**.
 Every decision reads a 95% two-sided Student-t interval of a mean
-(:func:`mean_interval`, ``scipy.stats.t``) and gives one label:
+(:func:`mean_interval`, ``scipy.stats.t``; each look of a sequential run
+reads its own level, :mod:`dmlsched.experiments.looks`) and gives one label:
 
 * **HELD** — the interval excludes zero in the claim's direction;
 * **NOT HELD** — it excludes zero the other way;
@@ -359,7 +360,7 @@ def _summarize(
 
 
 def pct(confidence: float) -> str:
-    """95% as "95%", 97.5% as "97.5%"."""
+    """0.95 as "95%", 0.985 as "98.5%"."""
     return f"{100 * confidence:.4g}%"
 
 
