@@ -97,6 +97,9 @@ def test_where_a_run_stands() -> None:
     last = looks_of(cfg, {(s, "3", seed) for s in ("fifo", "drf") for seed in range(4)})
     assert last is not None and last.at_look == 2 and last.complete(stopped=False)
     assert looks_of({"points": ["3"]}, cells) is None  # a fixed-seeds run
+    for bad in ([2, 4, 8], [4, 2], [1, 4], ["2", 4], 4):
+        with pytest.raises(InvalidInput, match="looks"):
+            looks_of({**cfg, "looks": bad}, cells)
 
 
 @pytest.mark.parametrize(

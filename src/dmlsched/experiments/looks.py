@@ -125,14 +125,14 @@ class Looks:
     def note(self, stopped: bool) -> str:
         """One sentence for a report; ``stopped``: every claim was decided at this look."""
         at, last, k = self.at_look, self.looks[-1], len(self.looks)
-        plan = ", ".join(
+        each = ", ".join(
             f"{seeds} seeds at {pct(look_confidence(i))}" for i, seeds in enumerate(self.looks, 1)
         )
         if at == k:
-            return f"all {last} seeds, look {k} of {k} (looks: {plan})"
+            return f"all {last} seeds, look {k} of {k} (looks: {each})"
         if at is not None and stopped:
-            return f"stopped at {self.seeds} of {last} seeds, every claim decided (looks: {plan})"
-        return f"{self.seeds} of {last} seeds: incomplete (looks: {plan})"
+            return f"stopped at {self.seeds} of {last} seeds, every claim decided (looks: {each})"
+        return f"{self.seeds} of {last} seeds: incomplete (looks: {each})"
 
     def complete(self, stopped: bool) -> bool:
         """Whether the run is done: at its last look, or stopped at an earlier one."""
@@ -148,7 +148,16 @@ def looks_of(
     raw = config.get("looks")
     if not raw:
         return None
+    if (
+        not isinstance(raw, list)
+        or len(raw) != LOOKS
+        or any(type(x) is not int or x < MIN_LOOK for x in raw)
+        or raw != sorted(set(raw))
+    ):
+        raise InvalidInput(
+            "looks", raw, f"{LOOKS} increasing seed counts >= {MIN_LOOK}", "config.json"
+        )
     per = len(config.get("points") or ()) * len(config.get("schedulers") or ())
     counts = Counter(seed for _, _, seed in cells)
     whole = sum(n >= per for n in counts.values())
-    return Looks(tuple(int(x) for x in raw), whole, partial=whole < len(counts))
+    return Looks(tuple(raw), whole, partial=whole < len(counts))
