@@ -286,7 +286,7 @@ def _decided_at_look(exp: Experiment, out: Path, cfg: RunConfig, k: int) -> bool
     from dmlsched.experiments.report import claim_frames
 
     conf = look_confidence(k)
-    df, frames = claim_frames(out, exp)
+    df, frames = claim_frames(out, exp, cfg.seed_list[: cfg.looks[k - 1]])
     left = undecided(exp, df, frames, conf)
     at = f"{exp.id}: look {k} at {cfg.looks[k - 1]} of {cfg.seeds} seeds ({pct(conf)})"
     if not left:

@@ -10,7 +10,7 @@ import pytest
 
 from dmlsched.cli import _run, main
 from dmlsched.errors import InvalidInput
-from dmlsched.experiments import catalogue
+from dmlsched.experiments import catalogue, looks
 from dmlsched.experiments.catalogue import Experiment
 from dmlsched.experiments.claims import HELD, UNDECIDED, Bound, Trend, mean_interval
 from dmlsched.experiments.looks import (
@@ -21,7 +21,7 @@ from dmlsched.experiments.looks import (
     plan,
 )
 from dmlsched.experiments.reproduction import write_reproduction
-from dmlsched.experiments.runner import RunConfig, read_config
+from dmlsched.experiments.runner import RunConfig, read_config, run_experiment
 from dmlsched.results import read_results
 from tests.experiments.tiny import tiny
 
@@ -132,6 +132,29 @@ def test_a_run_stops_at_the_first_look_only_when_every_claim_is_decided(
     # run again: nothing to compute, the same stop
     _run(exp, out, cfg, exp.id, plots=False)
     assert set(read_results(out / "results.csv")["seed"]) == seeds
+
+
+def test_a_resumed_run_judges_its_first_look_on_that_look_s_seeds_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a run killed during its second look has cells of seed 2 beside seeds 0-1; the first
+    # look is judged again on seeds 0-1 only (the interval of 2 seeds, not 3)
+    out = tmp_path / OPEN.id
+    cfg = RunConfig(seeds=4, workers=1, looks=plan(4))
+    run_experiment(OPEN, out, cfg, upto=3)
+    assert set(read_results(out / "results.csv")["seed"]) == {0, 1, 2}
+    seen = []
+    real = looks.undecided
+
+    def spy(exp: Experiment, df: object, frames: object, confidence: float) -> list[str]:
+        seen.append(set(df["seed"]))  # type: ignore[index]
+        return real(exp, df, frames, confidence)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(looks, "undecided", spy)
+        _run(OPEN, out, cfg, OPEN.id, plots=False)
+    assert seen[0] == {0, 1}
+    assert set(read_results(out / "results.csv")["seed"]) == {0, 1, 2, 3}
 
 
 def _catalogued(monkeypatch: pytest.MonkeyPatch, exp: Experiment) -> None:

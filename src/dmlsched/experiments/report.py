@@ -105,9 +105,16 @@ def _sibling_frames(out: Path, exp: Experiment) -> dict[str, pd.DataFrame]:
     return frames
 
 
-def claim_frames(out: Path, exp: Experiment) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """(``out``'s results, the other experiments' its claims read) as the claims take them."""
-    return frame(scan_results(out / "results.csv").rows), _sibling_frames(out, exp)
+def claim_frames(
+    out: Path, exp: Experiment, seeds: Iterable[int] | None = None
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(``out``'s results, the other experiments' its claims read) as the claims take them;
+    ``seeds``: only those of ``out``'s (a look judges its own seeds, whatever else a
+    resumed run has computed)."""
+    df = frame(scan_results(out / "results.csv").rows)
+    if seeds is not None:
+        df = df[df["seed"].isin(list(seeds))]
+    return df, _sibling_frames(out, exp)
 
 
 def _experiment_for(config: dict) -> Experiment | None:
