@@ -597,9 +597,12 @@ def reproduce(
     def config(e: Experiment, first: int = seed_base) -> RunConfig:
         n = seeds if seeds is not None else e.default_seeds  # 0 is refused by the parser
         extra = {"compute": compute} if computed else None
+        looks = plan(n) if until_decided else ()
+        if until_decided and not looks:
+            _warn(f"{e.id}: its {n} seeds are too few for two looks: running them all")
         return RunConfig(
             n,
-            looks=plan(n) if until_decided else (),
+            looks=looks,
             quick=quick,
             workers=workers,
             ray=ray,

@@ -157,6 +157,18 @@ def test_a_resumed_run_judges_its_first_look_on_that_look_s_seeds_alone(
     assert set(read_results(out / "results.csv")["seed"]) == {0, 1, 2, 3}
 
 
+def test_an_experiment_of_three_seeds_runs_whole_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    few = tiny("test-looks-few", default_seeds=3)
+    _catalogued(monkeypatch, few)
+    out = tmp_path / "few"
+    assert main(["reproduce", few.id, "--until-decided", "--out", str(out)]) == 0
+    assert "test-looks-few: its 3 seeds are too few for two looks" in capsys.readouterr().err
+    assert set(read_results(out / "results.csv")["seed"]) == {0, 1, 2}
+    assert "looks" not in read_config(out / "config.json")
+
+
 def _catalogued(monkeypatch: pytest.MonkeyPatch, exp: Experiment) -> None:
     """``exp`` in the catalogue for this test (the reports look experiments up there)."""
     catalogue.all_experiments()  # the catalogue's own first
