@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dmlsched.errors import InvalidInput
-from dmlsched.experiments.claims import CONFIDENCE, UNDECIDED, check_both, pct
+from dmlsched.experiments.claims import CONFIDENCE, UNDECIDED, ClaimResult, check_both, pct
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,6 +52,7 @@ __all__ = [
     "SPEND",
     "Looks",
     "check_seeds",
+    "is_open",
     "look_confidence",
     "looks_of",
     "plan",
@@ -95,11 +96,14 @@ def undecided(
     out = []
     for c in exp.claims:
         printed, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series, confidence)
-        if printed.label == UNDECIDED:
-            out.append(printed.text)
-        elif rp is not None and rp.label == UNDECIDED:
-            out.append(f"{rp.text} (`{plus}`)")
+        if is_open(printed, rp):
+            out.append(printed.text if printed.label == UNDECIDED else f"{printed.text} (`{plus}`)")
     return out
+
+
+def is_open(printed: ClaimResult, plus: ClaimResult | None) -> bool:
+    """Whether a claim judged as printed and ``+`` (None: no ``+`` entry) holds a run back."""
+    return printed.label == UNDECIDED or (plus is not None and plus.label == UNDECIDED)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dmlsched.experiments.claims import CONFIDENCE, VERDICT_RULES, ClaimResult, 
 from dmlsched.experiments.curves import read_curves
 from dmlsched.experiments.diagnose import WORKLOAD_PREFIX, explain_completions
 from dmlsched.experiments.headline import headline
-from dmlsched.experiments.looks import Looks, looks_of, undecided
+from dmlsched.experiments.looks import Looks, is_open, looks_of
 from dmlsched.experiments.metrics import cell_stats, describe, format_cell, format_paper
 from dmlsched.results import Columns, Row, columns, frame, groups, scan_results
 
@@ -179,9 +179,12 @@ def render_report(
     # a DataFrame only for what needs one (claims, plots): pandas is slow to import
     df = frame(scan.rows) if plots or (exp and exp.claims) or looks else None
     frames = _sibling_frames(out, exp) if exp and exp.claims else {}
-    stopped = False  # a sequential run: every claim decided where its results stand
-    if looks and exp and df is not None:
-        stopped = not undecided(exp, df, frames, looks.confidence)
+    judged = []  # (as printed, the + scheduler, its result) per claim, at the look's level
+    if exp and exp.claims and df is not None:
+        conf = looks.confidence if looks else CONFIDENCE
+        judged = [check_both(c, df, exp.schedulers, frames, exp.series, conf) for c in exp.claims]
+    # a sequential run: every claim decided where its results stand
+    stopped = bool(looks and exp) and not any(is_open(r, rp) for r, _, rp in judged)
     complete = looks.seeds if looks and looks.complete(stopped) else None
     missing = _completeness(config, len(present), scan.cut, complete)
     for m in missing:
@@ -224,9 +227,7 @@ def render_report(
         lines += ["## Claims", "", VERDICT_RULES, ""]
         if looks:
             lines += [_looks_md(looks), ""]
-        conf = looks.confidence if looks else CONFIDENCE
-        for c in exp.claims:
-            r, plus, rp = check_both(c, df, exp.schedulers, frames, exp.series, conf)
+        for r, plus, rp in judged:
             lines.append(f"- {_verdict_md(r)} — {r.text}. {_details(r)}")
             if plus and rp is not None:
                 lines.append(f"  - `{plus}`: {_verdict_md(rp)} — {_details(rp)}")

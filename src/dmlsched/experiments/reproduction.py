@@ -50,14 +50,13 @@ from dmlsched.experiments.catalogue import Experiment
 from dmlsched.experiments.claims import (
     CONFIDENCE,
     LABELS,
-    UNDECIDED,
     VERDICT_RULES,
     Claim,
     ClaimResult,
     check_both,
     pct,
 )
-from dmlsched.experiments.looks import Looks, look_confidence, looks_of
+from dmlsched.experiments.looks import Looks, is_open, look_confidence, looks_of
 from dmlsched.experiments.runlog import NOT_LOGGED, RUNS, read_runs
 from dmlsched.results import read_results
 
@@ -163,12 +162,7 @@ def collect(
             )
             mine.append(ClaimRow(exp, c, printed, plus, rp))
         if lk is not None:
-            open_ = any(
-                r.printed.label == UNDECIDED
-                or (r.plus_result is not None and r.plus_result.label == UNDECIDED)
-                for r in mine
-            )
-            note = lk.note(stopped=not open_)
+            note = lk.note(stopped=not any(is_open(r.printed, r.plus_result) for r in mine))
             mine = [dataclasses.replace(r, look=note) for r in mine]
         rows += mine
     return rows
