@@ -104,6 +104,26 @@ def test_a_model_far_from_the_measurements_suggests_calibrating():
     assert not any("calibrate" in n for n in run_notes(tw, run, pred))
 
 
+def test_slots_in_which_a_job_completes_are_not_full_slots():
+    """A job that completes works part of its last slot, and the job beside it speeds up on
+    the links it leaves: neither slot says the model is wrong."""
+    rows = [
+        SlotRow(0, 0, ((0, 1, 1),), "start", 100.0, 1, 0.5, pred_work=100.0),
+        SlotRow(0, 1, ((0, 1, 1),), "start", 100.0, 1, 0.5, pred_work=100.0),
+        SlotRow(1, 0, ((0, 1, 1),), "keep", 100.0, 1, 0.5, pred_work=100.0),
+        SlotRow(1, 1, ((0, 1, 1),), "keep", 100.0, 1, 0.5, pred_work=100.0),
+        SlotRow(2, 0, ((0, 1, 1),), "keep", 10.0, 1, 0.5, pred_work=100.0),  # completes
+        SlotRow(2, 1, ((0, 1, 1),), "keep", 190.0, 1, 0.5, pred_work=100.0),  # alone after
+        SlotRow(3, 1, ((0, 1, 1),), "keep", 5.0, 1, 0.5, pred_work=200.0),  # completes
+    ]
+    tw, run, pred = _case({0: 2.1, 1: 3.05}, rows, {}, sim_jct={0: 2.1, 1: 3.05, 2: math.nan})
+    assert run_metrics(tw, run, pred)["median_slot_rate_error"] == 0.0
+    assert not any("calibrate" in n for n in run_notes(tw, run, pred))
+    run.real_jct = {}  # the same rows with no job completing: far off in slots 2 and 3
+    assert run_metrics(tw, run, pred)["median_slot_rate_error"] == pytest.approx(0.9)
+    assert any("calibrate" in n for n in run_notes(tw, run, pred))
+
+
 def test_slow_slots_are_counted_as_distorted_and_overrun():
     tw, run, pred = _case(
         {}, [], {}, sim_jct=dict.fromkeys(range(3), math.nan), apply_s=[0.1, 1.0, 6.0]

@@ -36,10 +36,11 @@ and 90th percentiles are over the counted jobs; ``finished_share_real`` and
 done)", never NaN; a scheduler that placed nothing says why (rejections,
 whether the jobs fit the empty cluster alone, a size parameter whose default
 cannot fit); when the measured work per slot differs from the model's by
-more than 50% (median over full slots) the run suggests ``dmlsched testbed
-calibrate``; slots whose decision and reconfiguration took more than 10% of
-the slot are counted as *distorted* (the model trains for the whole slot)
-and those that took longer than the slot as *overruns* — a loaded machine.
+more than 50% (median over full slots: placements kept, no job completing
+in the slot) the run suggests ``dmlsched testbed calibrate``; slots whose
+decision and reconfiguration took more than 10% of the slot are counted as
+*distorted* (the model trains for the whole slot) and those that took
+longer than the slot as *overruns* — a loaded machine.
 A machine can also be loaded without a slow slot: other work on the same
 CPUs delays every training step a little (held-out ``pd-ors`` runs gave a
 median error of 0.4% with the 1-minute load average below 1 and 5.4% at
@@ -223,12 +224,24 @@ def job_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
     return out
 
 
-def _speed_error(pred: Prediction) -> tuple[float, int]:
-    """(median |measured − model| / model work over full slots, how many)."""
+def _speed_error(run: TestbedRun, pred: Prediction) -> tuple[float, int]:
+    """(median |measured − model| / model work over full slots, how many).
+
+    A full slot is one a job kept its placement through and in which no job
+    completed: a job that completes works part of the slot, and the others
+    speed up on the links it leaves, while ``pred_work`` is the rate of the
+    slot's placements held for the whole slot."""
+    last: dict[int, int] = {}
+    for r in pred.rows:
+        last[r.job] = max(last.get(r.job, r.slot), r.slot)
+    ended = {last[j] for j in run.real_jct if j in last}
     errs = [
         abs(r.work - r.pred_work) / r.pred_work
         for r in pred.rows
-        if r.action == "keep" and r.pred_work > 0 and math.isfinite(r.pred_work)
+        if r.action == "keep"
+        and r.slot not in ended
+        and r.pred_work > 0
+        and math.isfinite(r.pred_work)
     ]
     return (float(np.median(errs)) if errs else float("nan")), len(errs)
 
@@ -258,7 +271,7 @@ def run_metrics(tw: TestbedWorkload, run: TestbedRun, pred: Prediction) -> dict[
         for job in tw.workload.jobs
         if job.id in run.completion_slot
     )
-    slot_err, _ = _speed_error(pred)
+    slot_err, _ = _speed_error(run, pred)
     distorted, overrun = _slot_overheads(run)
     nan = float("nan")
     n = len(counted)
@@ -344,7 +357,7 @@ def run_notes(
     for o in sorted(outs.values(), key=lambda o: o.job):
         if o.counted and not o.real_done:
             notes.append(f"job {o.job} {_unfinished(o.real_progress)} on the testbed")
-    err, n = _speed_error(pred)
+    err, n = _speed_error(run, pred)
     if n and err > SPEED_MISMATCH:
         notes.append(
             f"measured work per slot differs from the model's by {100 * err:.0f}% (median over "
