@@ -97,6 +97,17 @@ def test_regularized_lp_matches_the_closed_form_of_one_entropy_term() -> None:
     assert sol.x[0] == pytest.approx(expect, rel=1e-3)  # interior-point tolerance
 
 
+def test_mlbroker_keeps_each_slots_interior_point_iterations() -> None:
+    wl = small(2)
+    sched = make_scheduler("geo", "mlbroker")
+    simulate("geo", wl, sched, make_rng(3))
+    its = sched.solver_iterations_  # type: ignore[attr-defined]  # mlbroker keeps them
+    assert len(its) == wl.horizon == len(sched.fractional_costs_)  # type: ignore[attr-defined]
+    # a slot with jobs took a solve of ≥ 1 iteration; a slot with none took no solve
+    assert all((n >= 1) == (c != 0.0) for n, c in zip(its, sched.fractional_costs_, strict=True))  # type: ignore[attr-defined]
+    assert sum(its) > 0
+
+
 def test_regularized_lp_raises_on_an_infeasible_problem() -> None:
     import scipy.sparse as sp
 

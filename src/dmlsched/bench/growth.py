@@ -8,6 +8,15 @@ compiled kernels are not what grows).  Figures: CPU seconds ``growth_<name>_1x_s
 ``growth_<name>_10x_s`` and the exponent ``growth_<name>_exponent`` =
 log10(t₁₀ₓ / t₁ₓ) — 1 is linear growth, 2 quadratic.
 
+Beside them, how much more the 10× run had to do, whatever the code:
+``growth_<name>_job_slots_ratio`` (edge-cloud, when every job completes) —
+the slots jobs spent in the system, Σ (completion − arrival), at 10× over 1×:
+an engine or scheduler that touches every job in the system once a slot grows
+at least by this much — and ``growth_<name>_iterations_ratio`` (mlBroker) —
+the interior-point iterations of all its P̃_ft solves (Alg. 1 line 4), each of
+which handles every active job's variables.  (The cluster runs have no such
+figure: their rejected and unfinished jobs are not in the system.)
+
 =============  =====================================  =============================
 scheduler      paper size (1×)                        workload
 =============  =====================================  =============================
@@ -55,18 +64,27 @@ def build(n, m, t):
     return _instance(0, m, t, n, data_gb=500.0)
 def run(wl):
     _, rng = spawn(make_rng(0), 2)
+    sched = make_scheduler(setting, name)
     c = time.process_time()
-    simulate(setting, wl, make_scheduler(setting, name), rng, record_events=False)
-    return time.process_time() - c
+    res = simulate(setting, wl, sched, rng, record_events=False)
+    cpu = time.process_time() - c
+    m = res.metrics
+    out = {"cpu": cpu}
+    if "total_jct" in m and m.get("completed_jobs") == len(wl.jobs):  # edge-cloud
+        out["job_slots"] = m["total_jct"]
+    if hasattr(sched, "solver_iterations_"):
+        out["iterations"] = sum(sched.solver_iterations_)
+    return out
 run(build(*warm))
-print(json.dumps({"cpu": run(build(*size))}))
+print(json.dumps(run(build(*size))))
 """
 
 
-def _cpu(name: str, setting: str, size: tuple[int, ...], warm: tuple[int, ...]) -> float:
+def _run(name: str, setting: str, size: tuple[int, ...], warm: tuple[int, ...]) -> dict[str, float]:
+    """One run in a fresh process: its CPU seconds and what it did (``_CHILD``)."""
     cmd = [sys.executable, "-c", _CHILD, name, setting, json.dumps(size), json.dumps(warm)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return float(json.loads(out)["cpu"])
+    return {k: float(v) for k, v in json.loads(out).items()}
 
 
 def _tenfold(setting: str, size: tuple[int, ...]) -> tuple[int, ...]:
@@ -83,10 +101,13 @@ def growth() -> dict[str, float]:
     for name, (setting, size, warm) in SIZES.items():
         if setting == "cluster" and default_trace_dir("philly") is None:
             continue
-        one = _cpu(name, setting, size, warm)
-        ten = _cpu(name, setting, _tenfold(setting, size), warm)
+        one = _run(name, setting, size, warm)
+        ten = _run(name, setting, _tenfold(setting, size), warm)
         key = name.replace("-", "_").replace("+", "_plus")
-        out[f"growth_{key}_1x_s"] = one
-        out[f"growth_{key}_10x_s"] = ten
-        out[f"growth_{key}_exponent"] = math.log10(ten / one)
+        out[f"growth_{key}_1x_s"] = one["cpu"]
+        out[f"growth_{key}_10x_s"] = ten["cpu"]
+        out[f"growth_{key}_exponent"] = math.log10(ten["cpu"] / one["cpu"])
+        for what in ("job_slots", "iterations"):
+            if one.get(what):
+                out[f"growth_{key}_{what}_ratio"] = ten[what] / one[what]
     return out

@@ -66,6 +66,9 @@ class ConvexSolution:
     objective: float
     status: str
     solver: str = "CLARABEL"  # the attempt that was accepted (module docstring)
+    #: the accepted attempt's iterations (cvxpy's ``solver_stats.num_iters``; 0 when the
+    #: solver does not say); a memo hit repeats the count of the solve it reuses
+    iterations: int = 0
 
 
 def sigma(eps: float) -> float:
@@ -167,7 +170,7 @@ def _memoised(
     sol = _solve(reduced, name, accept_inaccurate, attempts)
     x = lb.copy()
     x[keep] = sol.x
-    return ConvexSolution(x, sol.objective + float(c[fixed] @ val), sol.status, sol.solver)
+    return dataclasses.replace(sol, x=x, objective=sol.objective + float(c[fixed] @ val))
 
 
 def _solve(p: _Problem, name: str, accept_inaccurate: bool, attempts: Attempts) -> ConvexSolution:
@@ -221,6 +224,8 @@ def _solve(p: _Problem, name: str, accept_inaccurate: bool, attempts: Attempts) 
             raise SolverFailed(statuses[-1], name)
     else:
         raise SolverFailed("; ".join(statuses), name)
+    stats = prob.solver_stats
+    iterations = int(stats.num_iters) if stats is not None and stats.num_iters else 0
     return ConvexSolution(
-        np.asarray(x.value, dtype=float), float(prob.value), str(prob.status), solver
+        np.asarray(x.value, dtype=float), float(prob.value), str(prob.status), solver, iterations
     )

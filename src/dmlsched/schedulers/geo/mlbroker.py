@@ -46,7 +46,9 @@ non-optimal status raises ``SolverFailed``.
 
 After each slot the scheduler keeps ``fractional_costs_`` (the objective of
 P_f (9) on A_fractional's solution: C_1 + Σx + Σ c_i max(ṽ(t) − ṽ(t−1), 0)
-+ C_4) for the performance ratios of Fig. 5–7, and ``fractional_true_costs_``:
++ C_4) for the performance ratios of Fig. 5–7, ``solver_iterations_`` (the
+interior-point iterations of the slot's P̃_ft, 0 for a slot with no active
+job: how the solve grows with the instance), and ``fractional_true_costs_``:
 the same fractional solution priced by Eq. (2) itself, Σ_{r,k} F_k^r(h̃_k^r)
 with h̃ = Σ_i n_{i,k} ỹ_i^r + m_{i,k} s̃_i^r, in place of Σx.  P_f's big-M
 relaxation of (8c)–(8e) lets x fall below F(h) (with u1 = u2 = 1/2 the two
@@ -57,6 +59,7 @@ P_f objective splits into a *relaxation gap* (true ÷ P_f objective) and a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -77,20 +80,33 @@ from dmlsched.solvers.dependent_rounding import (
 if TYPE_CHECKING:
     from dmlsched.model.views import GeoView
 
-__all__ = ["MlBroker", "MlBrokerPlus", "a_round", "fractional_slot", "ps_near_workers"]
+__all__ = [
+    "Fractional",
+    "MlBroker",
+    "MlBrokerPlus",
+    "a_round",
+    "fractional_slot",
+    "ps_near_workers",
+]
 
 ROUNDINGS = ("dependent", "ir", "gr", "job")
 PS_SITES = ("sample", "workers")
 
 
+@dataclass(frozen=True)
+class Fractional:
+    """A_fractional's answer for one slot (:func:`fractional_slot`)."""
+
+    parts: dict[str, np.ndarray]  # P̃_ft's variables by name (``Layout.unpack``)
+    pf_cost: float  # the P_f (9) objective of this solution
+    true_cost: float  # the same with Σx replaced by Σ F(h̃) of Eq. (2) (module docstring)
+    iterations: int  # the interior-point iterations of its solve
+
+
 def fractional_slot(
     sites: GeoSites, data: SlotData, prev_v: np.ndarray, eps: float, big_m: str = "valid"
-) -> tuple[dict[str, np.ndarray], float, float]:
-    """A_fractional for one slot: solve P̃_ft (10).
-
-    Returns its variables, its P_f (9) cost and its true cost (Σx replaced
-    by Σ F(h̃) of Eq. (2), module docstring).
-    """
+) -> Fractional:
+    """A_fractional for one slot: solve P̃_ft (10)."""
     prob = build_slot(sites, data, big_m)
     L = prob.layout
     reg_idx = np.arange(L.v.start, L.v.stop)
@@ -115,7 +131,7 @@ def fractional_slot(
     pf_cost = float(prob.c @ z + data.c @ z_dep.sum(axis=1))
     h = usage(parts["y"], parts["s"], data.n, data.m)
     true_cost = pf_cost - float(parts["x"].sum()) + resource_cost(h, sites)
-    return parts, pf_cost, true_cost
+    return Fractional(parts, pf_cost, true_cost, sol.iterations)
 
 
 def ps_near_workers(
@@ -218,12 +234,14 @@ class MlBroker:
         self.v_frac_: dict[int, np.ndarray] = {}
         self.fractional_costs_: list[float] = []
         self.fractional_true_costs_: list[float] = []
+        self.solver_iterations_: list[int] = []
 
     def decide(self, view: GeoView) -> GeoDecision:
         ids = list(view.active)
         if not ids:
             self.fractional_costs_.append(0.0)
             self.fractional_true_costs_.append(0.0)
+            self.solver_iterations_.append(0)
             return GeoDecision({})
         sites = self.sites_
         R = sites.dcs
@@ -237,11 +255,11 @@ class MlBroker:
             c=np.array([j.deploy_cost for j in jobs]),
         )
         prev = np.array([self.v_frac_.get(j, np.zeros(R)) for j in ids])
-        parts, pf_cost, true_cost = fractional_slot(
-            sites, data, prev, float(self.epsilon), self.big_m
-        )
-        self.fractional_costs_.append(pf_cost)
-        self.fractional_true_costs_.append(true_cost)
+        frac = fractional_slot(sites, data, prev, float(self.epsilon), self.big_m)
+        parts = frac.parts
+        self.fractional_costs_.append(frac.pf_cost)
+        self.fractional_true_costs_.append(frac.true_cost)
+        self.solver_iterations_.append(frac.iterations)
         self.v_frac_ = {j: parts["v"][k].copy() for k, j in enumerate(ids)}
         prev_int = np.array([view.deployed[j] for j in ids]).reshape(len(ids), R)
         y, ps, q = a_round(
