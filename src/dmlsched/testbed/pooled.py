@@ -30,7 +30,7 @@ import numpy as np
 
 from dmlsched.results import columns, scan_results
 
-__all__ = ["Pool", "pooled_errors", "render"]
+__all__ = ["Cell", "Pool", "pooled_errors", "read_cells", "render"]
 
 DEFAULT_RUNS = Path("/tmp/dmlsched-testbed-calibration/runs")
 
@@ -60,12 +60,22 @@ class Pool:
         return (float(np.median(r)), float(np.percentile(r, 90))) if r else (math.nan, math.nan)
 
 
-def pooled_errors(
+@dataclass(frozen=True)
+class Cell:
+    """One run's report: its cell and its rows, per job and for the run (``all``)."""
+
+    scheduler: str
+    emulation: str
+    seed: int
+    jobs: dict[str, dict[str, float]]  # job id → metric → value
+    summary: dict[str, float]  # the run's own row
+
+
+def read_cells(
     runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1, results: str = "results.csv"
-) -> dict[tuple[str, str], Pool]:
-    """(scheduler, emulation) → the pooled jobs of the runs of workload seed ≥ ``min_seed``
-    (``results``: the report file to read, e.g. the re-predicted ``again.csv``)."""
-    out: dict[tuple[str, str], Pool] = {}
+) -> list[Cell]:
+    """The reports of the runs of workload seed ≥ ``min_seed`` under ``runs``, by name."""
+    out = []
     for res in sorted(runs.glob(f"{experiment}-*/report/{results}")):
         name = res.parent.parent.name[len(experiment) + 1 :]
         rest, _, seed = name.rpartition("-")
@@ -76,17 +86,29 @@ def pooled_errors(
         per: dict[str, dict[str, float]] = {}
         for v, m, x in zip(cols["value"], cols["metric"], cols["metric_value"], strict=True):
             per.setdefault(str(v), {})[str(m)] = float(x)
-        pool = out.setdefault((sched, emulation), Pool([], distorted=[]))
-        pool.runs += 1
         summary = per.pop("all", {})
+        out.append(Cell(sched, emulation, int(seed), per, summary))
+    return out
+
+
+def pooled_errors(
+    runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1, results: str = "results.csv"
+) -> dict[tuple[str, str], Pool]:
+    """(scheduler, emulation) → the pooled jobs of the runs of workload seed ≥ ``min_seed``
+    (``results``: the report file to read, e.g. the re-predicted ``again.csv``)."""
+    out: dict[tuple[str, str], Pool] = {}
+    for cell in read_cells(runs, experiment, min_seed, results):
+        pool = out.setdefault((cell.scheduler, cell.emulation), Pool([], distorted=[]))
+        pool.runs += 1
+        summary = cell.summary
         bad = ("distorted_slots", "overrun_slots", "loaded_slots")
         if any(summary.get(k, 0) for k in bad):
             assert pool.distorted is not None
             pool.distorted.append(
-                f"seed {seed}: "
+                f"seed {cell.seed}: "
                 + ", ".join(f"{summary.get(k, 0):.0f} {k.split('_')[0]}" for k in bad)
             )
-        for m in per.values():
+        for m in cell.jobs.values():
             e = m.get("sim_error", math.nan)
             if not math.isfinite(e):
                 continue  # started by neither side
