@@ -81,3 +81,12 @@ def test_cells_in_both_roots_are_paired_job_by_job(tmp_path, capsys) -> None:
     assert "| local | drf | 1 | 2 (1) |" in text and "50.0%" in text
     main([str(a), str(b)])
     assert "| local | drf |" in capsys.readouterr().out
+
+
+def test_a_root_without_runs_is_named_and_exits_2(tmp_path, capsys) -> None:
+    _run(tmp_path / "a", "drf", "local", 1, [(2.0, 0.1)])
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path / "a"), str(tmp_path / "nothing")])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("invalid second=") and "nothing" in err

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,6 +220,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--experiment", default="testbed-pdors")
     ap.add_argument("--min-seed", type=int, default=1, help="held-out workload seeds from here")
     a = ap.parse_args(argv)
+    for field, root in (("first", a.first), ("second", a.second)):
+        if not read_cells(root, a.experiment, a.min_seed):
+            what = f"no {a.experiment} runs of seed >= {a.min_seed} under it"
+            print(f"invalid {field}={root} ({what})", file=sys.stderr)
+            raise SystemExit(2)
     print(render(repeats(a.first, a.second, a.experiment, a.min_seed)), end="")
 
 
