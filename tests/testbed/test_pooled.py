@@ -62,3 +62,15 @@ def test_a_job_finished_on_a_side_only_when_that_side_has_its_jct(tmp_path):
     append_rows(path, rows)
     p = pooled_errors(tmp_path)[("oasis", "netns")]
     assert (p.finished_real, p.finished_sim) == (1, 1)
+
+
+def test_a_root_without_runs_is_named_on_one_line_and_exits_2(tmp_path, capsys):
+    from dmlsched.experiments.repredict import main as repredict_main
+
+    _run(tmp_path, "fifo", "netns", 0, [0.1])  # the calibration seed only: nothing held out
+    for run_main in (main, repredict_main):
+        with pytest.raises(SystemExit) as e:
+            run_main([str(tmp_path)])
+        assert e.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"invalid runs={tmp_path} (no testbed-pdors runs of seed >= 1 under it)"

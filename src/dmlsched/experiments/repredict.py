@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     a held-out seed in RUNS predicted again (:func:`repredict`), then their pooled errors."""
     import argparse
 
-    from dmlsched.testbed.pooled import DEFAULT_RUNS, pooled_errors, render
+    from dmlsched.testbed.pooled import DEFAULT_RUNS, pooled_errors, render, require_runs
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument("runs", nargs="?", type=Path, default=DEFAULT_RUNS)
@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         help="predict with each run's own profile, or with the current calibration's",
     )
     a = ap.parse_args(argv)
+    require_runs("runs", a.runs, "testbed-pdors", HELD_OUT)
     dirs = sorted(p.parent.parent for p in a.runs.glob("testbed-pdors-*/report/results.csv"))
     for d in dirs:
         emulation, seed = _mode_and_seed(d)

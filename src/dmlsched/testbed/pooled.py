@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ import numpy as np
 
 from dmlsched.results import columns, scan_results
 
-__all__ = ["Cell", "Pool", "pooled_errors", "read_cells", "render"]
+__all__ = ["Cell", "Pool", "pooled_errors", "read_cells", "render", "require_runs"]
 
 DEFAULT_RUNS = Path("/tmp/dmlsched-testbed-calibration/runs")
 
@@ -89,6 +90,15 @@ def read_cells(
         summary = per.pop("all", {})
         out.append(Cell(sched, emulation, int(seed), per, summary))
     return out
+
+
+def require_runs(field: str, runs: Path, experiment: str, min_seed: int) -> None:
+    """Exit with status 2 and one line naming ``field`` when ``runs`` holds no report of
+    ``experiment`` at workload seed ≥ ``min_seed`` (a command-line root, mistyped or empty)."""
+    if not read_cells(runs, experiment, min_seed):
+        what = f"no {experiment} runs of seed >= {min_seed} under it"
+        print(f"invalid {field}={runs} ({what})", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def pooled_errors(
@@ -184,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--results", default="results.csv", help="report file (again.csv: re-predicted)"
     )
     a = ap.parse_args(argv)
+    require_runs("runs", a.runs, a.experiment, a.min_seed)
     print(render(pooled_errors(a.runs, a.experiment, a.min_seed, a.results)), end="")
 
 

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from dmlsched.testbed.pooled import read_cells
+from dmlsched.testbed.pooled import read_cells, require_runs
 
 __all__ = ["Repeat", "floor_p90", "render", "repeats"]
 
@@ -220,11 +219,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--experiment", default="testbed-pdors")
     ap.add_argument("--min-seed", type=int, default=1, help="held-out workload seeds from here")
     a = ap.parse_args(argv)
-    for field, root in (("first", a.first), ("second", a.second)):
-        if not read_cells(root, a.experiment, a.min_seed):
-            what = f"no {a.experiment} runs of seed >= {a.min_seed} under it"
-            print(f"invalid {field}={root} ({what})", file=sys.stderr)
-            raise SystemExit(2)
+    require_runs("first", a.first, a.experiment, a.min_seed)
+    require_runs("second", a.second, a.experiment, a.min_seed)
     print(render(repeats(a.first, a.second, a.experiment, a.min_seed)), end="")
 
 
