@@ -72,30 +72,47 @@ class Cell:
     summary: dict[str, float]  # the run's own row
 
 
-def read_cells(
-    runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1, results: str = "results.csv"
-) -> list[Cell]:
-    """The reports of the runs of workload seed ≥ ``min_seed`` under ``runs``, by name."""
+@dataclass(frozen=True)
+class _Report:
+    """A run's report file and the cell its folder names."""
+
+    path: Path
+    scheduler: str
+    emulation: str
+    seed: int
+
+
+def _reports(runs: Path, experiment: str, min_seed: int, results: str) -> list[_Report]:
+    """Every run of seed ≥ ``min_seed`` under ``runs``, found by name (nothing read)."""
     out = []
     for res in sorted(runs.glob(f"{experiment}-*/report/{results}")):
         name = res.parent.parent.name[len(experiment) + 1 :]
         rest, _, seed = name.rpartition("-")
         sched, _, emulation = rest.rpartition("-")
-        if not seed.isdigit() or int(seed) < min_seed:
-            continue
-        cols = columns(scan_results(res).rows)
+        if seed.isdigit() and int(seed) >= min_seed:
+            out.append(_Report(res, sched, emulation, int(seed)))
+    return out
+
+
+def read_cells(
+    runs: Path, experiment: str = "testbed-pdors", min_seed: int = 1, results: str = "results.csv"
+) -> list[Cell]:
+    """The reports of the runs of workload seed ≥ ``min_seed`` under ``runs``, by name."""
+    out = []
+    for rep in _reports(runs, experiment, min_seed, results):
+        cols = columns(scan_results(rep.path).rows)
         per: dict[str, dict[str, float]] = {}
         for v, m, x in zip(cols["value"], cols["metric"], cols["metric_value"], strict=True):
             per.setdefault(str(v), {})[str(m)] = float(x)
         summary = per.pop("all", {})
-        out.append(Cell(sched, emulation, int(seed), per, summary))
+        out.append(Cell(rep.scheduler, rep.emulation, rep.seed, per, summary))
     return out
 
 
 def require_runs(field: str, runs: Path, experiment: str, min_seed: int) -> None:
     """Exit with status 2 and one line naming ``field`` when ``runs`` holds no report of
     ``experiment`` at workload seed ≥ ``min_seed`` (a command-line root, mistyped or empty)."""
-    if not read_cells(runs, experiment, min_seed):
+    if not _reports(runs, experiment, min_seed, "results.csv"):
         what = f"no {experiment} runs of seed >= {min_seed} under it"
         print(f"invalid {field}={runs} ({what})", file=sys.stderr)
         raise SystemExit(2)

@@ -34,6 +34,8 @@ from dmlsched.testbed.pooled import read_cells, require_runs
 
 __all__ = ["Repeat", "floor_p90", "render", "repeats"]
 
+_TOL = 1e-12  # slack for the rounding of the boundaries computed in ``floor_p90``
+
 
 def floor_p90(lo: Sequence[float], hi: Sequence[float], q: float = 90.0) -> float:
     """The least ``numpy.percentile(errors, q)`` over per-job predictions p_j, where job j
@@ -96,20 +98,17 @@ def floor_p90(lo: Sequence[float], hi: Sequence[float], q: float = 90.0) -> floa
 
 
 def _one_each(lo: np.ndarray, hi: np.ndarray, w: float, u: float) -> np.ndarray:
-    """Per job: whether some p puts one error ≤ w and the other ≤ u (a small slack for
-    the rounding of the boundaries computed in ``floor_p90``)."""
-    tol = 1e-12
-    return (hi * (1 - u) <= lo * (1 + w) + tol) | (hi * (1 - w) <= lo * (1 + u) + tol)
+    """Per job: whether some p puts one error ≤ w and the other ≤ u (within ``_TOL``)."""
+    return (hi * (1 - u) <= lo * (1 + w) + _TOL) | (hi * (1 - w) <= lo * (1 + u) + _TOL)
 
 
 def _feasible(
     lo: np.ndarray, hi: np.ndarray, d: np.ndarray, w: float, u: float, k1: int, k2: int
 ) -> bool:
-    tol = 1e-12
-    both_w = d <= w + tol
+    both_w = d <= w + _TOL
     one_each = ~both_w & _one_each(lo, hi, w, u)
     rest = ~both_w & ~one_each
-    both_u = rest & (d <= u + tol)  # two above w, none above u — or one above each
+    both_u = rest & (d <= u + _TOL)  # two above w, none above u — or one above each
     n_b, n_c, n_d = int(one_each.sum()), int(both_u.sum()), int((rest & ~both_u).sum())
     x = max(0, n_c + n_d - k2)  # jobs of n_c that must keep both under u
     return x <= n_c and n_b + n_c + n_d + x <= k1
