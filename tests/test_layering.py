@@ -21,11 +21,22 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Lowest first.  A name may import names of lower ranks only; names of the same rank
 # know nothing of each other.  (DESIGN.md: cli -> experiments -> sim -> schedulers ->
-# solvers; experiments -> workloads -> model; model imports nothing of ours; the
+# solvers; experiments -> workloads -> model; model imports only the leaves above it; the
 # service and the testbed drive sim's engine states; bench times everything.)
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("limits", "rng", "portable", "memo", "progress", "terminal", "version", "extras", "results"),
+    (
+        "limits",
+        "rng",
+        "numerics",
+        "portable",
+        "memo",
+        "progress",
+        "terminal",
+        "version",
+        "extras",
+        "results",
+    ),
     ("model", "solvers"),
     ("config",),
     ("schedulers", "workloads"),

@@ -31,6 +31,7 @@ CORE_LAYER = {
     "limits": 0,
     "portable": 0,
     "memo": 0,  # imports nothing of ours: a cache any layer may use
+    "numerics": 0,  # likewise: products without BLAS
     "model": 1,
     "solvers": 1,
     "config": 2,

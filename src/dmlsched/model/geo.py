@@ -264,9 +264,11 @@ def price_min_form(
 
 def usage(y: np.ndarray, s: np.ndarray, n: np.ndarray, m: np.ndarray) -> np.ndarray:
     """h_k^r = Σ_i n_{i,k} y_i^r + m_{i,k} s_i^r, shape (R, K); y, s are (I, R)."""
-    return np.asarray(y, float).T @ np.asarray(n, float) + np.asarray(s, float).T @ np.asarray(
-        m, float
-    )
+    # summed over jobs elementwise, not by ``@``: BLAS's order depends on the CPU, and the
+    # bits of a cost must not (:mod:`dmlsched.numerics`, which model may not import)
+    y, s = np.asarray(y, float), np.asarray(s, float)
+    n, m = np.asarray(n, float), np.asarray(m, float)
+    return (y[:, :, None] * n[:, None, :]).sum(axis=0) + (s[:, :, None] * m[:, None, :]).sum(axis=0)
 
 
 def transfer_cost(q: np.ndarray, d: np.ndarray) -> float:
@@ -287,7 +289,7 @@ def deployed(y: np.ndarray, s: np.ndarray) -> np.ndarray:
 def deploy_cost(v_prev: np.ndarray, v: np.ndarray, c: np.ndarray) -> float:
     """Eq. (4)–(5): C_3(t) = Σ_i Σ_r c_i max{v_i^r(t) − v_i^r(t−1), 0}."""
     z = np.maximum(np.asarray(v, float) - np.asarray(v_prev, float), 0.0)
-    return float(np.asarray(c, float) @ z.sum(axis=1)) if z.size else 0.0
+    return float((np.asarray(c, float) * z.sum(axis=1)).sum()) if z.size else 0.0
 
 
 def connections(y: np.ndarray, s: np.ndarray) -> np.ndarray:

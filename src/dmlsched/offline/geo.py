@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlsched.model.geo import GeoWorkload
+from dmlsched.numerics import dot
 from dmlsched.schedulers._shared.geo_problem import SlotData, build_slot
 from dmlsched.solvers.highs import INF, LinearModel
 
@@ -142,17 +143,17 @@ def _solve(
 
     def cost_of(name: str) -> float:
         idx = np.concatenate(cost_idx[name]) if cost_idx[name] else np.zeros(0, dtype=int)
-        return float(c[idx] @ x[idx])
+        return dot(c[idx], x[idx])
 
     parts = {k: cost_of(k) for k in ("q", "x", "z", "g")}
     return OfflineResult(
-        total_cost=float(c @ x),
+        total_cost=dot(c, x),
         cost_transfer=parts["q"],
         cost_resource=parts["x"],
         cost_deploy=parts["z"],
         cost_communication=parts["g"],
         status=sol.status,
-        bound=float(sol.dual_bound) if integer and sol.dual_bound is not None else float(c @ x),
+        bound=float(sol.dual_bound) if integer and sol.dual_bound is not None else dot(c, x),
     )
 
 

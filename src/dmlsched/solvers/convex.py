@@ -46,6 +46,7 @@ import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
 from dmlsched.memo import shared
+from dmlsched.numerics import dot
 
 __all__ = ["ConvexSolution", "regularized_lp", "sigma"]
 
@@ -170,7 +171,7 @@ def _memoised(
     sol = _solve(reduced, name, accept_inaccurate, attempts)
     x = lb.copy()
     x[keep] = sol.x
-    return dataclasses.replace(sol, x=x, objective=sol.objective + float(c[fixed] @ val))
+    return dataclasses.replace(sol, x=x, objective=sol.objective + dot(c[fixed], val))
 
 
 def _solve(p: _Problem, name: str, accept_inaccurate: bool, attempts: Attempts) -> ConvexSolution:

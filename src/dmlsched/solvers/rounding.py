@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlsched.errors import InvalidInput
+from dmlsched.numerics import dot, matvec
 
 __all__ = [
     "RoundingResult",
@@ -94,7 +95,10 @@ class RoundingResult:
 
 
 def _times(mat: object, cand: np.ndarray) -> np.ndarray:
-    """(k × rows) products of a dense or scipy-sparse matrix with each candidate."""
+    """(k × rows) products of a dense or scipy-sparse matrix with each candidate (a dense
+    one without BLAS: :mod:`dmlsched.numerics`; scipy's sparse product is one loop)."""
+    if isinstance(mat, np.ndarray):
+        return np.stack([matvec(mat, c) for c in cand]).reshape(len(cand), mat.shape[0])
     return np.asarray(mat @ cand.T).T
 
 
@@ -150,7 +154,7 @@ def scaled_round(
         return RoundingResult(None, math.inf, attempts)
     k = int(hit[0])
     x = cand[k].astype(np.int64)
-    return RoundingResult(x, float(np.dot(cost, x)), k + 1)
+    return RoundingResult(x, dot(cost, x), k + 1)
 
 
 def _draw_up(rng: np.random.Generator, attempts: int, frac: np.ndarray) -> np.ndarray:
@@ -270,6 +274,6 @@ def _cheapest(
     feasible = np.flatnonzero(np.asarray(accept(cand), dtype=bool))
     if feasible.size == 0:
         return RoundingResult(None, math.inf, attempts)
-    costs = cand[feasible] @ np.asarray(cost, dtype=float)
+    costs = matvec(cand[feasible], np.asarray(cost, dtype=float))
     x = cand[int(feasible[int(np.argmin(costs))])].astype(np.int64)  # first minimum
-    return RoundingResult(x, float(np.dot(cost, x)), int(first[feasible[0]]) + 1)
+    return RoundingResult(x, dot(cost, x), int(first[feasible[0]]) + 1)

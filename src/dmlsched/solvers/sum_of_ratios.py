@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlsched.errors import SolverFailed
+from dmlsched.numerics import dot
 from dmlsched.solvers.highs import INF, LinearModel, clear_basis, set_coefficients
 
 __all__ = [
@@ -70,8 +71,8 @@ class Ratio:
     d: float
 
     def __call__(self, x: np.ndarray) -> float:
-        num = float(np.dot(self.a, x) + self.q)
-        den = float(np.dot(self.c, x) + self.d)
+        num = dot(self.a, x) + float(self.q)
+        den = dot(self.c, x) + float(self.d)
         return num / den
 
     @property

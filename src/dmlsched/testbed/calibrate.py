@@ -75,6 +75,7 @@ from scipy.optimize import least_squares, nnls
 
 from dmlsched.model.cluster import Placement
 from dmlsched.model.speed.calibrated import link_times, links_step
+from dmlsched.numerics import dot
 from dmlsched.testbed.emulation import BUCKET_BYTES
 from dmlsched.testbed.runtime import Job, Testbed, TrainSpec
 from dmlsched.testbed.state import DEFAULT_STATE_DIR
@@ -246,9 +247,9 @@ def fit(probes: list[Probe], g: float, int_mbit: float | None) -> dict:
 
 def _predict(form: str, x: np.ndarray, p: Probe, g: float, int_mbit: float | None) -> float:
     if form == "eq1":
-        return float(np.dot(_features(p, g, int_mbit)[0], x))
+        return dot(_features(p, g, int_mbit)[0], x)
     if len(x) == 4:  # the linear start: κ = 1, ω = 0
-        return float(np.dot(_features(p, g, int_mbit)[1], x))
+        return dot(_features(p, g, int_mbit)[1], x)
     icap = (int_mbit or 0) * 1e6 / 8 or 1e9  # uncapped: as in _features
     return links_step(
         BATCH,

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from dmlsched.model.geo import GeoDecision, GeoPlacement, GeoSites, price
 from dmlsched.model.speed.mlbroker import workers_needed
+from dmlsched.numerics import dot
 from dmlsched.solvers.highs import INF, LinearModel
 
 __all__ = [
@@ -111,7 +112,7 @@ def placement_cost(
     transfer = float((sites.d * p.transfers).sum())
     v = (y + s) > 0
     deploy = c * float(np.maximum(v - prev_v, 0).sum())
-    comm = B * float(sites.d[:, p.ps] @ y)
+    comm = B * dot(sites.d[:, p.ps], y)
     return transfer + res + deploy + comm, delta
 
 

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 
 from dmlsched.model.geo import GeoSites
 from dmlsched.model.speed.mlbroker import workers_needed
+from dmlsched.numerics import matvec
 
 __all__ = ["Layout", "SlotData", "SlotProblem", "big_m", "build_slot"]
 
@@ -160,7 +161,7 @@ def big_m(sites: GeoSites, data: SlotData, mode: str = "valid") -> np.ndarray:
         return np.maximum(e, 1e-9)
     if mode != "valid":
         raise ValueError(f"big_m must be 'valid' or 'threshold', got {mode!r}")
-    hbar = data.W @ data.n + data.m.sum(axis=0)  # (K,) same bound in every DC
+    hbar = matvec(data.n.T, data.W) + data.m.sum(axis=0)  # (K,) same bound in every DC
     return np.maximum(e, (sites.a - sites.b) * hbar[None, :] - e) + 1e-9
 
 

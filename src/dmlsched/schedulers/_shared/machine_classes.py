@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dmlsched.numerics import matmat
+
 __all__ = ["MachineClasses", "fill_classes", "machine_classes", "split_bundles"]
 
 
@@ -131,7 +133,7 @@ def fill_classes(
     if fallback.size:
         sub = np.zeros_like(amount)
         sub[fallback] = amount[fallback]
-        per = split_bundles(classes, sub, sub @ demand, room)
+        per = split_bundles(classes, sub, matmat(sub, demand), room)
         rows = np.isin(classes.of, fallback)
         out[rows] = per[rows]
     return out

@@ -37,6 +37,7 @@ import numpy as np
 
 from dmlsched.model.cluster import ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.numerics import matvec
 from dmlsched.schedulers._shared.pricing import PriceBounds
 from dmlsched.schedulers._shared.primal_dual import PrimalDualScheduler, Quanta
 from dmlsched.schedulers.protocols import register
@@ -122,8 +123,10 @@ class OasisOracle:
         if self.pm.size == 0:
             return _Slot(price, free, cost)
         mmax = int(self.m[self.ok].max()) if self.ok.any() else 0
-        w_cost = greedy_fill(price[self.wm] @ self.alpha, _caps(free[self.wm], self.alpha), mmax)
-        ps_unit = price[self.pm] @ self.beta
+        w_cost = greedy_fill(
+            matvec(price[self.wm], self.alpha), _caps(free[self.wm], self.alpha), mmax
+        )
+        ps_unit = matvec(price[self.pm], self.beta)
         ps_caps = _caps(free[self.pm], self.beta)
         nmax = int(self.n_ps[self.ok].max()) if self.ok.any() else 0
         if self.job.mode == "sync":
@@ -143,12 +146,12 @@ class OasisOracle:
         if not math.isfinite(d.cost[k]):
             return None
         workers = _fill(
-            d.price[self.wm] @ self.alpha,
+            matvec(d.price[self.wm], self.alpha),
             _caps(d.free[self.wm], self.alpha),
             int(self.m[k]),
             self.wm,
         )
-        ps_unit = d.price[self.pm] @ self.beta
+        ps_unit = matvec(d.price[self.pm], self.beta)
         ps_caps = _caps(d.free[self.pm], self.beta)
         n = int(self.n_ps[k])
         if self.job.mode == "sync":

@@ -201,6 +201,7 @@ from dmlsched.errors import InvalidInput, SolverFailed
 from dmlsched.model.cluster import ClusterDecision, ClusterJob, Placement
 from dmlsched.model.speed.pdors import worker_rate
 from dmlsched.model.views import ClusterView
+from dmlsched.numerics import dot, matvec
 from dmlsched.schedulers._shared.cover_lp import sorted_pass
 from dmlsched.schedulers._shared.machine_classes import MachineClasses, fill_classes
 from dmlsched.schedulers._shared.pricing import PriceBounds
@@ -423,7 +424,7 @@ class _ExternalLp:
         full = np.zeros(2 * self.n_classes)
         full[self.keep] = x[: self.C]
         full[self.n_classes + self.keep] = x[self.C :]
-        return float(self.cost @ x), full, dual * self.scale, sol.objective * self.scale
+        return dot(self.cost, x), full, dual * self.scale, sol.objective * self.scale
 
 
 def per_machine_lp(
@@ -488,7 +489,7 @@ def _priced(x: np.ndarray, cost: np.ndarray, attempts: int) -> tuple[float, Plac
         {int(h): int(xi[h]) for h in np.flatnonzero(xi[:H])},
         {int(h): int(xi[H + h]) for h in np.flatnonzero(xi[H:])},
     )
-    return float(np.dot(cost, xi)), p, attempts
+    return dot(cost, xi), p, attempts
 
 
 class PdorsOracle:
@@ -576,7 +577,7 @@ class PdorsOracle:
         all classes (as the per-machine LP over all machines)."""
         if d.lp_costs is None:
             price = d.shared.price
-            cost = np.concatenate([price @ self.alpha, price @ self.beta])
+            cost = np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
             scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
             d.lp_costs = (cost, lp_cost, scale)
         return d.lp_costs
@@ -631,7 +632,7 @@ class PdorsOracle:
         )
         ok = res.ok
         full = res.x[ok]
-        obj = full @ cost
+        obj = matvec(full, cost)
         if ok.all():  # the usual case: every bound certified
             start = len(self.ext_ms) - len(ms) if tail else None
             self._store(d, ms, obj, list(full), margin, start)
@@ -859,7 +860,7 @@ class PdorsOracle:
             res, placement = self._draw_machines(d, m)
         if not res.success:
             self.sched.failed_ += 1
-            full_cost = np.concatenate([d.price @ self.alpha, d.price @ self.beta])
+            full_cost = np.concatenate([matvec(d.price, self.alpha), matvec(d.price, self.beta)])
             if self.sched.milp_fallback:
                 exact = self._exact(d, m, full_cost, res.attempts)
                 if exact is not None:
@@ -888,7 +889,7 @@ class PdorsOracle:
         n = sup.size
         x_bar = np.concatenate([x_full[sup], x_full[H + sup]])
         price = d.price[sup]
-        cost = np.concatenate([price @ self.alpha, price @ self.beta])
+        cost = np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
         a, b = self.a_res, self.b_res
         ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
@@ -952,7 +953,7 @@ class PdorsOracle:
         n_c = cl.count[sup].astype(np.int64)
         x_bar = np.concatenate([x[:C][sup] / n_c, x[C:][sup] / n_c])
         price = d.shared.price[sup]
-        cost = np.concatenate([price @ self.alpha, price @ self.beta])
+        cost = np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
         ub = np.maximum(d.shared.free_res[sup], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 

@@ -66,6 +66,7 @@ import numpy as np
 
 from dmlsched.errors import InvalidInput
 from dmlsched.model.geo import GeoDecision, GeoPlacement, GeoSites, resource_cost, usage
+from dmlsched.numerics import dot, matmat
 from dmlsched.schedulers._shared.geo_placement import min_cost_transfers
 from dmlsched.schedulers._shared.geo_problem import SlotData, build_slot
 from dmlsched.schedulers.protocols import register
@@ -128,7 +129,7 @@ def fractional_slot(
     z = np.maximum(sol.x, 0.0)
     parts = L.unpack(z)
     z_dep = np.maximum(parts["v"] - prev_v, 0.0)
-    pf_cost = float(prob.c @ z + data.c @ z_dep.sum(axis=1))
+    pf_cost = dot(prob.c, z) + dot(data.c, z_dep.sum(axis=1))
     h = usage(parts["y"], parts["s"], data.n, data.m)
     true_cost = pf_cost - float(parts["x"].sum()) + resource_cost(h, sites)
     return Fractional(parts, pf_cost, true_cost, sol.iterations)
@@ -139,7 +140,7 @@ def ps_near_workers(
 ) -> np.ndarray:
     """``ps_site="workers"``: per job the DC with the least PS cost given y (module docstring)."""
     comm = np.einsum("ir,rs->is", y, sites.d) * data.B[:, None]  # Σ_r d^{rr'} B ȳ^r
-    res = data.m @ sites.a.T  # Σ_k m_k a_k^{r'}
+    res = matmat(data.m, sites.a.T)  # Σ_k m_k a_k^{r'}
     cost = comm + res
     if prev_v is not None:
         new = (prev_v <= 0) & (y <= 0)

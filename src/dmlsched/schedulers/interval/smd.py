@@ -67,6 +67,7 @@ from dmlsched.errors import InvalidInput
 from dmlsched.model.interval import IntervalDecision, IntervalJob
 from dmlsched.model.speed.smd import completion_time, job_etas, theta_async, theta_sync
 from dmlsched.model.views import IntervalView
+from dmlsched.numerics import matvec
 from dmlsched.schedulers._shared.interval import best_allocation
 from dmlsched.schedulers.protocols import register
 from dmlsched.solvers.knapsack import mkp_exact, mkp_ptas
@@ -110,7 +111,7 @@ def solve_inner(
     eta = job_etas(job)
 
     def feasible(x: np.ndarray) -> bool:
-        return bool(np.all(x >= 1) and np.all(a_mat @ x <= cap * (1 + 1e-9) + 1e-9))
+        return bool(np.all(x >= 1) and np.all(matvec(a_mat, x) <= cap * (1 + 1e-9) + 1e-9))
 
     def objective(x: np.ndarray) -> float:
         return float(completion_time(job, x[0], x[1], eta))

@@ -1,0 +1,100 @@
+"""The decision products without BLAS (:mod:`dmlsched.numerics`): ``@``'s values, and
+the same bits whatever kernel OpenBLAS picks for the CPU."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from dmlsched.numerics import dot, matmat, matvec
+
+_FLOATS = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@given(
+    st.integers(1, 9).flatmap(
+        lambda r: st.tuples(
+            arrays(float, (7, r), elements=_FLOATS), arrays(float, r, elements=_FLOATS)
+        )
+    )
+)
+def test_matvec_and_dot_are_the_products(mv: tuple[np.ndarray, np.ndarray]) -> None:
+    m, v = mv
+    scale = np.abs(m) @ np.abs(v) + 1.0
+    assert np.all(np.abs(matvec(m, v) - m @ v) <= 1e-12 * scale)
+    assert abs(dot(m[0], v) - float(m[0] @ v)) <= 1e-12 * scale[0]
+
+
+def test_matmat_is_the_product() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.random((5, 3)), rng.random((3, 4))
+    assert np.allclose(matmat(a, b), a @ b, rtol=1e-14, atol=0)
+
+
+def test_equal_rows_give_equal_bits_wherever_they_stand() -> None:
+    """What BLAS does not promise: its kernels take rows in blocks and the rest apart, so
+    two equal rows of a price matrix (two identical machines) may differ in the last bit
+    and a tie between them is broken by where they stand."""
+    rng = np.random.default_rng(1)
+    row, v = rng.random(3) * 1e-3, rng.random(3) * 17
+    m = np.tile(row, (37, 1))
+    out = matvec(m, v)
+    assert len(set(out.tolist())) == 1
+
+
+_PINNED = """
+import json
+from tests.sim.test_pinned_bytes import _run
+from dmlsched.rng import make_rng
+from dmlsched.workloads.synthetic import synthetic_cluster
+wl = synthetic_cluster(40, 12, 60, make_rng(7))
+got = {s: _run(wl, s) for s in ("oasis", "pd-ors", "pd-ors+")}
+got["pd-ors+ machine"] = _run(wl, "pd-ors+", rounding="machine")
+print(json.dumps(got))
+"""
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.split(":", 1)[-1].split())
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="OpenBLAS kernel names are x86-64's")
+@pytest.mark.parametrize(("kernel", "needs"), [("Prescott", "pni"), ("SkylakeX", "avx512f")])
+def test_pinned_runs_do_not_depend_on_the_blas_kernel(kernel: str, needs: str) -> None:
+    """The priced schedulers' pinned runs under other OpenBLAS kernels than the one it
+    picks here give the pinned bytes (``Prescott``: SSE3, ``pni`` in /proc/cpuinfo, no
+    FMA; ``SkylakeX``: AVX-512)."""
+    import json
+
+    from tests.sim.test_pinned_bytes import PDORS_PLUS_PER_MACHINE, SYNTHETIC
+
+    if needs not in _cpu_flags():
+        pytest.skip(f"this CPU has no {needs} for OpenBLAS's {kernel} kernel")
+    env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", _PINNED],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    got = json.loads(out)
+    want = {s: SYNTHETIC[s] for s in ("oasis", "pd-ors", "pd-ors+")}
+    want["pd-ors+ machine"] = PDORS_PLUS_PER_MACHINE
+    assert got == want
