@@ -35,6 +35,7 @@ from dmlsched.checks.cheats import (
     Raising,
     TwiceDict,
     UnderReporting,
+    bend_jobs,
     geo_set,
     wrap,
 )
@@ -401,3 +402,16 @@ def test_junk_decisions_end_in_invalid_decision_and_nothing_else(setting: str, d
 
     with contextlib.suppress(InvalidDecision, Enough):
         simulate(setting, tiny(setting), Junk(), run_rng())
+
+
+@pytest.mark.parametrize("setting", sorted(HONEST))
+def test_the_engine_reads_the_workloads_jobs_and_no_scheduler_reaches_them(setting: str) -> None:
+    """Each engine computes from the workload's jobs as given (no copy of its own): a
+    scheduler that bends every job it is shown bends only its copies — the workload it
+    ran on is unchanged, and a later run on that same object gives the honest bytes."""
+    wl = tiny(setting)
+    before = repr(wl.jobs)
+    bent = bend_jobs(arrival=10**6, id=-1)
+    result_of_bent = cheat_run(setting, bent, wl=wl)
+    assert repr(wl.jobs) == before
+    assert result_of_bent == cheat_run(setting, wl=wl) == honest(setting)[0]

@@ -8,13 +8,16 @@ Two directions, one rule each:
   refuses ``setflags(write=True)`` on them and on every view of them, every
   in-place write raises, and ``as_strided(writeable=True)`` hands back a
   read-only array (numpy 2.4; what it still allows is reshaping the array
-  object itself, which changes no data).  Each engine computes from its *own* copies, made at the
-  start of the run, and builds its views from *other* copies and from
-  mappings that are never its own state (a ``MappingProxyType`` is only a
-  thin wrapper: ``gc.get_referents`` hands back the dict inside).  Whatever a
-  scheduler does to what it was shown — ``object.__setattr__`` on a frozen
-  job, rewriting a view dict — reaches neither this run's physics nor a
-  later run's.
+  object itself, which changes no data).  Each engine computes from its *own*
+  copy of the system object (cluster, system, sites: it holds arrays), made
+  at the start of the run, and from the workload's jobs as given — frozen
+  records its caller built and no scheduler is ever handed (a job submitted
+  online is copied when it is added) — and builds its views from *other*
+  copies and from mappings that are never its own state (a
+  ``MappingProxyType`` is only a thin wrapper: ``gc.get_referents`` hands
+  back the dict inside).  Whatever a scheduler does to what it was shown —
+  ``object.__setattr__`` on a frozen job, rewriting a view dict — reaches
+  neither this run's physics, nor the workload, nor a later run's.
 * **In (what a scheduler returns).** The decision is read exactly once into
   the engine's plain structures: exact types (:func:`expect_type`; a
   subclass could override any property the engine reads), whole numbers of

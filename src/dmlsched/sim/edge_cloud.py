@@ -147,9 +147,9 @@ class EdgeCloudState:
     ) -> None:
         self.name = scheduler
         self.record_events = record_events
-        # The engine's own copies of the system and the jobs; the scheduler gets others.
+        # The engine's own copy of the system; the jobs are read as given (boundary module)
         self.system = system = private_copy(workload.system)
-        self._all = [private_copy(j) for j in workload.jobs]
+        self._all = list(workload.jobs)
         self.horizon = workload.horizon
         self._S = system.servers
         self._W = system.edge_workers

@@ -138,9 +138,9 @@ class GeoState:
     def __init__(self, workload: GeoWorkload, scheduler: str, *, record_events: bool = True):
         self.name = scheduler
         self.record_events = record_events
-        # The engine's own copies of the sites and jobs; the scheduler gets others.
+        # The engine's own copy of the sites; the jobs are read as given (boundary module)
         self.sites = private_copy(workload.sites)
-        self._all = [private_copy(j) for j in workload.jobs]
+        self._all = list(workload.jobs)
         self._by_arrival = sorted(self._all, key=lambda j: (j.arrival, j.id))
         self.horizon, self._R, self._K = workload.horizon, self.sites.dcs, self.sites.kinds
         self.shown_sites = private_copy(self.sites)

@@ -90,8 +90,8 @@ class IntervalState:
     ) -> None:
         self.name = scheduler
         self.record_events = record_events
-        # the engine's own copies; the scheduler gets others
-        self._jobs = [private_copy(j) for j in workload.jobs]
+        # the jobs are read as given (boundary module); the scheduler gets copies
+        self._jobs = list(workload.jobs)
         self._by_id = {j.id: j for j in self._jobs}
         self.capacity = frozen_array(workload.capacity, float)
         self.resources = tuple(workload.resources)

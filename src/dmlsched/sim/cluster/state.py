@@ -7,9 +7,10 @@ One slot::
     accepted = state.accept(decision)  # the referee (fast paths behind it): InvalidDecision
     state.credit()                     # the speed model, or state.credit(measured_work)
 
-The state computes from its own copies of the jobs and the cluster, made
-when they are registered; views show other copies, so whatever a scheduler
-does to what it was shown changes nothing here.
+The state computes from its own copy of the cluster and from the jobs as
+registered — a workload's as given, a job added online copied (the boundary
+rule of :mod:`dmlsched.sim.boundary`); views show other copies, so whatever a
+scheduler does to what it was shown changes nothing here.
 
 ``accept`` gives the answer of :func:`.referee.judge` — the same accepted
 placements, the same floats, or the same refusal and message — by faster
@@ -294,7 +295,7 @@ class ClusterState:
         self._by_slot: dict[int, list[ClusterJob]] = {}
         self._arrival_slots: list[int] = []
         self._last_arrival = -1
-        self._jobs: dict[int, ClusterJob] = {}  # revealed, the engine's copies
+        self._jobs: dict[int, ClusterJob] = {}  # revealed, the engine's (never shown)
         self._shown_jobs: dict[int, ClusterJob] = {}  # the schedulers' copies; never read here
         self._jobs_view = MappingProxyType(self._shown_jobs)
         self._pending: dict[int, None] = {}  # insertion-ordered sets
@@ -320,7 +321,7 @@ class ClusterState:
         self._placed = np.zeros(0, dtype=bool)  # it uses a machine
         self._read = np.zeros((0, 3), dtype=np.uint64)  # ids of its source tuples
         self._pool = EntryPool(0)
-        jobs = [private_copy(j) for j in workload.jobs]
+        jobs = list(workload.jobs)
         # the batched read rates by Eq. (1) itself: not for a workload's own speed model
         self._batching = fast and speed is None
         self._columns: JobColumns | None = None
@@ -432,7 +433,7 @@ class ClusterState:
     # ---------------------------------------------------------------- registering jobs
 
     def _register(self, jobs: list[ClusterJob], done: list[float], integral: bool) -> None:
-        """Give ``jobs`` (the engine's copies) indices, and reveal each at its arrival or at
+        """Give ``jobs`` (the engine's, never shown) indices, and reveal each at its arrival or at
         the next reveal, whichever is later (``integral``: :func:`.usage.integral_usage`
         of theirs)."""
         n0, n = len(self._all), len(jobs)
