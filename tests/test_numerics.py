@@ -3,6 +3,8 @@ the same bits whatever kernel OpenBLAS picks for the CPU."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import platform
 import subprocess
@@ -78,8 +80,6 @@ def test_pinned_runs_do_not_depend_on_the_blas_kernel(kernel: str, needs: str) -
     """The priced schedulers' pinned runs under other OpenBLAS kernels than the one it
     picks here give the pinned bytes (``Prescott``: SSE3, ``pni`` in /proc/cpuinfo, no
     FMA; ``SkylakeX``: AVX-512)."""
-    import json
-
     from tests.sim.test_pinned_bytes import PDORS_PLUS_PER_MACHINE, SYNTHETIC
 
     if needs not in _cpu_flags():
@@ -98,3 +98,61 @@ def test_pinned_runs_do_not_depend_on_the_blas_kernel(kernel: str, needs: str) -
     want = {s: SYNTHETIC[s] for s in ("oasis", "pd-ors", "pd-ors+")}
     want["pd-ors+ machine"] = PDORS_PLUS_PER_MACHINE
     assert got == want
+
+
+_EVERY = """
+import hashlib, json
+from dmlsched.checks.replay import result_bytes
+from dmlsched.rng import make_rng, spawn
+from dmlsched.schedulers.protocols import make_scheduler
+from dmlsched.schedulers.registration import load_builtin, registered
+from dmlsched.sim.engine import simulate
+from dmlsched.workloads.builders import WorkloadParams
+from dmlsched.workloads.registry import build_workload
+load_builtin()
+sizes = {
+    "cluster": WorkloadParams(jobs=40, machines=12, slots=60),
+    "interval": WorkloadParams(jobs=30, machines=10, slots=20),
+    "edge-cloud": WorkloadParams(jobs=30, machines=10, slots=40),
+    "geo": WorkloadParams(jobs=20, machines=5, slots=10),
+}
+out = {}
+for setting, params in sizes.items():
+    for _, name in registered(setting):
+        wl_rng, rng = spawn(make_rng(5), 2)
+        wl = build_workload(setting, "synthetic", params, wl_rng)
+        res = simulate(setting, wl, make_scheduler(setting, name), rng)
+        out[setting + "/" + name] = hashlib.sha256(result_bytes(res)).hexdigest()
+print(json.dumps(out))
+"""
+# NumPy's dispatch targets with AVX-512 (names it does not know are ignored)
+_NO_AVX512 = "X86_V4 AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR"
+
+
+@functools.cache
+def _every(env: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", _EVERY],
+        env={**os.environ, **dict(env)},
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="OpenBLAS kernel names are x86-64's")
+@pytest.mark.parametrize(
+    "numpy_off", [_NO_AVX512, f"X86_V3 {_NO_AVX512}"], ids=["no-avx512", "baseline"]
+)
+def test_every_scheduler_gives_the_same_bytes_on_a_cpu_without_avx512(numpy_off: str) -> None:
+    """Every built-in scheduler of every setting, on a small synthetic workload, gives the
+    same bytes as here when NumPy may not use AVX-512 (or nothing above its baseline) and
+    OpenBLAS takes its Prescott kernel: the run of a machine without those.  (On a CPU
+    without AVX-512 the first case is this machine's own, and passes by construction.)"""
+    here = _every(())
+    there = _every((("NPY_DISABLE_CPU_FEATURES", numpy_off), ("OPENBLAS_CORETYPE", "Prescott")))
+    assert len(here) >= 20
+    assert {k for k in here if here[k] != there[k]} == set()

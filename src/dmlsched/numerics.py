@@ -10,6 +10,13 @@ here instead: the products elementwise (each correctly rounded), then NumPy's
 own summation along the last axis, which is one fixed algorithm in every
 build (pairwise, in blocks of eight) — the same order on every machine.
 
+The same holds for NumPy's transcendental functions: on a CPU with AVX-512
+``np.log`` (and ``exp``, ``log1p``, ``power``, …) takes NumPy's own SIMD
+code, elsewhere the C library's, and the two differ in the last bits.
+:func:`log` and :func:`exp` take the C library's everywhere.  (glibc itself picks an FMA
+variant where the CPU has FMA; the two are meant to agree, and the tests
+here cannot make them differ.)
+
 These are for the small products of a decision (a price matrix times a
 job's demand over a few resources, a cost times a vector of a few hundred
 entries); a large product that decides nothing may keep ``@``.
@@ -17,10 +24,12 @@ entries); a large product that decides nothing may keep ``@``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["dot", "matmat", "matvec"]
+__all__ = ["dot", "exp", "log", "matmat", "matvec"]
 
 
 def matvec(m: ArrayLike, v: ArrayLike) -> np.ndarray:
@@ -37,3 +46,17 @@ def matmat(a: ArrayLike, b: ArrayLike) -> np.ndarray:
 def dot(a: ArrayLike, b: ArrayLike) -> float:
     """``float(a @ b)`` for two 1-D arrays, in the same order on every machine."""
     return float(np.multiply(a, b).sum())
+
+
+def log(x: ArrayLike) -> np.ndarray:
+    """``np.log(x)`` by the C library's ``log``, element by element (module docstring)."""
+    a = np.asarray(x, dtype=float)
+    out = np.fromiter(map(math.log, a.ravel().tolist()), dtype=float, count=a.size)
+    return out.reshape(a.shape)
+
+
+def exp(x: ArrayLike) -> np.ndarray:
+    """``np.exp(x)`` by the C library's ``exp``, element by element (module docstring)."""
+    a = np.asarray(x, dtype=float)
+    out = np.fromiter(map(math.exp, a.ravel().tolist()), dtype=float, count=a.size)
+    return out.reshape(a.shape)

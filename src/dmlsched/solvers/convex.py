@@ -38,6 +38,7 @@ theirs.  The solution's ``x`` is read-only: it may be the memo's own copy.
 from __future__ import annotations
 
 import dataclasses
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -46,7 +47,7 @@ import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
 from dmlsched.memo import shared
-from dmlsched.numerics import dot
+from dmlsched.numerics import dot, log
 
 __all__ = ["ConvexSolution", "regularized_lp", "sigma"]
 
@@ -74,7 +75,7 @@ class ConvexSolution:
 
 def sigma(eps: float) -> float:
     """σ = ln(1 + 1/ε) (Sec. 4.1)."""
-    return float(np.log1p(1.0 / eps))
+    return math.log1p(1.0 / eps)
 
 
 def regularized_lp(
@@ -186,7 +187,7 @@ def _solve(p: _Problem, name: str, accept_inaccurate: bool, attempts: Attempts) 
     xr = x[reg_idx] if reg_idx.size else None
     lin = np.asarray(p.c, dtype=float).copy()
     # −x_j term and −(x_j+ε) ln(p_j+ε) are linear: fold them into c.
-    np.add.at(lin, reg_idx, -w * (1.0 + np.log(np.asarray(p.prev, dtype=float) + eps)))
+    np.add.at(lin, reg_idx, -w * (1.0 + log(np.asarray(p.prev, dtype=float) + eps)))
     obj = lin @ x
     if xr is not None:
         obj = obj + w @ (-cp.entr(xr + eps))

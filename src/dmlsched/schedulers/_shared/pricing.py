@@ -44,6 +44,7 @@ import numpy as np
 
 from dmlsched.model.cluster import ClusterJob
 from dmlsched.model.speed.pdors import worker_rate
+from dmlsched.numerics import exp, log
 
 __all__ = [
     "OnlineBounds",
@@ -66,7 +67,7 @@ class PriceBounds:
     def log_ratio(self) -> np.ndarray:
         """ln(U^r / L) per resource (≥ 0; read-only, computed once per bounds)."""
         u = np.maximum(np.asarray(self.upper, dtype=float), self.lower)
-        out = np.log(u) - math.log(self.lower)
+        out = log(u) - math.log(self.lower)
         out.flags.writeable = False
         return out
 
@@ -142,4 +143,4 @@ def prices(rho: np.ndarray, capacity: np.ndarray, bounds: PriceBounds) -> np.nda
     cap = np.asarray(capacity, dtype=float)
     frac = np.divide(rho, cap, out=np.ones_like(rho, dtype=float), where=cap > 0)
     np.minimum(np.maximum(frac, 0.0, out=frac), 1.0, out=frac)  # np.clip's values, in place
-    return np.exp(math.log(bounds.lower) + frac * bounds.log_ratio)
+    return exp(math.log(bounds.lower) + frac * bounds.log_ratio)
