@@ -1,4 +1,4 @@
-"""Products whose bits do not depend on the machine: same seed, same bytes, anywhere.
+"""Arithmetic whose bits do not depend on the machine: same seed, same bytes, anywhere.
 
 ``a @ b`` and ``np.dot`` on floats call BLAS, and OpenBLAS picks its kernels
 for the CPU it finds (``Haswell`` on one machine, ``SkylakeX`` on another):
@@ -10,12 +10,12 @@ here instead: the products elementwise (each correctly rounded), then NumPy's
 own summation along the last axis, which is one fixed algorithm in every
 build (pairwise, in blocks of eight) — the same order on every machine.
 
-The same holds for NumPy's transcendental functions: on a CPU with AVX-512
-``np.log`` (and ``exp``, ``log1p``, ``power``, …) takes NumPy's own SIMD
+NumPy's transcendental functions are picked for the CPU too: with AVX-512,
+``np.log`` (and ``exp``, ``log1p``, ``power``, …) runs NumPy's own SIMD
 code, elsewhere the C library's, and the two differ in the last bits.
-:func:`log` and :func:`exp` take the C library's everywhere.  (glibc itself picks an FMA
-variant where the CPU has FMA; the two are meant to agree, and the tests
-here cannot make them differ.)
+:func:`log` and :func:`exp` call the C library's everywhere.  (glibc in turn
+runs a build of them compiled for FMA where the CPU has FMA, which may round
+a rare argument differently; no test here can vary that.)
 
 These are for the small products of a decision (a price matrix times a
 job's demand over a few resources, a cost times a vector of a few hundred

@@ -103,3 +103,20 @@ def test_block_draws_equal_one_array_of_draws_and_leave_the_same_state(
     got = _draw_up(blocks, attempts, frac)
     assert got.dtype == want.dtype and np.array_equal(got, want)
     assert blocks.bit_generator.state == one.bit_generator.state
+
+
+@pytest.mark.parametrize("k", [0, 1, 5])
+def test_the_constraint_products_of_candidates_are_the_same_dense_or_sparse(k: int) -> None:
+    """A dense matrix is multiplied without BLAS (``dmlsched.numerics``), a sparse one by
+    scipy: the same (k × rows) products, also for no candidate at all."""
+    import scipy.sparse as sp
+
+    from dmlsched.solvers.rounding import _times
+
+    rng = np.random.default_rng(k)
+    mat = rng.integers(0, 4, (3, 6)).astype(float)
+    cand = rng.integers(0, 3, (k, 6)).astype(float)
+    dense, sparse = _times(mat, cand), _times(sp.csr_matrix(mat), cand)
+    assert dense.shape == sparse.shape == (k, 3)
+    assert np.array_equal(dense, sparse)
+    assert np.array_equal(dense, cand @ mat.T)

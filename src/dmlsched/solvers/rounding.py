@@ -98,7 +98,7 @@ def _times(mat: object, cand: np.ndarray) -> np.ndarray:
     """(k × rows) products of a dense or scipy-sparse matrix with each candidate (a dense
     one without BLAS: :mod:`dmlsched.numerics`; scipy's sparse product is one loop)."""
     if isinstance(mat, np.ndarray):
-        return np.stack([matvec(mat, c) for c in cand]).reshape(len(cand), mat.shape[0])
+        return np.array([matvec(mat, c) for c in cand]).reshape(len(cand), mat.shape[0])
     return np.asarray(mat @ cand.T).T
 
 
