@@ -25,6 +25,7 @@ entries); a large product that decides nothing may keep ``@``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -50,13 +51,15 @@ def dot(a: ArrayLike, b: ArrayLike) -> float:
 
 def log(x: ArrayLike) -> np.ndarray:
     """``np.log(x)`` by the C library's ``log``, element by element (module docstring)."""
-    a = np.asarray(x, dtype=float)
-    out = np.fromiter(map(math.log, a.ravel().tolist()), dtype=float, count=a.size)
-    return out.reshape(a.shape)
+    return _by_libm(math.log, x)
 
 
 def exp(x: ArrayLike) -> np.ndarray:
     """``np.exp(x)`` by the C library's ``exp``, element by element (module docstring)."""
+    return _by_libm(math.exp, x)
+
+
+def _by_libm(f: Callable[[float], float], x: ArrayLike) -> np.ndarray:
     a = np.asarray(x, dtype=float)
-    out = np.fromiter(map(math.exp, a.ravel().tolist()), dtype=float, count=a.size)
+    out = np.fromiter(map(f, a.ravel().tolist()), dtype=float, count=a.size)
     return out.reshape(a.shape)

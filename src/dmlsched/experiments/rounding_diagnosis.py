@@ -37,7 +37,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from dmlsched.errors import SolverFailed
-from dmlsched.numerics import matvec
 from dmlsched.schedulers.cluster.pdors import Pdors, PdorsOracle, _SlotData
 from dmlsched.solvers.highs import INF, LinearModel
 from dmlsched.solvers.rounding import scaled_round
@@ -219,7 +218,7 @@ class DiagnosingPdors(Pdors):
         from dmlsched.schedulers.cluster.pdors import per_machine_lp
 
         H = o.H
-        cost = np.concatenate([matvec(d.price, o.alpha), matvec(d.price, o.beta)])
+        cost = o.unit_costs(d.price)
         lp = per_machine_lp(o.job, d.free, cost, self.cost_floor)
         got = lp.solve(float(m))
         if got is None:
@@ -235,7 +234,7 @@ class DiagnosingPdors(Pdors):
 
     @staticmethod
     def _integer_feasible(o: PdorsOracle, d: _SlotData, m: int) -> bool:
-        cost = np.concatenate([matvec(d.price, o.alpha), matvec(d.price, o.beta)])
+        cost = o.unit_costs(d.price)
         return o._exact(d, m, cost, 0) is not None
 
     def _spread_ok(self, o: PdorsOracle, d: _SlotData, m: int, gain: float) -> bool:
@@ -259,7 +258,7 @@ class DiagnosingPdors(Pdors):
             return ~(c | p | s_)
 
         price = d.price[sup]
-        cost = np.concatenate([matvec(price, o.alpha), matvec(price, o.beta)])
+        cost = o.unit_costs(price)
         res = scaled_round(
             x_bar, gain, self.diag_rng_, cost=cost, extra=accept, attempts=self.attempts
         )

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from dmlsched.numerics import matvec
 from dmlsched.schedulers.cluster.pdors import Pdors, PdorsOracle
 from dmlsched.solvers.rounding import scaled_round
 
@@ -79,7 +78,7 @@ class ProbingPdors(Pdors):
         lp_cost = d.lp[m][0]
         x_bar = oracle.disaggregate(d, m)  # the per-machine x̄ of the class LP
         H = oracle.H
-        cost = np.concatenate([matvec(d.price, oracle.alpha), matvec(d.price, oracle.beta)])
+        cost = oracle.unit_costs(d.price)
         res = scaled_round(
             x_bar,
             self.probe_gain,

@@ -561,6 +561,11 @@ class PdorsOracle:
             return g_delta_packing(max(d.gain_caps, 1e-9), rows, self.sched.delta)
         return float(g)
 
+    def unit_costs(self, price: np.ndarray) -> np.ndarray:
+        """Per row of ``price`` (machines or classes): a worker's cost α·p, then a PS's β·p
+        (:mod:`dmlsched.numerics`: the same bits on every CPU, so ties fall alike)."""
+        return np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
+
     # -- θ(t, ·) -------------------------------------------------------------
     def _lp_room(self, d: _SlotData, margin: bool) -> np.ndarray:
         """One machine's room per class (C × used resources) in the margin or plain LP."""
@@ -577,7 +582,7 @@ class PdorsOracle:
         all classes (as the per-machine LP over all machines)."""
         if d.lp_costs is None:
             price = d.shared.price
-            cost = np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
+            cost = self.unit_costs(price)
             scale, lp_cost = conditioned_costs(cost, self.sched.cost_floor)
             d.lp_costs = (cost, lp_cost, scale)
         return d.lp_costs
@@ -860,7 +865,7 @@ class PdorsOracle:
             res, placement = self._draw_machines(d, m)
         if not res.success:
             self.sched.failed_ += 1
-            full_cost = np.concatenate([matvec(d.price, self.alpha), matvec(d.price, self.beta)])
+            full_cost = self.unit_costs(d.price)
             if self.sched.milp_fallback:
                 exact = self._exact(d, m, full_cost, res.attempts)
                 if exact is not None:
@@ -889,7 +894,7 @@ class PdorsOracle:
         n = sup.size
         x_bar = np.concatenate([x_full[sup], x_full[H + sup]])
         price = d.price[sup]
-        cost = np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
+        cost = self.unit_costs(price)
         a, b = self.a_res, self.b_res
         ub = np.maximum(d.free[sup][:, self.res_idx], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
@@ -953,7 +958,7 @@ class PdorsOracle:
         n_c = cl.count[sup].astype(np.int64)
         x_bar = np.concatenate([x[:C][sup] / n_c, x[C:][sup] / n_c])
         price = d.shared.price[sup]
-        cost = np.concatenate([matvec(price, self.alpha), matvec(price, self.beta)])
+        cost = self.unit_costs(price)
         ub = np.maximum(d.shared.free_res[sup], 0.0)
         ub_tol = ub + _TOL * np.maximum(1.0, ub)
 
